@@ -1,0 +1,172 @@
+"""`rnnbench` on the command line: the same code paths the workflow runs, one command each.
+
+    rnnbench data ptb                      corpus statistics (the second call is served from the cache)
+    rnnbench train --model rnn --corpus ptb --hidden 200 --bptt 35 --clip 0.25
+    rnnbench worked --unroll --params      the chapter's worked examples as terminal tables
+
+`train`'s flags are generated from the configuration schema, so they, their choices and their defaults
+can never drift from what config/config.yaml accepts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import time
+from pathlib import Path
+from typing import Any, Sequence
+
+from rnnbench.config import ConfigError, RunConfig, run_settings_schema
+
+WORKED_SECTIONS = ("unroll", "params", "vanish", "clip")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s", stream=sys.stderr)
+    try:
+        return args.handler(args)
+    except ConfigError as error:
+        parser.exit(2, f"rnnbench: configuration error: {error}\n")
+    except Exception as error:  # a named, one-line error for the user; the traceback is for --debug
+        if getattr(args, "debug", False):
+            raise
+        from rnnbench.data.corpora import CorpusError
+
+        if isinstance(error, (CorpusError, ValueError, FileNotFoundError)):
+            parser.exit(1, f"rnnbench: error: {error}\n")
+        raise
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="rnnbench", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--debug", action="store_true", help="show full tracebacks")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    data = commands.add_parser("data", help="prepare a corpus and print its statistics")
+    data.add_argument("corpus", choices=run_settings_schema()["properties"]["corpus"]["enum"])
+    _add_corpus_location(data)
+    data.add_argument("--option", action="append", default=[], metavar="KEY=VALUE", help="corpus option (repeatable)")
+    data.set_defaults(handler=_data)
+
+    train = commands.add_parser("train", help="train one run (same code path as the workflow)")
+    _add_run_settings(train)
+    _add_corpus_location(train)
+    train.add_argument("--out", type=Path, help="run directory (default: results/runs/<run_id>)")
+    train.add_argument("--threads", type=int, default=1, help="torch intra-op threads")
+    train.set_defaults(handler=_train)
+
+    outputs = commands.add_parser("outputs", help="list (and check) every table and figure a config produces")
+    outputs.add_argument("configfiles", nargs="+", type=Path, help="config files, merged in order as Snakemake does")
+    outputs.add_argument("--check", action="store_true", help="exit 1 unless every output exists and is non-empty")
+    outputs.set_defaults(handler=_outputs)
+
+    worked = commands.add_parser("worked", help="print the chapter's worked examples")
+    for section in WORKED_SECTIONS:
+        worked.add_argument(f"--{section}", action="store_true", help=f"print the {section} tables")
+    worked.set_defaults(handler=_worked)
+    return parser
+
+
+def _add_corpus_location(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--data-dir", help="local folder with ptb/ and brown/ (default: $RNNBENCH_DATA, else download)")
+    parser.add_argument("--cache-dir", help="prepared-corpus cache (default: $RNNBENCH_CACHE, else data/cache)")
+
+
+def _add_run_settings(parser: argparse.ArgumentParser) -> None:
+    """One flag per run setting of the schema, with its type, choices and default."""
+    for key, prop in run_settings_schema()["properties"].items():
+        flag = "--" + key.replace("_", "-")
+        help_text = prop.get("description", "")
+        if key == "family":
+            parser.add_argument("--model", "--family", dest="family", choices=prop["enum"], help=help_text)
+        elif key == "corpus_options":
+            parser.add_argument("--corpus-option", dest="corpus_options", action="append", default=None,
+                                metavar="KEY=VALUE", help=help_text)
+        elif "enum" in prop:
+            parser.add_argument(flag, dest=key, choices=prop["enum"], help=help_text)
+        else:
+            parser.add_argument(flag, dest=key, type=_parser_for(prop), help=f"{help_text} (default: {prop.get('default')})")
+
+
+def _parser_for(prop: dict[str, Any]):
+    kinds = prop["type"] if isinstance(prop["type"], list) else [prop["type"]]
+    if "array" in kinds:
+        return lambda text: [int(v) for v in text.split(",")]
+    if "boolean" in kinds:
+        return lambda text: {"true": True, "false": False, "1": True, "0": False}[text.lower()]
+    if "integer" in kinds:
+        return lambda text: None if text.lower() in ("none", "null") and "null" in kinds else int(text)
+    if "number" in kinds:
+        return float
+    return str
+
+
+def _key_values(pairs: Sequence[str] | None) -> dict[str, Any]:
+    options = {}
+    for pair in pairs or ():
+        key, sep, value = pair.partition("=")
+        if not sep:
+            raise ConfigError(f"expected KEY=VALUE, got {pair!r}")
+        options[key] = int(value) if value.lstrip("-").isdigit() else value
+    return options
+
+
+def _data(args: argparse.Namespace) -> int:
+    from rnnbench.data.corpora import load_corpus
+
+    start = time.perf_counter()
+    corpus = load_corpus(args.corpus, data_dir=args.data_dir, cache_dir=args.cache_dir, **_key_values(args.option))
+    seconds = time.perf_counter() - start
+    stats = corpus.statistics()
+    width = max(map(len, stats))
+    for key, value in stats.items():
+        print(f"{key:<{width}}  {value:,}" if isinstance(value, int) else f"{key:<{width}}  {value}")
+    print(f"{'served from cache':<{width}}  {'yes' if corpus.from_cache else 'no (prepared and cached now)'}")
+    print(f"{'load time':<{width}}  {seconds:.3f} s")
+    return 0
+
+
+def _train(args: argparse.Namespace) -> int:
+    from rnnbench.train import train_run
+
+    settings = {k: v for k, v in vars(args).items() if k in run_settings_schema()["properties"] and v is not None}
+    if "corpus_options" in settings:
+        settings["corpus_options"] = _key_values(settings["corpus_options"])
+    cfg = RunConfig.from_settings({**settings, "threads": args.threads}, where="train")
+    out = args.out or Path("results") / "runs" / cfg.run_id
+    metrics = train_run(cfg, out, data_dir=args.data_dir, cache_dir=args.cache_dir)
+    print(json.dumps(metrics, indent=2))
+    return 0
+
+
+def _outputs(args: argparse.Namespace) -> int:
+    from rnnbench.config import load_config, merge_config_files
+    from rnnbench.paths import expected_outputs
+    from rnnbench.worked import TABLES
+
+    config = load_config(merge_config_files(args.configfiles))
+    missing = 0
+    for path in expected_outputs(config, list(TABLES)):
+        size = Path(path).stat().st_size if Path(path).exists() else 0
+        missing += size == 0
+        print(f"{'ok' if size else 'MISSING' if not Path(path).exists() else 'EMPTY':8} {path}" if args.check else path)
+    if args.check and missing:
+        print(f"rnnbench: {missing} expected output(s) missing or empty", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _worked(args: argparse.Namespace) -> int:
+    from rnnbench.worked import print_tables
+
+    sections = [s for s in WORKED_SECTIONS if getattr(args, s)] or list(WORKED_SECTIONS)
+    print_tables(sections, file=sys.stdout)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

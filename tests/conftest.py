@@ -1,0 +1,45 @@
+"""Shared fixtures: where the real corpora are, a per-session cache, and corpora parsed once per session."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from rnnbench.data import load_corpus
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="session")
+def data_dir() -> Path:
+    """Folder holding ptb/ and brown/: env RNNBENCH_DATA, else <repo>/../shared/data, else skip."""
+    if os.environ.get("RNNBENCH_DATA"):
+        return Path(os.environ["RNNBENCH_DATA"])
+    shared = REPO.parent / "shared" / "data"
+    if shared.is_dir():
+        return shared
+    pytest.skip("real corpora not found: set RNNBENCH_DATA to a folder holding ptb/ and brown/")
+
+
+@pytest.fixture(scope="session")
+def cache_dir(tmp_path_factory) -> Path:
+    """One corpus cache per test session, outside the repository."""
+    return tmp_path_factory.mktemp("corpus-cache")
+
+
+@pytest.fixture(scope="session")
+def ptb(data_dir, cache_dir):
+    return load_corpus("ptb", data_dir=data_dir, cache_dir=cache_dir)
+
+
+@pytest.fixture(scope="session")
+def brown(data_dir, cache_dir):
+    return load_corpus("brown", data_dir=data_dir, cache_dir=cache_dir)
+
+
+@pytest.fixture(scope="session")
+def agreement(cache_dir):
+    """The default agreement corpus (no download needed)."""
+    return load_corpus("agreement", cache_dir=cache_dir)

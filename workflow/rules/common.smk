@@ -1,0 +1,34 @@
+# Helpers only: names derived from the validated config (CFG); no rules here.
+from rnnbench import paths
+from rnnbench.worked import TABLES
+
+R = CFG.results_dir
+RUNS = CFG.all_runs()  # run_id -> RunConfig, shared runs appear once
+CORPORA = {cfg.corpus_key: cfg for cfg in RUNS.values()}  # corpus_key -> a run that reads it
+WORKED_TABLES = list(TABLES) if CFG.tables["worked"] else []
+RESULTS = paths.expected_outputs(CFG, WORKED_TABLES)
+REPORT = "reports/_book/index.html"
+DATA_DIR = CFG.data_dir  # None: the loader falls back to $RNNBENCH_DATA, then downloads
+PROVENANCE = {
+    "config": config,
+    "config_files": [str(f) for f in workflow.configfiles],
+}
+
+wildcard_constraints:
+    run_id=r"[a-z]+-[a-z]+-[0-9a-f]{10}",
+    study=r"[a-z][a-z0-9_]*",
+    corpus_key=r"[a-z]+-[0-9a-f]{8}",
+
+
+def study_points(study):
+    """(varied values + seed, run config) of each run of ``study``."""
+    return CFG.study_runs(study)
+
+
+def study_metric_files(wildcards):
+    return [paths.run_metrics(R, cfg.run_id) for _, cfg in study_points(wildcards.study)]
+
+
+def provenance_for(rule):
+    files = " ".join(f"--configfile {f}" for f in PROVENANCE["config_files"])
+    return {**PROVENANCE, "command": f"snakemake {files} (rule {rule})"}

@@ -1,0 +1,4 @@
+from rnnbench import jobs
+
+jobs.log_to(snakemake.log[0])
+jobs.benchmark_table(snakemake.params.run_ids, list(snakemake.input), snakemake.output[0], provenance=snakemake.params.provenance)

@@ -1,0 +1,4 @@
+from rnnbench import jobs
+
+jobs.log_to(snakemake.log[0])
+jobs.worked_table(snakemake.wildcards.name, snakemake.output[0], provenance=snakemake.params.provenance)
