@@ -12,6 +12,8 @@ rule study_summary:
     log:
         f"{R}/logs/study_summary/{{study}}.log",
     localrule: True
+    conda:
+        "../envs/rnnbench.yaml"
     script:
         "../scripts/study_summary.py"
 
@@ -29,6 +31,8 @@ rule benchmark_table:
     log:
         f"{R}/logs/benchmark_table/benchmarks.log",
     localrule: True
+    conda:
+        "../envs/rnnbench.yaml"
     script:
         "../scripts/benchmark_table.py"
 
@@ -48,5 +52,7 @@ rule worked_table:
     resources:
         mem_mb=2000,
         runtime=10,
+    conda:
+        "../envs/rnnbench.yaml"
     script:
         "../scripts/worked_table.py"

@@ -1,4 +1,6 @@
 # Helpers only: names derived from the validated config (CFG); no rules here.
+import os
+
 from rnnbench import paths
 from rnnbench.worked import TABLES
 
@@ -9,9 +11,12 @@ WORKED_TABLES = list(TABLES) if CFG.tables["worked"] else []
 RESULTS = paths.expected_outputs(CFG, WORKED_TABLES)
 REPORT = "reports/_book/index.html"
 DATA_DIR = CFG.data_dir  # None: the loader falls back to $RNNBENCH_DATA, then downloads
+# Snakemake lists --configfile files first and the Snakefile's own last; record them in the order they
+# were merged (each overriding the ones before it), relative to the working directory.
+_CONFIG_FILES = [os.path.relpath(f) for f in workflow.configfiles]
 PROVENANCE = {
     "config": config,
-    "config_files": [str(f) for f in workflow.configfiles],
+    "config_files": _CONFIG_FILES[-1:] + _CONFIG_FILES[:-1],
 }
 
 wildcard_constraints:

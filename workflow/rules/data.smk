@@ -13,6 +13,8 @@ rule prepare_corpus:
     resources:
         mem_mb=4000,
         runtime=30,
+    conda:
+        "../envs/rnnbench.yaml"
     script:
         "../scripts/prepare_corpus.py"
 
@@ -30,5 +32,7 @@ rule corpus_table:
     log:
         f"{R}/logs/corpus_table/corpora.log",
     localrule: True
+    conda:
+        "../envs/rnnbench.yaml"
     script:
         "../scripts/corpus_table.py"

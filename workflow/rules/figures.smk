@@ -14,5 +14,7 @@ rule study_figure:
     log:
         f"{R}/logs/study_figure/{{study}}.log",
     localrule: True
+    conda:
+        "../envs/rnnbench.yaml"
     script:
         "../scripts/study_figure.py"

@@ -24,5 +24,7 @@ rule train:
     resources:
         mem_mb=6000,
         runtime=180,
+    conda:
+        "../envs/rnnbench.yaml"
     script:
         "../scripts/train.py"

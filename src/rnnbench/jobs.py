@@ -1,0 +1,98 @@
+"""One function per workflow rule: what a Snakemake job does, importable and testable without Snakemake.
+
+Each function takes plain paths and values, writes its outputs atomically, and writes the provenance
+record (config hash, git commit, package versions, command) beside every table and figure it makes.
+The shims in ``workflow/scripts/`` only unpack the ``snakemake`` object and call one of these.
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import pandas as pd
+
+from rnnbench.config import RunConfig
+from rnnbench.io import write_csv, write_json
+from rnnbench.provenance import write_provenance
+
+log = logging.getLogger("rnnbench.jobs")
+
+
+def log_to(path: str | Path) -> None:
+    """Send this job's log lines (and warnings, tracebacks) to its Snakemake log file."""
+    stream = open(path, "a", encoding="utf-8", buffering=1)  # line-buffered: a crash leaves every line
+    sys.stderr = stream
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s", stream=stream, force=True)
+
+
+def prepare_corpus(corpus: str, options: Mapping[str, Any], out: str, *, data_dir: str | None, cache_dir: str) -> None:
+    from rnnbench.data.corpora import load_corpus
+
+    stats = load_corpus(corpus, data_dir=data_dir, cache_dir=cache_dir, **options).statistics()
+    write_json(out, stats)
+
+
+def train(run: Mapping[str, Any], out_dir: str, *, threads: int, data_dir: str | None, cache_dir: str) -> None:
+    from rnnbench.train import train_run
+
+    cfg = RunConfig.from_settings({**run, "threads": threads})
+    train_run(cfg, out_dir, data_dir=data_dir, cache_dir=cache_dir)
+
+
+def study_summary(study: str, points, runs, metric_files, out: str, *, provenance: Mapping[str, Any]) -> None:
+    from rnnbench.summary import summarize_study
+
+    configs = [RunConfig.from_settings(run) for run in runs]
+    write_csv(out, summarize_study(study, points, configs, metric_files))
+    write_provenance(out, producer="rnnbench.summary.summarize_study", inputs=list(metric_files), **provenance)
+
+
+def study_figure(summary: str, outs: Sequence[str], *, x: str, metric: str, hue: str | None, title: str, provenance: Mapping[str, Any]) -> None:
+    from rnnbench.plots import save, study_figure as draw
+
+    table = pd.read_csv(summary)
+    for out in outs:
+        save(draw(table, x=x, metric=metric, hue=hue, title=title, source=f"data: {summary} (rule study_figure)"), out)
+    write_provenance(outs[0], producer="rnnbench.plots.study_figure", inputs=[summary], **provenance)
+
+
+def benchmark_table(run_ids: Sequence[str], benchmark_files: Sequence[str], out: str, *, provenance: Mapping[str, Any]) -> None:
+    from rnnbench.summary import benchmark_table as gather
+
+    write_csv(out, gather(run_ids, benchmark_files))
+    write_provenance(out, producer="rnnbench.summary.benchmark_table", inputs=list(benchmark_files), **provenance)
+
+
+def corpus_table(corpus_keys: Sequence[str], stats_files: Sequence[str], out: str, *, provenance: Mapping[str, Any]) -> None:
+    from rnnbench.summary import corpus_table as gather
+
+    write_csv(out, gather(corpus_keys, stats_files))
+    write_provenance(out, producer="rnnbench.summary.corpus_table", inputs=list(stats_files), **provenance)
+
+
+def worked_table(name: str, out: str, *, provenance: Mapping[str, Any]) -> None:
+    from rnnbench.worked import TABLES
+
+    write_csv(out, TABLES[name]())
+    write_provenance(out, producer=f"rnnbench.worked.TABLES[{name!r}]", **provenance)
+
+
+class QuartoMissing(RuntimeError):
+    pass
+
+
+def render_report(book_dir: str) -> None:
+    """Render the Quarto book (HTML + Typst PDF) from the finished results."""
+    quarto = shutil.which("quarto")
+    if quarto is None:
+        raise QuartoMissing(
+            "Quarto (1.9 or later) is not on PATH, so the report cannot be rendered. Every result it needs "
+            "has been built (the `results` target). Install Quarto (`pip install -e \".[report]\"` or a "
+            "release from quarto.org), then rerun the same snakemake command: only the report job will run."
+        )
+    subprocess.run([quarto, "render", book_dir], check=True)

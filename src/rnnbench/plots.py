@@ -1,0 +1,60 @@
+"""One function per figure: a tidy table in, a matplotlib figure out. No training, no torch."""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")  # figures are files; no screen is needed or assumed
+
+import matplotlib.pyplot as plt
+import pandas as pd
+import seaborn as sns
+
+METRIC_LABELS = {
+    "test_ppl": "test perplexity",
+    "valid_ppl": "validation perplexity",
+    "agreement_accuracy": "agreement accuracy",
+    "tokens_per_second": "training tokens / s",
+    "clipped_fraction": "fraction of steps clipped",
+}
+
+
+def study_figure(
+    summary: pd.DataFrame, *, x: str, metric: str, hue: str | None = None, title: str = "", source: str = ""
+) -> plt.Figure:
+    """The study's metric against its first varied setting; seeds give the spread (min to max).
+
+    ``source`` (the table and rule that produced the figure) is printed small under the axes.
+
+    Runs that diverged have no value for the metric; their count is printed under the title rather
+    than silently dropped.
+    """
+    data = summary[summary["metric"] == metric]
+    diverged = summary[(summary["metric"] == "diverged") & (summary["value"] > 0)]
+    sns.set_theme(style="whitegrid", context="paper")
+    fig, ax = plt.subplots(figsize=(5.0, 3.4), layout="constrained")
+    numeric = pd.api.types.is_numeric_dtype(data[x])
+    plot = sns.lineplot if numeric else sns.pointplot
+    kwargs = {"marker": "o"} if numeric else {"linestyle": "-"}
+    plot(data=data, x=x, y="value", hue=hue, errorbar=("pi", 100), ax=ax, **kwargs)
+    # A log axis only for positive values: on one, a setting of 0 (ff hidden = 0) would silently vanish.
+    if numeric and data[x].nunique() > 1 and data[x].min() > 0 and data[x].max() / data[x].min() >= 16:
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(sorted(data[x].unique()), labels=[f"{v:g}" for v in sorted(data[x].unique())])
+    ax.set_xlabel(x)
+    ax.set_ylabel(METRIC_LABELS.get(metric, metric))
+    subtitle = f"{len(diverged)} run(s) diverged and are not shown" if len(diverged) else ""
+    ax.set_title("\n".join(t for t in (title, subtitle) if t), fontsize=9)
+    if source:
+        fig.text(0.01, 0.005, source, fontsize=6, color="0.4", ha="left", va="bottom")
+        fig.get_layout_engine().set(h_pad=0.12)
+    return fig
+
+
+def save(fig: plt.Figure, path: str) -> None:
+    """Write a figure (format from the file name) and free it."""
+    from rnnbench.io import atomic_path
+
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, format=path.rsplit(".", 1)[-1], dpi=150)
+    plt.close(fig)

@@ -1,0 +1,60 @@
+"""Tidy tables gathered from finished runs: one row per (run, metric), keys first, then the value.
+
+    study, run_id, family, corpus, seed, <the study's varied settings...>, metric, value
+
+Reading the table needs no knowledge of the run directories, and a figure or a report section can
+select any metric of any study with one filter.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Mapping, Sequence
+
+import pandas as pd
+
+from rnnbench.config import RunConfig
+
+# Metrics every run reports (metrics.json), in the order the summary lists them.
+RUN_METRICS = (
+    "test_ppl", "valid_ppl", "agreement_accuracy", "epochs", "steps", "diverged", "diverged_step",
+    "parameters", "train_seconds", "tokens_per_second", "clipped_fraction",
+)
+
+# Snakemake benchmark columns worth keeping, with clearer names.
+BENCHMARK_COLUMNS = {"s": "wall_seconds", "max_rss": "max_rss_mb", "cpu_time": "cpu_seconds", "mean_load": "mean_load"}
+
+
+def summarize_study(
+    study: str, points: Sequence[Mapping[str, object]], configs: Sequence[RunConfig], metric_files: Sequence[str | Path]
+) -> pd.DataFrame:
+    """Long table of one study; ``points`` are the varied values (and seed) of each run, in the same order."""
+    rows = []
+    for point, cfg, path in zip(points, configs, metric_files, strict=True):
+        metrics = json.loads(Path(path).read_text(encoding="utf-8"))
+        keys = {"study": study, "run_id": cfg.run_id, "family": cfg.family, "corpus": cfg.corpus, **point}
+        for metric in RUN_METRICS:
+            value = metrics.get(metric)
+            rows.append({**keys, "metric": metric, "value": float(value) if value is not None else float("nan")})
+    return pd.DataFrame(rows)
+
+
+def benchmark_table(run_ids: Sequence[str], benchmark_files: Sequence[str | Path]) -> pd.DataFrame:
+    """Time and peak memory of every training job, from Snakemake's benchmark records."""
+    frames = []
+    for run_id, path in zip(run_ids, benchmark_files, strict=True):
+        record = pd.read_csv(path, sep="\t")
+        kept = record[[c for c in BENCHMARK_COLUMNS if c in record.columns]].rename(columns=BENCHMARK_COLUMNS)
+        frames.append(kept.assign(rule="train", run_id=run_id, repeat=range(len(kept))))
+    table = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["rule", "run_id", "repeat"])
+    return table[["rule", "run_id", "repeat", *[c for c in table.columns if c not in ("rule", "run_id", "repeat")]]]
+
+
+def corpus_table(corpus_keys: Sequence[str], stats_files: Sequence[str | Path]) -> pd.DataFrame:
+    """One row per prepared corpus and statistic."""
+    rows = []
+    for key, path in zip(corpus_keys, stats_files, strict=True):
+        stats = json.loads(Path(path).read_text(encoding="utf-8"))
+        rows += [{"corpus_key": key, "statistic": name, "value": value} for name, value in stats.items()]
+    return pd.DataFrame(rows, columns=["corpus_key", "statistic", "value"])
