@@ -121,12 +121,15 @@ def _data(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     corpus = load_corpus(args.corpus, data_dir=args.data_dir, cache_dir=args.cache_dir, **_key_values(args.option))
     seconds = time.perf_counter() - start
-    stats = corpus.statistics()
-    width = max(map(len, stats))
-    for key, value in stats.items():
-        print(f"{key:<{width}}  {value:,}" if isinstance(value, int) else f"{key:<{width}}  {value}")
-    print(f"{'served from cache':<{width}}  {'yes' if corpus.from_cache else 'no (prepared and cached now)'}")
-    print(f"{'load time':<{width}}  {seconds:.3f} s")
+    rows = {
+        **corpus.statistics(),
+        "served from cache": "yes" if corpus.from_cache else "no (prepared and cached now)",
+        "load time": f"{seconds:.3f} s",
+    }
+    width = max(map(len, rows))
+    for key, value in rows.items():
+        shown = f"{value:,}" if isinstance(value, int) else f"{value:.4f}" if isinstance(value, float) else value
+        print(f"{key:<{width}}  {shown}")
     return 0
 
 

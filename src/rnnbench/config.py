@@ -92,8 +92,12 @@ class RunConfig:
         merged = {**run_defaults(), **settings}
         threads = merged.pop("threads", 1)
         _validate(merged, run_settings_schema(), where)
-        merged["adaptive_cutoffs"] = tuple(merged["adaptive_cutoffs"])
-        merged["corpus_options"] = dict(sorted(merged["corpus_options"].items()))
+        properties = run_settings_schema()["properties"]
+        merged = _whole_numbers_as_int(merged, properties)
+        merged["adaptive_cutoffs"] = tuple(int(c) for c in merged["adaptive_cutoffs"])
+        merged["corpus_options"] = dict(
+            sorted(_whole_numbers_as_int(merged["corpus_options"], properties["corpus_options"]["properties"]).items())
+        )
         for key in ("lr", "clip", "dropout", "min_improvement", "divergence_norm"):
             merged[key] = float(merged[key])
         config = cls(**merged, threads=threads)
@@ -107,6 +111,18 @@ class RunConfig:
                 f"{where}.bptt: 0 (full BPTT over whole sentences) needs a corpus with sentence boundaries; "
                 f"allowed with corpus 'agreement', got corpus {self.corpus!r}. Use a truncation length >= 1."
             )
+        # The model's own rules (rnnbench.models.ModelConfig), checked here too so that they fail before any job.
+        if self.family != "ff" and self.hidden == 0:
+            raise ConfigError(f"{where}.hidden: 0 (no hidden layer) is allowed for family 'ff' only; {self.family} needs >= 1")
+        if self.family == "rnn" and self.impl == "fast" and self.activation == "sigmoid":
+            raise ConfigError(
+                f"{where}.activation: 'sigmoid' has no fast path (torch.nn.RNN implements 'tanh' and 'relu'); "
+                f"allowed with impl 'reference' (same parameters, Python loop)"
+            )
+        if self.family == "lstm" and self.activation != "tanh":
+            raise ConfigError(f"{where}.activation: the LSTM's activations are fixed; allowed: 'tanh', got {self.activation!r}")
+        if self.direct and (self.family != "ff" or self.hidden == 0 or self.output != "full"):
+            raise ConfigError(f"{where}.direct: true needs family 'ff', hidden > 0 and output 'full'")
         if self.output == "adaptive" and list(self.adaptive_cutoffs) != sorted(set(self.adaptive_cutoffs)):
             raise ConfigError(f"{where}.adaptive_cutoffs: must be strictly increasing, got {list(self.adaptive_cutoffs)}")
         opts = self.corpus_options
@@ -127,11 +143,14 @@ class RunConfig:
         digest = hashlib.sha1(json.dumps(dict(self.corpus_options), sort_keys=True).encode()).hexdigest()[:8]
         return f"{self.corpus}-{digest}"
 
+    def settings(self) -> dict[str, Any]:
+        """Every setting that can change the result (all but NON_SEMANTIC_SETTINGS)."""
+        return {k: v for k, v in self.to_dict().items() if k not in NON_SEMANTIC_SETTINGS}
+
     @property
     def run_id(self) -> str:
         """Readable prefix + a hash of every setting that can change the result."""
-        semantic = {k: v for k, v in self.to_dict().items() if k not in NON_SEMANTIC_SETTINGS}
-        digest = hashlib.sha1(json.dumps(semantic, sort_keys=True).encode()).hexdigest()[:10]
+        digest = hashlib.sha1(json.dumps(self.settings(), sort_keys=True).encode()).hexdigest()[:10]
         return f"{self.family}-{self.corpus}-{digest}"
 
 
@@ -257,6 +276,17 @@ def _study(name: str, body: Mapping[str, Any]) -> Study:
         seeds=tuple(body.get("seeds", study_props["seeds"]["default"])),
         metric=body.get("metric", study_props["metric"]["default"]),
     )
+
+
+def _whole_numbers_as_int(values: Mapping[str, Any], properties: Mapping[str, Any]) -> dict[str, Any]:
+    """JSON Schema accepts 200.0 where an integer is required; make it 200, so that sizes work as sizes
+    and ``hidden: 200.0`` gets the same run id as ``hidden: 200``."""
+
+    def integer(key: str) -> bool:
+        kind = properties.get(key, {}).get("type", ())
+        return "integer" in ([kind] if isinstance(kind, str) else kind)
+
+    return {k: int(v) if isinstance(v, float) and integer(k) else v for k, v in values.items()}
 
 
 def _validate(instance: Any, node: Mapping[str, Any], where: str) -> None:

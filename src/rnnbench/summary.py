@@ -33,7 +33,7 @@ def summarize_study(
     rows = []
     for point, cfg, path in zip(points, configs, metric_files, strict=True):
         metrics = json.loads(Path(path).read_text(encoding="utf-8"))
-        keys = {"study": study, "run_id": cfg.run_id, "family": cfg.family, "corpus": cfg.corpus, **point}
+        keys = {"study": study, "run_id": cfg.run_id, "family": cfg.family, "corpus": cfg.corpus, "seed": cfg.seed, **point}
         for metric in RUN_METRICS:
             value = metrics.get(metric)
             rows.append({**keys, "metric": metric, "value": float(value) if value is not None else float("nan")})

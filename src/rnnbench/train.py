@@ -430,7 +430,7 @@ def _save_checkpoint(path: Path, cfg, model, optimizer, schedule: Schedule, stat
 def _load_checkpoint(path: Path, cfg: RunConfig):
     saved = torch.load(path, weights_only=False)
     # Compared as the run id is: a rerun with more threads (another machine, a cluster) resumes.
-    current = {k: v for k, v in cfg.to_dict().items() if k not in NON_SEMANTIC_SETTINGS}
+    current = cfg.settings()
     written = {k: v for k, v in saved["config"].items() if k not in NON_SEMANTIC_SETTINGS}
     if written != current:
         raise ValueError(

@@ -7,7 +7,7 @@ rule study_summary:
         paths.provenance(paths.study_summary(R, "{study}")),
     params:
         points=lambda wc: [point for point, _ in study_points(wc.study)],
-        runs=lambda wc: [cfg.to_dict() for _, cfg in study_points(wc.study)],
+        runs=lambda wc: [cfg.settings() for _, cfg in study_points(wc.study)],
         provenance=lambda wc: provenance_for("study_summary"),
     log:
         f"{R}/logs/study_summary/{{study}}.log",

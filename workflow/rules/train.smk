@@ -12,7 +12,8 @@ rule train:
         config=f"{R}/runs/{{run_id}}/config.json",
         model=f"{R}/runs/{{run_id}}/model.pt",
     params:
-        run=lambda wc: RUNS[wc.run_id].to_dict(),
+        # Without `threads`: more cores must not make Snakemake think the run's settings changed.
+        run=lambda wc: RUNS[wc.run_id].settings(),
         data_dir=DATA_DIR,
         cache_dir=CFG.cache_dir,
     log:

@@ -1,0 +1,265 @@
+"""Config: defaults from the schema, errors that name the key and what is allowed, run ids, study expansion."""
+
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+from rnnbench.config import ConfigError, RunConfig, load_config, merge_config_files, run_defaults, schema
+
+REPO = Path(__file__).resolve().parents[1]
+RNN_PTB = {"family": "rnn", "corpus": "ptb", "vary": {"hidden": [50, 100]}}
+
+
+def study(**body):
+    return {"studies": {"s": {**RNN_PTB, **body}}}
+
+
+def error_of(source) -> str:
+    with pytest.raises(ConfigError) as caught:
+        load_config(source)
+    return str(caught.value)
+
+
+# --- defaults --------------------------------------------------------------------------------------------
+
+
+def test_every_run_default_comes_from_the_schema():
+    properties = schema()["$defs"]["run_settings"]["properties"]
+    cfg = RunConfig.from_settings({})
+    for key, prop in properties.items():
+        expected = tuple(prop["default"]) if key == "adaptive_cutoffs" else prop["default"]
+        assert getattr(cfg, key) == expected, key
+    assert run_defaults()["hidden"] == 200 and run_defaults()["bptt"] == 35 and run_defaults()["clip"] == 0.25
+    assert cfg.threads == 1  # not a run setting: it comes from the workflow's top-level `threads`
+
+
+def test_top_level_defaults_come_from_the_schema():
+    config = load_config({})
+    top = schema()["properties"]
+    assert (config.cache_dir, config.results_dir, config.threads, config.data_dir) == (
+        top["cache_dir"]["default"], top["results_dir"]["default"], top["threads"]["default"], None,
+    )
+    assert config.studies == {} and config.all_runs() == {} and config.tables == {"worked": True}
+
+
+def test_study_defaults_fill_seeds_metric_and_description():
+    config = load_config(study())
+    s = config.studies["s"]
+    assert (s.seeds, s.metric, s.description, s.x) == ((1,), "test_ppl", "", "hidden")
+    assert len(config.study_runs("s")) == 2  # 2 hidden sizes x 1 seed
+
+
+# --- errors name the dotted key path and what is allowed -------------------------------------------------
+
+
+def test_unknown_key_names_the_path_and_the_allowed_keys():
+    message = error_of(study(fixed={"hiden": 64}))
+    assert message.startswith("config.studies.s.fixed: unknown key(s) 'hiden'; allowed:")
+    assert "hidden" in message and "embed_dim" in message
+    assert error_of({"studys": {}}).startswith("config: unknown key(s) 'studys'; allowed: cache_dir, data_dir")
+    assert error_of(study(varry={})).startswith("config.studies.s: unknown key(s) 'varry'; allowed: corpus, description")
+
+
+def test_wrong_type_names_the_key_and_the_expected_type():
+    assert error_of(study(fixed={"hidden": "big"})) == "config.studies.s.fixed.hidden: 'big' has the wrong type; expected integer"
+    assert error_of({"threads": "two"}) == "config.threads: 'two' has the wrong type; expected integer"
+    assert "expected ['integer', 'null']" in error_of({"run": {"train_tokens": "all"}})
+
+
+def test_out_of_range_names_the_key_and_the_bounds():
+    assert error_of(study(fixed={"dropout": 0.95})) == (
+        "config.studies.s.fixed.dropout: 0.95 is out of range; allowed: {'minimum': 0, 'maximum': 0.9}"
+    )
+    assert error_of({"run": {"lr": 0}}) == "config.run.lr: 0 is out of range; allowed: {'exclusiveMinimum': 0}"
+    assert error_of({"run_overrides": {"train_tokens": 10}}).startswith("config.run_overrides.train_tokens: 10 is out of range")
+
+
+def test_bad_enum_lists_the_allowed_values():
+    assert error_of(study(fixed={"activation": "gelu"})) == (
+        "config.studies.s.fixed.activation: 'gelu' is not allowed; allowed values: 'tanh', 'sigmoid', 'relu'"
+    )
+    assert error_of(study(family="gru")) == "config.studies.s.family: 'gru' is not allowed; allowed values: 'ff', 'rnn', 'lstm'"
+    assert "allowed values: 'none', 'norm', 'value'" in error_of({"run": {"clip_mode": "global"}})
+
+
+def test_bad_varied_value_names_its_index():
+    assert error_of(study(vary={"hidden": [50, -1]})) == "studies.s.vary.hidden[1]: -1 is out of range; allowed: {'minimum': 0}"
+    assert error_of(study(vary={"activation": ["tanh", "gelu"]})).startswith(
+        "studies.s.vary.activation[1]: 'gelu' is not allowed; allowed values: 'tanh', 'sigmoid', 'relu'"
+    )
+    assert error_of(study(vary={"hidden": 50})) == "config.studies.s.vary.hidden: 50 has the wrong type; expected array"
+
+
+def test_keys_that_cannot_vary_and_settings_given_twice():
+    message = error_of(study(vary={"seed": [1, 2]}))
+    assert message.startswith("studies.s.vary.seed: not a setting that can vary (list seeds under `seeds`)")
+    message = error_of(study(vary={"hiden": [1]}))
+    assert message.startswith("studies.s.vary.hiden: not a setting that can vary; allowed:") and "hidden" in message
+    assert "threads: not a setting that can vary" in error_of(study(vary={"threads": [1, 2]}))
+    assert error_of(study(fixed={"hidden": 5})).startswith("studies.s.vary.hidden: also set in studies.s.fixed")
+    assert error_of(study(fixed={"family": "ff"})).startswith("studies.s.fixed.family: set the study's family once")
+
+
+def test_rules_across_two_settings_fail_at_load():
+    # full BPTT needs sentences: allowed on the agreement corpus, refused on PTB (before any job runs)
+    assert error_of(study(fixed={"bptt": 0})).startswith("studies.s.bptt: 0 (full BPTT over whole sentences)")
+    load_config({"studies": {"s": {**RNN_PTB, "corpus": "agreement", "fixed": {"bptt": 0}}}})
+    assert "strictly increasing" in error_of(study(fixed={"output": "adaptive", "adaptive_cutoffs": [6000, 2000]}))
+    options = {"min_distance": 9, "max_distance": 3}
+    assert "min_distance (9) exceeds max_distance (3)" in error_of(
+        {"studies": {"s": {**RNN_PTB, "corpus": "agreement", "fixed": {"corpus_options": options}}}}
+    )
+
+
+def test_model_rules_fail_at_load_not_in_a_job():
+    # a study varying the Elman activation with the default fast path: torch.nn.RNN has no sigmoid
+    message = error_of(study(vary={"activation": ["tanh", "sigmoid"]}))
+    assert message.startswith("studies.s.activation: 'sigmoid' has no fast path") and "impl 'reference'" in message
+    load_config(study(vary={"activation": ["tanh", "sigmoid"]}, fixed={"impl": "reference"}))
+    assert "allowed: 'tanh'" in error_of({"studies": {"s": {**RNN_PTB, "family": "lstm", "fixed": {"activation": "relu"}}}})
+    assert error_of(study(vary={"hidden": [0, 50]})).startswith("studies.s.hidden: 0 (no hidden layer) is allowed for family 'ff' only")
+    load_config({"studies": {"s": {"family": "ff", "corpus": "ptb", "vary": {"hidden": [0, 50]}}}})
+    assert "direct: true needs family 'ff', hidden > 0 and output 'full'" in error_of(
+        {"studies": {"s": {"family": "ff", "corpus": "ptb", "vary": {"direct": [False, True]}}}}  # output adaptive
+    )
+    load_config({"studies": {"s": {"family": "ff", "corpus": "ptb", "fixed": {"output": "full"}, "vary": {"direct": [False, True]}}}})
+
+
+def test_run_config_errors_name_the_run_key():
+    with pytest.raises(ConfigError, match=r"^run\.clip: -1 is out of range"):
+        RunConfig.from_settings({"clip": -1})
+    with pytest.raises(ConfigError, match=r"^run: unknown key\(s\) 'hiden'"):
+        RunConfig.from_settings({"hiden": 3})
+
+
+# --- run ids ---------------------------------------------------------------------------------------------
+
+
+def test_same_settings_same_run_id():
+    a = RunConfig.from_settings({"family": "rnn", "hidden": 100, "lr": 1})
+    b = RunConfig.from_settings({"lr": 1.0, "hidden": 100})  # family rnn is the default; 1 == 1.0
+    assert a == b and a.run_id == b.run_id
+    assert re.fullmatch(r"rnn-ptb-[0-9a-f]{10}", a.run_id)
+    # a whole number written as a float is the same setting (JSON Schema counts 200.0 as an integer)
+    c = RunConfig.from_settings({"hidden": 100.0, "lr": 1})
+    assert c.hidden == 100 and isinstance(c.hidden, int) and c.run_id == a.run_id
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"hidden": 101}, {"lr": 0.5}, {"seed": 2}, {"bptt": 20}, {"clip_mode": "value"}, {"clip": 15},
+        {"activation": "relu"}, {"output": "full"}, {"dropout": 0.1}, {"max_epochs": 3},
+        {"train_tokens": 20000}, {"family": "ff"}, {"corpus": "brown"}, {"adaptive_cutoffs": [1000, 6000]},
+    ],
+)
+def test_any_semantic_change_makes_a_new_run_id(change):
+    assert RunConfig.from_settings(change).run_id != RunConfig.from_settings({}).run_id
+
+
+def test_corpus_options_change_the_run_id_and_the_corpus_key():
+    a = RunConfig.from_settings({"corpus": "agreement", "corpus_options": {"seed": 1, "max_distance": 10}})
+    b = RunConfig.from_settings({"corpus": "agreement", "corpus_options": {"max_distance": 10, "seed": 1}})
+    c = RunConfig.from_settings({"corpus": "agreement", "corpus_options": {"seed": 2, "max_distance": 10}})
+    assert a.run_id == b.run_id and a.corpus_key == b.corpus_key  # key order does not matter
+    assert a.run_id != c.run_id and a.corpus_key != c.corpus_key
+    # runs that differ in anything but the corpus read the same prepared corpus
+    assert RunConfig.from_settings({"hidden": 5}).corpus_key == RunConfig.from_settings({}).corpus_key
+
+
+def test_threads_do_not_change_the_run_id():
+    one, eight = RunConfig.from_settings({"threads": 1}), RunConfig.from_settings({"threads": 8})
+    assert one.threads == 1 and eight.threads == 8 and one.run_id == eight.run_id
+
+
+def test_to_dict_round_trips():
+    cfg = RunConfig.from_settings({"hidden": 64, "adaptive_cutoffs": [10, 20], "threads": 3, "corpus": "agreement",
+                                   "corpus_options": {"seed": 4}})
+    assert RunConfig.from_settings(cfg.to_dict()) == cfg
+
+
+# --- study expansion -------------------------------------------------------------------------------------
+
+
+def test_expansion_is_the_product_of_varied_values_and_seeds():
+    config = load_config(study(vary={"hidden": [50, 100], "bptt": [5, 10, 20]}, seeds=[1, 2]))
+    points = [point for point, _ in config.study_runs("s")]
+    assert len(points) == 2 * 3 * 2
+    assert points[0] == {"hidden": 50, "bptt": 5, "seed": 1} and points[-1] == {"hidden": 100, "bptt": 20, "seed": 2}
+    assert len({cfg.run_id for _, cfg in config.study_runs("s")}) == 12
+
+
+def test_two_studies_sharing_a_run_share_its_id():
+    # hidden 100 with the default settings is in both studies: one run, one job
+    config = load_config({
+        "studies": {
+            "a": {"family": "rnn", "corpus": "ptb", "vary": {"hidden": [50, 100]}},
+            "b": {"family": "rnn", "corpus": "ptb", "fixed": {"hidden": 100}, "vary": {"lr": [1.0, 0.5]}},
+        }
+    })
+    ids_a = {cfg.run_id for _, cfg in config.study_runs("a")}
+    ids_b = {cfg.run_id for _, cfg in config.study_runs("b")}
+    shared = ids_a & ids_b
+    assert len(shared) == 1
+    assert config.all_runs()[shared.pop()].hidden == 100
+    assert len(config.all_runs()) == 3  # 2 + 2 runs, one shared
+
+
+def test_precedence_run_then_fixed_then_overrides_then_varied():
+    config = load_config({
+        "threads": 4,
+        "run": {"hidden": 10, "lr": 0.1, "bptt": 7, "embed_dim": 20},
+        "run_overrides": {"lr": 0.2, "hidden": 32, "max_epochs": 1},
+        "studies": {"s": {"family": "rnn", "corpus": "ptb", "fixed": {"lr": 0.3, "bptt": 8}, "vary": {"hidden": [16, 64]}}},
+    })
+    runs = [cfg for _, cfg in config.study_runs("s")]
+    assert [cfg.hidden for cfg in runs] == [16, 64]  # varied beats run_overrides' hidden 32
+    for cfg in runs:
+        assert cfg.lr == 0.2  # run_overrides beats fixed (0.3) and run (0.1)
+        assert cfg.bptt == 8  # fixed beats run (7)
+        assert cfg.embed_dim == 20  # run beats the schema default (100)
+        assert cfg.max_epochs == 1 and cfg.threads == 4
+
+
+def test_merge_config_files_deep_merges_like_snakemake(tmp_path):
+    base = tmp_path / "base.yaml"
+    over = tmp_path / "over.yaml"
+    base.write_text(yaml.safe_dump({
+        "threads": 2,
+        "run": {"hidden": 10, "lr": 1.0},
+        "studies": {"s": {"family": "rnn", "corpus": "ptb", "fixed": {"bptt": 5, "lr": 0.5}, "vary": {"hidden": [1, 2, 3]}}},
+    }))
+    over.write_text(yaml.safe_dump({
+        "run": {"lr": 0.1},
+        "studies": {"s": {"fixed": {"bptt": 9}, "vary": {"hidden": [4]}}, "t": {"family": "ff", "corpus": "ptb", "vary": {"context": [2]}}},
+    }))
+    merged = merge_config_files([base, over])
+    assert merged["threads"] == 2
+    assert merged["run"] == {"hidden": 10, "lr": 0.1}  # key by key
+    assert merged["studies"]["s"] == {"family": "rnn", "corpus": "ptb", "fixed": {"bptt": 9, "lr": 0.5}, "vary": {"hidden": [4]}}
+    assert set(merged["studies"]) == {"s", "t"}
+    assert merge_config_files([base])["run"] == {"hidden": 10, "lr": 1.0}  # the inputs are not modified
+
+
+def test_every_shipped_config_loads():
+    default = load_config(REPO / "config" / "config.yaml")
+    smoke = load_config(merge_config_files([REPO / "config" / "config.yaml", REPO / "config" / "smoke.yaml"]))
+    paper = load_config(merge_config_files([REPO / "config" / "config.yaml", REPO / "config" / "paper.yaml"]))
+    for config in (default, smoke, paper):
+        assert config.studies and config.all_runs()
+        for name in config.studies:
+            assert config.study_runs(name)
+    assert set(default.studies) <= set(smoke.studies) and set(default.studies) <= set(paper.studies)
+    # smoke shrinks every run (run_overrides) but keeps each study's varied values
+    assert [p["context"] for p, _ in smoke.study_runs("ff_context_ptb")] == [1, 4]
+    assert [cfg.hidden for _, cfg in smoke.study_runs("rnn_hidden_ptb")] == [16, 32]
+    assert all(cfg.max_epochs == 1 and cfg.train_tokens == 20000 for cfg in smoke.all_runs().values())
+    # paper's fixed settings merge into the default study's: hidden 500 replaces 200, batch 128 stays
+    ff = [cfg for _, cfg in paper.study_runs("ff_context_ptb")]
+    assert {(cfg.hidden, cfg.batch_size, cfg.output) for cfg in ff} == {(500, 128, "full")}
+    assert len(ff) == 5 * 3  # 5 contexts x 3 seeds
+    assert len(default.all_runs()) < len(paper.all_runs())
+    # the smoke config is a different set of runs: nothing is silently reused from a full run
+    assert not set(smoke.all_runs()) & set(default.all_runs())

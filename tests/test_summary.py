@@ -1,0 +1,125 @@
+"""Summary tables: the study's tidy long table, Snakemake benchmarks, corpus statistics, and the figure they feed."""
+
+import json
+import math
+
+import pandas as pd
+import pytest
+
+from rnnbench.config import RunConfig
+from rnnbench.summary import RUN_METRICS, benchmark_table, corpus_table, summarize_study
+
+
+def write_json(path, data):
+    path.write_text(json.dumps(data))
+    return path
+
+
+@pytest.fixture
+def study_runs(tmp_path):
+    """Two runs of a hidden-size study: one finished, one diverged (null perplexities, no agreement)."""
+    configs = [RunConfig.from_settings({"family": "rnn", "corpus": "ptb", "hidden": h}) for h in (50, 100)]
+    points = [{"hidden": 50, "seed": 1}, {"hidden": 100, "seed": 1}]
+    files = [
+        write_json(tmp_path / "a.json", {
+            "run_id": configs[0].run_id, "test_ppl": 180.5, "valid_ppl": 190.25, "epochs": 4, "steps": 5000,
+            "diverged": False, "diverged_step": None, "parameters": 1_234_567, "train_seconds": 600.0,
+            "tokens_per_second": 7000.0, "clipped_fraction": 0.125,
+        }),
+        write_json(tmp_path / "b.json", {
+            "run_id": configs[1].run_id, "test_ppl": None, "valid_ppl": None, "epochs": 1, "steps": 17,
+            "diverged": True, "diverged_step": 17, "parameters": 2_000_000, "train_seconds": 3.5,
+            "tokens_per_second": None, "clipped_fraction": 0.0,
+        }),
+    ]
+    return points, configs, files
+
+
+def test_summarize_study_is_one_row_per_run_and_metric_keys_first(study_runs):
+    points, configs, files = study_runs
+    table = summarize_study("rnn_hidden", points, configs, files)
+    assert list(table.columns) == ["study", "run_id", "family", "corpus", "seed", "hidden", "metric", "value"]
+    assert len(table) == 2 * len(RUN_METRICS)  # 2 runs x 11 metrics
+    assert table["metric"].tolist() == list(RUN_METRICS) * 2
+    assert (table["study"] == "rnn_hidden").all() and (table["family"] == "rnn").all() and (table["corpus"] == "ptb").all()
+    value = table.set_index(["hidden", "metric"])["value"]
+    assert value[(50, "test_ppl")] == 180.5 and value[(50, "valid_ppl")] == 190.25
+    assert value[(50, "parameters")] == 1_234_567 and value[(50, "clipped_fraction")] == 0.125
+    assert value[(50, "diverged")] == 0.0 and math.isnan(value[(50, "diverged_step")])
+    assert math.isnan(value[(50, "agreement_accuracy")])  # not in this run's metrics: NaN, the row is kept
+    assert value[(100, "diverged")] == 1.0 and value[(100, "diverged_step")] == 17.0
+    assert math.isnan(value[(100, "test_ppl")]) and math.isnan(value[(100, "tokens_per_second")])  # null -> NaN
+    assert table.groupby("hidden")["run_id"].first().tolist() == [configs[0].run_id, configs[1].run_id]
+
+
+def test_summarize_study_needs_one_metrics_file_per_run(study_runs):
+    points, configs, files = study_runs
+    with pytest.raises(ValueError):
+        summarize_study("s", points, configs, files[:1])
+
+
+BENCHMARK_HEADER = "s\th:m:s\tmax_rss\tmax_vms\tmax_uss\tmax_pss\tio_in\tio_out\tmean_load\tcpu_time\n"
+
+
+def test_benchmark_table_reads_snakemake_benchmark_files(tmp_path):
+    # Snakemake writes one row per repeat; "NA" where it could not sample the process
+    a = tmp_path / "a.tsv"
+    a.write_text(BENCHMARK_HEADER + "125.5\t0:02:05\t812.3\t2048.0\t800.1\t801.2\t1.5\t0.2\t97.4\t240.1\n")
+    b = tmp_path / "b.tsv"
+    b.write_text(
+        BENCHMARK_HEADER
+        + "10.0\t0:00:10\t500.0\t900.0\t490.0\t491.0\t0.1\t0.0\t50.0\t9.5\n"
+        + "12.0\t0:00:12\tNA\tNA\tNA\tNA\tNA\tNA\tNA\tNA\n"
+    )
+    table = benchmark_table(["rnn-ptb-aaaaaaaaaa", "ff-ptb-bbbbbbbbbb"], [a, b])
+    assert list(table.columns) == ["rule", "run_id", "repeat", "wall_seconds", "max_rss_mb", "cpu_seconds", "mean_load"]
+    assert table["run_id"].tolist() == ["rnn-ptb-aaaaaaaaaa", "ff-ptb-bbbbbbbbbb", "ff-ptb-bbbbbbbbbb"]
+    assert table["repeat"].tolist() == [0, 0, 1] and (table["rule"] == "train").all()
+    assert table["wall_seconds"].tolist() == [125.5, 10.0, 12.0]
+    assert table["max_rss_mb"].iloc[0] == 812.3 and table["cpu_seconds"].iloc[0] == 240.1
+    assert math.isnan(table["max_rss_mb"].iloc[2])
+
+
+def test_benchmark_table_without_jobs_has_the_key_columns(tmp_path):
+    assert list(benchmark_table([], []).columns) == ["rule", "run_id", "repeat"]
+    old = tmp_path / "old.tsv"  # an older Snakemake without cpu_time: that column is just absent
+    old.write_text("s\th:m:s\tmax_rss\n3.0\t0:00:03\t100.0\n")
+    assert list(benchmark_table(["r"], [old]).columns) == ["rule", "run_id", "repeat", "wall_seconds", "max_rss_mb"]
+
+
+def test_corpus_table_is_one_row_per_corpus_and_statistic(tmp_path):
+    ptb = write_json(tmp_path / "ptb.json", {"corpus": "ptb", "vocab_size": 10000, "train_tokens": 929589})
+    agr = write_json(tmp_path / "agr.json", {"corpus": "agreement", "vocab_size": 313})
+    table = corpus_table(["ptb-12345678", "agreement-9abcdef0"], [ptb, agr])
+    assert list(table.columns) == ["corpus_key", "statistic", "value"]
+    assert len(table) == 3 + 2
+    value = table.set_index(["corpus_key", "statistic"])["value"]
+    assert value[("ptb-12345678", "train_tokens")] == 929589 and value[("agreement-9abcdef0", "vocab_size")] == 313
+    assert list(corpus_table([], []).columns) == ["corpus_key", "statistic", "value"]
+
+
+def test_the_summary_feeds_the_study_figure(study_runs, tmp_path):
+    from rnnbench.plots import save, study_figure
+
+    points, configs, files = study_runs
+    summary = tmp_path / "summary.csv"
+    summarize_study("rnn_hidden", points, configs, files).to_csv(summary, index=False)
+    fig = study_figure(pd.read_csv(summary), x="hidden", metric="test_ppl", title="RNN hidden size")
+    assert fig.axes[0].get_title() == "RNN hidden size\n1 run(s) diverged and are not shown"
+    assert fig.axes[0].get_ylabel() == "test perplexity"
+    save(fig, str(tmp_path / "figure.png"))  # also closes the figure
+    assert (tmp_path / "figure.png").stat().st_size > 0
+
+
+@pytest.mark.parametrize("sizes, scale", [((0, 50, 100), "linear"), ((8, 64, 512), "log")])
+def test_the_study_figure_uses_a_log_axis_only_for_positive_sizes(sizes, scale):
+    import matplotlib.pyplot as plt
+
+    from rnnbench.plots import study_figure
+
+    # ff hidden = 0 (no hidden layer) next to 50 and 100: a log axis would drop the 0 without a word;
+    # positive sizes spanning a factor of >= 16 do get a log2 axis
+    rows = [{"hidden": h, "metric": "test_ppl", "value": 200.0 + h} for h in sizes]
+    fig = study_figure(pd.DataFrame(rows), x="hidden", metric="test_ppl")
+    assert fig.axes[0].get_xscale() == scale
+    plt.close(fig)

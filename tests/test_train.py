@@ -1,0 +1,369 @@
+"""Training: hand-worked clipping, truncation and schedule; thinning; divergence as data; resume; smoke runs."""
+
+import json
+import math
+
+import pandas as pd
+import pytest
+import torch
+
+from rnnbench.config import RunConfig
+from rnnbench.train import Schedule, StepRecord, clip_gradients, detach_state, split_stream, thin_steps, train_run
+
+torch.set_num_threads(1)
+
+# A small agreement corpus (generated in well under a second) cut further by train/eval_tokens.
+SMALL_AGREEMENT = {"seed": 0, "train_sentences": 400, "valid_sentences": 60, "test_sentences": 60}
+STEPS_COLUMNS = ["step", "epoch", "lr", "loss", "grad_norm", "clipped"]
+EPOCHS_COLUMNS = [
+    "epoch", "lr", "steps", "train_ppl", "seconds", "tokens_per_second", "clipped_fraction", "grad_norm_median",
+    "valid_ppl", "valid_nll",
+]
+RUN_FILES = ("config.json", "epochs.csv", "steps.csv", "metrics.json", "model.pt")
+TIMING_COLUMNS = ["seconds", "tokens_per_second"]
+
+
+def tiny(**settings) -> RunConfig:
+    """A run of a few dozen optimiser steps on the small agreement corpus: seconds, not minutes."""
+    return RunConfig.from_settings({
+        "family": "rnn", "corpus": "agreement", "corpus_options": SMALL_AGREEMENT,
+        "train_tokens": 3000, "eval_tokens": 500, "max_steps_per_epoch": 15, "max_epochs": 2,
+        "hidden": 16, "embed_dim": 8, "output": "full", "batch_size": 8, "bptt": 10, "eval_batch_size": 16,
+        **settings,
+    })
+
+
+def params(*values):
+    """Float64 leaf tensors whose .grad is the given vector (clipping only reads and rescales .grad)."""
+    out = []
+    for v in values:
+        p = torch.zeros(len(v), dtype=torch.float64, requires_grad=True)
+        p.grad = torch.tensor(v, dtype=torch.float64)
+        out.append(p)
+    return out
+
+
+# --- clipping --------------------------------------------------------------------------------------------
+
+
+def test_clip_by_norm_rescales_to_the_threshold_and_keeps_the_direction():
+    (p,) = params([3.0, 4.0])
+    # ||(3, 4)|| = sqrt(9 + 16) = 5 > 1: g <- 1/5 * (3, 4) = (0.6, 0.8)
+    norm, clipped = clip_gradients([p], "norm", 1.0)
+    assert norm == pytest.approx(5.0)  # the norm *before* clipping is what gets recorded
+    assert clipped is True
+    assert p.grad.tolist() == pytest.approx([0.6, 0.8])
+    assert float(torch.linalg.vector_norm(p.grad)) == pytest.approx(1.0)
+    # same direction: cos((3, 4), (0.6, 0.8)) = (1.8 + 3.2) / (5 * 1) = 1
+    cosine = (3.0 * p.grad[0] + 4.0 * p.grad[1]) / (5.0 * torch.linalg.vector_norm(p.grad))
+    assert float(cosine) == pytest.approx(1.0)
+
+
+def test_clip_by_norm_below_the_threshold_leaves_the_gradient_alone():
+    (p,) = params([3.0, 4.0])
+    norm, clipped = clip_gradients([p], "norm", 10.0)  # 5 <= 10
+    assert (norm, clipped) == (pytest.approx(5.0), False)
+    assert p.grad.tolist() == [3.0, 4.0]
+
+
+def test_clip_by_value_clamps_each_component_and_reports_the_pre_clip_norm():
+    (p,) = params([3.0, 4.0])
+    # element-wise to [-3.5, 3.5]: 3 stays, 4 -> 3.5; the direction changes (Mikolov's +-15 rule)
+    norm, clipped = clip_gradients([p], "value", 3.5)
+    assert p.grad.tolist() == [3.0, 3.5]
+    assert clipped is True
+    assert norm == pytest.approx(5.0)  # not ||(3, 3.5)|| = 4.61
+    (q,) = params([3.0, -4.0])
+    assert clip_gradients([q], "value", 15.0) == (pytest.approx(5.0), False)
+    assert q.grad.tolist() == [3.0, -4.0]
+
+
+def test_clip_mode_none_measures_and_never_clips():
+    (p,) = params([300.0, 400.0])
+    norm, clipped = clip_gradients([p], "none", 1.0)
+    assert (norm, clipped) == (pytest.approx(500.0), False)
+    assert p.grad.tolist() == [300.0, 400.0]
+
+
+def test_the_norm_is_global_over_all_parameters():
+    # grads (3,) and (4,): sqrt(3^2 + 4^2) = 5, the same as the single vector (3, 4)
+    a, b = params([3.0], [4.0])
+    norm, clipped = clip_gradients([a, b], "norm", 1.0)
+    assert (norm, clipped) == (pytest.approx(5.0), True)
+    # each tensor scaled by the same factor 1/5, not each to norm 1 on its own
+    assert (a.grad.item(), b.grad.item()) == (pytest.approx(0.6), pytest.approx(0.8))
+
+
+def test_parameters_without_a_gradient_are_skipped():
+    a, b = params([3.0, 4.0], [1.0])
+    b.grad = None  # e.g. an embedding row never used
+    assert clip_gradients([a, b], "norm", 10.0) == (pytest.approx(5.0), False)
+
+
+# --- truncation ------------------------------------------------------------------------------------------
+
+
+def scalar_rnn_gradient(w_value: float, keep_last: int | None) -> tuple[float, float]:
+    """h_t = w h_{t-1} + x_t, h_0 = 0, x = (1, 1, 1), L = h_3; the state is detached (with the training
+    loop's own detach_state) before the last ``keep_last`` steps. Returns (L, dL/dw)."""
+    w = torch.tensor(w_value, dtype=torch.float64, requires_grad=True)
+    x = [1.0, 1.0, 1.0]
+    h = torch.tensor(0.0, dtype=torch.float64)
+    for t, x_t in enumerate(x):
+        if keep_last is not None and t == len(x) - keep_last:
+            h = detach_state(h)  # the cut: h keeps its value, loses the graph that made it
+        h = w * h + x_t
+    h.backward()
+    return h.detach().item(), w.grad.item()
+
+
+def test_full_bptt_on_the_scalar_linear_rnn():
+    # h_1 = 1, h_2 = w + 1 = 1.5, h_3 = w^2 + w + 1 = 0.25 + 0.5 + 1 = 1.75
+    # dL/dw = d(w^2 + w + 1)/dw = 2w + 1 = 2.0
+    assert scalar_rnn_gradient(0.5, keep_last=None) == (pytest.approx(1.75), pytest.approx(2.0))
+
+
+def test_truncating_to_the_last_step_keeps_only_h2():
+    # h_2 = 1.5 is a constant after the cut; h_3 = w h_2 + x_3, so dL/dw = h_2 = 1.5
+    # (the forward value is unchanged: truncation only cuts gradients)
+    assert scalar_rnn_gradient(0.5, keep_last=1) == (pytest.approx(1.75), pytest.approx(1.5))
+
+
+def test_truncating_to_two_steps_loses_nothing_here():
+    # h_1 = 1 is a constant; h_2 = w h_1 + 1, h_3 = w h_2 + 1:
+    #   dL/dw = h_2 + w dh_2/dw = h_2 + w h_1 = 1.5 + 0.5 * 1 = 2.0
+    # equal to full BPTT because the lost term, w^2 dh_1/dw = w^2 h_0, is zero when h_0 = 0
+    assert scalar_rnn_gradient(0.5, keep_last=2) == (pytest.approx(1.75), pytest.approx(2.0))
+    # with w = 2 the same holds: full 2w + 1 = 5, two steps h_2 + w h_1 = 3 + 2 = 5, one step h_2 = 3
+    assert scalar_rnn_gradient(2.0, keep_last=None)[1] == pytest.approx(5.0)
+    assert scalar_rnn_gradient(2.0, keep_last=2)[1] == pytest.approx(5.0)
+    assert scalar_rnn_gradient(2.0, keep_last=1)[1] == pytest.approx(3.0)
+
+
+def test_detach_state_keeps_values_and_handles_lstm_pairs_and_none():
+    w = torch.tensor(2.0, requires_grad=True)
+    h, c = w * 3.0, w * 4.0
+    dh, dc = detach_state((h, c))
+    assert (float(dh), float(dc)) == (6.0, 8.0)
+    assert not dh.requires_grad and not dc.requires_grad
+    assert h.requires_grad  # the original graph is untouched
+    assert detach_state(None) is None
+
+
+# --- Mikolov's schedule ----------------------------------------------------------------------------------
+
+
+def run_schedule(kind, nlls, lr=1.0, min_improvement=1.003):
+    """Feed validation NLLs epoch by epoch; record (lr for the next epoch, done) after each."""
+    schedule, previous, trace = Schedule(kind, lr, min_improvement), math.inf, []
+    for nll in nlls:
+        schedule = schedule.after_epoch(previous, nll)
+        previous = min(previous, nll)
+        trace.append((schedule.lr, schedule.done))
+        if schedule.done:
+            break
+    return trace
+
+
+def test_mikolov_schedule_halves_after_the_first_small_gain_and_stops_at_the_next():
+    # improvement = previous / current, against 1.003:
+    #   inf  -> 5.0   first epoch, always kept       lr 1
+    #   5.0  -> 4.5   5.0 / 4.5 = 1.111  >= 1.003    lr 1
+    #   4.5  -> 4.49  4.5 / 4.49 = 1.0022 < 1.003   halve: lr 0.5 (decaying from now on)
+    #   4.49 -> 4.3   1.044, but decaying            lr 0.25
+    #   4.3  -> 4.2   1.024                          lr 0.125
+    #   4.2  -> 4.199 1.00024 < 1.003                done (lr not halved again)
+    trace = run_schedule("mikolov", [5.0, 4.5, 4.49, 4.3, 4.2, 4.199, 4.0])
+    assert trace == [(1.0, False), (1.0, False), (0.5, False), (0.25, False), (0.125, False), (0.125, True)]
+
+
+def test_a_worse_epoch_counts_as_an_insufficient_gain():
+    # 5.0 -> 5.2: 5.0 / 5.2 = 0.96 < 1.003 -> halve; then 5.0 -> 5.1 (still worse than the best) -> done
+    assert run_schedule("mikolov", [5.0, 5.2, 5.1]) == [(1.0, False), (0.5, False), (0.5, True)]
+
+
+def test_min_improvement_threshold_is_a_ratio_of_nlls():
+    # 4.0 / 3.9 = 1.0256: enough for 1.02, not for 1.03
+    assert run_schedule("mikolov", [4.0, 3.9], min_improvement=1.02)[-1] == (1.0, False)
+    assert run_schedule("mikolov", [4.0, 3.9], min_improvement=1.03)[-1] == (0.5, False)
+
+
+def test_constant_schedule_never_changes():
+    trace = run_schedule("constant", [5.0, 5.2, 5.1, 5.3, 5.3], lr=0.001)
+    assert trace == [(0.001, False)] * 5
+
+
+# --- thinning steps.csv ----------------------------------------------------------------------------------
+
+
+def records(n):
+    return [StepRecord(step=i, epoch=1, lr=1.0, loss=float(i), grad_norm=1.0, clipped=False) for i in range(1, n + 1)]
+
+
+@pytest.mark.parametrize("keep", [None, 50, 100, 1, 99])
+@pytest.mark.parametrize("max_rows", [10, 11, 33, 99])
+def test_thin_steps_keeps_at_most_max_rows_with_first_last_and_the_kept_step(keep, max_rows):
+    kept = [r.step for r in thin_steps(records(100), max_rows, keep=keep)]
+    assert len(kept) <= max_rows
+    assert kept == sorted(set(kept))  # in order, no duplicates
+    assert kept[0] == 1 and kept[-1] == 100
+    if keep is not None:
+        assert keep in kept
+
+
+def test_thin_steps_spacing_and_short_lists():
+    # 100 records, 10 rows, last step reserved: stride ceil(100 / 9) = 12 -> steps 1, 13, ..., 97, then 100
+    assert [r.step for r in thin_steps(records(100), 10)] == [1, 13, 25, 37, 49, 61, 73, 85, 97, 100]
+    # the divergence step is the last record: kept once, not twice
+    assert [r.step for r in thin_steps(records(100), 10, keep=100)] == [1, 13, 25, 37, 49, 61, 73, 85, 97, 100]
+    short = records(10)
+    assert thin_steps(short, 10, keep=3) == short
+
+
+# --- runs ------------------------------------------------------------------------------------------------
+
+
+def read_run(out):
+    return (
+        json.loads((out / "metrics.json").read_text()),
+        pd.read_csv(out / "epochs.csv"),
+        pd.read_csv(out / "steps.csv"),
+    )
+
+
+@pytest.mark.parametrize(
+    "family, settings",
+    [
+        ("ff", {"context": 3, "batch_size": 32, "optimizer": "adam", "lr": 0.01}),
+        ("rnn", {"bptt": 0}),  # full BPTT over whole sentences
+        ("lstm", {"bptt": 5, "dropout": 0.1}),
+    ],
+)
+def test_short_run_per_family_writes_every_output(family, settings, tmp_path, cache_dir):
+    cfg = tiny(family=family, max_epochs=1, max_steps_per_epoch=5, **settings)
+    metrics = train_run(cfg, tmp_path, cache_dir=cache_dir)
+    for name in RUN_FILES + ("agreement.csv",):
+        assert (tmp_path / name).stat().st_size > 0, name
+    assert not (tmp_path / "checkpoint.pt").exists()
+    saved, epochs, steps = read_run(tmp_path)
+    assert saved == metrics
+    assert metrics["run_id"] == cfg.run_id and metrics["diverged"] is False
+    assert metrics["steps"] == 5 and metrics["epochs"] == 1
+    # a model that has seen 5 batches is still far from uniform over 313 words, and better than it
+    vocab = 313
+    assert 1.0 < metrics["test_ppl"] < vocab * 1.2 and 1.0 < metrics["valid_ppl"] < vocab * 1.2
+    assert 0.0 <= metrics["agreement_accuracy"] <= 1.0
+    assert list(steps.columns) == STEPS_COLUMNS
+    assert steps["step"].tolist() == [1, 2, 3, 4, 5]
+    assert list(epochs.columns) == EPOCHS_COLUMNS
+    assert epochs["valid_ppl"].iloc[0] == pytest.approx(metrics["valid_ppl"])
+    config = json.loads((tmp_path / "config.json").read_text())
+    assert config["run_id"] == cfg.run_id and RunConfig.from_settings(
+        {k: v for k, v in config.items() if k != "run_id"}
+    ) == cfg
+    model = torch.load(tmp_path / "model.pt", weights_only=False)
+    assert model["config"] == cfg.to_dict() and set(model) == {"config", "state_dict"}
+
+
+def test_recorded_steps_follow_the_clipping_setting(tmp_path, cache_dir):
+    # a threshold below any gradient norm: every step is clipped and the recorded norm is the pre-clip one
+    metrics = train_run(tiny(clip_mode="norm", clip=1e-6, max_epochs=1, max_steps_per_epoch=6), tmp_path, cache_dir=cache_dir)
+    _, epochs, steps = read_run(tmp_path)
+    assert steps["clipped"].all() and (steps["grad_norm"] > 1e-6).all()
+    assert metrics["clipped_fraction"] == 1.0 and epochs["clipped_fraction"].iloc[0] == 1.0
+    assert (steps["lr"] == 1.0).all() and (steps["epoch"] == 1).all()
+
+
+def test_divergence_is_data_not_a_crash(tmp_path, cache_dir):
+    # relu units, no clipping and lr 1e6: the second step's loss is already NaN
+    cfg = tiny(activation="relu", lr=1e6, clip_mode="none", max_epochs=3)
+    metrics = train_run(cfg, tmp_path, cache_dir=cache_dir)
+    assert metrics["diverged"] is True
+    assert isinstance(metrics["diverged_step"], int) and metrics["diverged_step"] < 3 * 15
+    assert metrics["diverged_reason"]
+    assert metrics["test_ppl"] is None and metrics["valid_ppl"] is None
+    assert metrics["steps"] == metrics["diverged_step"]  # ended early, at that step
+    for name in RUN_FILES:
+        assert (tmp_path / name).stat().st_size > 0, name
+    assert not (tmp_path / "checkpoint.pt").exists()
+    assert not (tmp_path / "agreement.csv").exists()  # no probe of a diverged model
+    saved, epochs, steps = read_run(tmp_path)
+    assert saved == metrics
+    assert steps["step"].iloc[-1] == metrics["diverged_step"]  # the step that diverged is recorded
+    assert len(epochs) == metrics["epochs"] and pd.isna(epochs["valid_ppl"].iloc[-1])
+
+
+def test_divergence_by_gradient_norm(tmp_path, cache_dir):
+    # divergence_norm below any real gradient norm: the first step's pre-clip norm ends the run
+    metrics = train_run(tiny(divergence_norm=1e-9), tmp_path, cache_dir=cache_dir)
+    assert (metrics["diverged"], metrics["diverged_step"], metrics["steps"]) == (True, 1, 1)
+    assert "divergence_norm" in metrics["diverged_reason"]
+
+
+def test_a_huge_finite_loss_is_recorded_not_raised(tmp_path, cache_dir):
+    # lr 1e3 without clipping sends the mean NLL above 709 nats, where exp() overflows a float; the
+    # gradient norm stays small, so this is not a divergence: perplexities are recorded as infinite
+    returned = train_run(tiny(lr=1e3, clip_mode="none"), tmp_path, cache_dir=cache_dir)
+    metrics, epochs, _ = read_run(tmp_path)
+    assert metrics["diverged"] is False
+    assert math.isinf(epochs["train_ppl"].iloc[-1]) and epochs["valid_nll"].iloc[-1] > 709
+    assert math.isinf(returned["valid_ppl"]) and math.isinf(returned["test_ppl"])
+    assert metrics["valid_ppl"] is None and metrics["test_ppl"] is None  # JSON has no inf: null
+    assert metrics["tokens_per_second"] > 0
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        {"dropout": 0.2},  # the dropout masks come from torch's RNG: its state must be restored
+        {"family": "ff", "context": 3, "optimizer": "adam", "lr": 0.01},  # Adam's moments must be restored
+    ],
+)
+def test_resumed_run_ends_exactly_like_an_uninterrupted_one(settings, tmp_path, cache_dir):
+    cfg = tiny(max_epochs=3, **settings)
+    whole = train_run(cfg, tmp_path / "whole", cache_dir=cache_dir)
+    assert whole["epochs"] == 3  # the comparison covers epochs after the interruption
+
+    first = train_run(cfg, tmp_path / "split", cache_dir=cache_dir, epoch_limit=1)
+    assert first == {"run_id": cfg.run_id, "interrupted_after_epoch": 1}
+    assert (tmp_path / "split" / "checkpoint.pt").exists() and not (tmp_path / "split" / "metrics.json").exists()
+    resumed = train_run(cfg, tmp_path / "split", cache_dir=cache_dir)
+
+    assert not (tmp_path / "split" / "checkpoint.pt").exists()
+    for key in ("test_ppl", "valid_ppl", "agreement_accuracy", "epochs", "steps", "clipped_fraction"):
+        assert resumed[key] == whole[key], key
+    _, whole_epochs, whole_steps = read_run(tmp_path / "whole")
+    _, split_epochs, split_steps = read_run(tmp_path / "split")
+    pd.testing.assert_frame_equal(split_epochs.drop(columns=TIMING_COLUMNS), whole_epochs.drop(columns=TIMING_COLUMNS))
+    pd.testing.assert_frame_equal(split_steps, whole_steps)
+
+
+def test_a_checkpoint_of_another_config_is_refused(tmp_path, cache_dir):
+    train_run(tiny(max_epochs=2), tmp_path, cache_dir=cache_dir, epoch_limit=1)
+    with pytest.raises(ValueError, match=r"different configuration.*remove it.*\['hidden'\]"):
+        train_run(tiny(max_epochs=2, hidden=12), tmp_path, cache_dir=cache_dir)
+
+
+def test_a_checkpoint_resumes_with_another_thread_count(tmp_path, cache_dir):
+    # threads is left out of the run id, so the same run directory may be resumed with more threads
+    train_run(tiny(max_epochs=2), tmp_path, cache_dir=cache_dir, epoch_limit=1)
+    metrics = train_run(tiny(max_epochs=2, threads=2), tmp_path, cache_dir=cache_dir)
+    torch.set_num_threads(1)
+    assert metrics["epochs"] == 2 and not (tmp_path / "checkpoint.pt").exists()
+
+
+def test_adaptive_cutoffs_beyond_the_vocabulary_fail_with_the_fix(tmp_path, cache_dir):
+    with pytest.raises(ValueError, match="output: full"):
+        train_run(tiny(output="adaptive", adaptive_cutoffs=[2000, 6000]), tmp_path, cache_dir=cache_dir)
+
+
+def test_split_stream_cuts_at_a_sentence_boundary(cache_dir):
+    from rnnbench.data import load_corpus
+
+    corpus = load_corpus("agreement", cache_dir=cache_dir, **SMALL_AGREEMENT)
+    cut = split_stream(corpus, "train", 1000)
+    starts = corpus.sentence_starts["train"]
+    # the largest sentence start <= 1000: the stream ends with a whole sentence, i.e. with <eos>
+    assert len(cut) == starts[starts <= 1000].max() and len(cut) <= 1000
+    assert corpus.vocab.decode([cut[-1]]) == ["<eos>"]
+    assert split_stream(corpus, "train", None) is corpus.train
