@@ -8,6 +8,7 @@ The shims in ``workflow/scripts/`` only unpack the ``snakemake`` object and call
 from __future__ import annotations
 
 import logging
+import os
 import shutil
 import subprocess
 import sys
@@ -44,12 +45,17 @@ def train(run: Mapping[str, Any], out_dir: str, *, threads: int, data_dir: str |
     train_run(cfg, out_dir, data_dir=data_dir, cache_dir=cache_dir)
 
 
-def study_summary(study: str, points, runs, metric_files, out: str, *, provenance: Mapping[str, Any]) -> None:
+def study_summary(
+    study: str, points, runs, metric_files, out: str, *, about: Mapping[str, Any], provenance: Mapping[str, Any]
+) -> None:
+    """``about``: the study's description, metric and varied settings, kept with the table for the report."""
     from rnnbench.summary import summarize_study
 
     configs = [RunConfig.from_settings(run) for run in runs]
     write_csv(out, summarize_study(study, points, configs, metric_files))
-    write_provenance(out, producer="rnnbench.summary.summarize_study", inputs=list(metric_files), **provenance)
+    write_provenance(
+        out, producer="rnnbench.summary.summarize_study", inputs=list(metric_files), study=dict(about), **provenance
+    )
 
 
 def study_figure(summary: str, outs: Sequence[str], *, x: str, metric: str, hue: str | None, title: str, provenance: Mapping[str, Any]) -> None:
@@ -86,8 +92,8 @@ class QuartoMissing(RuntimeError):
     pass
 
 
-def render_report(book_dir: str) -> None:
-    """Render the Quarto book (HTML + Typst PDF) from the finished results."""
+def render_report(book_dir: str, *, results_dir: str) -> None:
+    """Render the Quarto book (HTML + Typst PDF) from the finished results in ``results_dir``."""
     quarto = shutil.which("quarto")
     if quarto is None:
         raise QuartoMissing(
@@ -95,4 +101,5 @@ def render_report(book_dir: str) -> None:
             "has been built (the `results` target). Install Quarto (`pip install -e \".[report]\"` or a "
             "release from quarto.org), then rerun the same snakemake command: only the report job will run."
         )
-    subprocess.run([quarto, "render", book_dir], check=True)
+    env = {**os.environ, "RNNBENCH_RESULTS": str(Path(results_dir).resolve())}  # the book reads these results
+    subprocess.run([quarto, "render", book_dir], check=True, env=env)

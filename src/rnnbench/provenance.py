@@ -46,8 +46,18 @@ def package_versions() -> dict[str, str]:
     return versions
 
 
-def record(*, config: Mapping[str, Any], config_files: Sequence[str], command: str, producer: str, inputs: Sequence[str] = ()) -> dict[str, Any]:
+def record(
+    *,
+    config: Mapping[str, Any],
+    config_files: Sequence[str],
+    command: str,
+    producer: str,
+    inputs: Sequence[str] = (),
+    **about: Any,
+) -> dict[str, Any]:
+    """The provenance fields; ``about`` adds what the output is of (e.g. ``study={...}``)."""
     return {
+        **about,
         "config_hash": config_hash(config),
         "config_files": list(config_files),
         "git_commit": git_commit(),

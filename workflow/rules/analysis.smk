@@ -8,6 +8,7 @@ rule study_summary:
     params:
         points=lambda wc: [point for point, _ in study_points(wc.study)],
         runs=lambda wc: [cfg.settings() for _, cfg in study_points(wc.study)],
+        about=lambda wc: study_about(wc.study),
         provenance=lambda wc: provenance_for("study_summary"),
     log:
         f"{R}/logs/study_summary/{{study}}.log",

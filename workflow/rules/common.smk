@@ -1,4 +1,5 @@
 # Helpers only: names derived from the validated config (CFG); no rules here.
+import glob
 import os
 
 from rnnbench import paths
@@ -32,6 +33,12 @@ def study_points(study):
 
 def study_metric_files(wildcards):
     return [paths.run_metrics(R, cfg.run_id) for _, cfg in study_points(wildcards.study)]
+
+
+def study_about(study):
+    """What the report needs to know of a study beyond its table."""
+    s = CFG.studies[study]
+    return {"name": study, "description": s.description, "metric": s.metric, "vary": list(s.vary), "x": s.x}
 
 
 def provenance_for(rule):

@@ -3,10 +3,13 @@ rule report:
     input:
         RESULTS,
         book="reports/_quarto.yml",
+        chapters=sorted(glob.glob("reports/*.qmd")),  # editing a chapter re-renders the book
     output:
         REPORT,
+        "reports/_book/rnnbench-report.pdf",
     params:
         book_dir=lambda wc, input: os.path.dirname(input.book),
+        results_dir=lambda wc: R,
     log:
         f"{R}/logs/report/report.log",
     localrule: True

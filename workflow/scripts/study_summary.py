@@ -7,5 +7,6 @@ jobs.study_summary(
     snakemake.params.runs,
     list(snakemake.input),
     snakemake.output[0],
+    about=snakemake.params.about,
     provenance=snakemake.params.provenance,
 )

@@ -1,0 +1,425 @@
+"""The Quarto book in reports/, checked without Quarto.
+
+Every chapter's cells run in order, and every inline expression is evaluated where Quarto would evaluate it,
+against a results folder built here by the package's own writers (worked tables, a study per config study from
+hand-written metrics.json files, benchmarks, corpora), so the book is checked on a clean checkout. With
+RNNBENCH_SMOKE_RESULTS pointing at a finished smoke run (results/smoke), that folder is used instead.
+
+Also checked: cross-references resolve, every table and figure is labelled, captioned with its source and
+cited, the files the book names are ones the workflow writes, no number is typed into the prose, the book's
+code imports no torch, and _quarto.yml is a book of existing chapters.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from rnnbench import jobs, paths, report
+from rnnbench.config import Config, load_config, merge_config_files
+from rnnbench.worked import TABLES
+
+REPO = Path(__file__).resolve().parents[1]
+BOOK = REPO / "reports"
+CONFIG_FILES = [REPO / "config" / "config.yaml", REPO / "config" / "smoke.yaml"]
+SMOKE_ENV = "RNNBENCH_SMOKE_RESULTS"
+
+
+@dataclass(frozen=True)
+class Fixture:
+    results: Path  # the results folder the book reads
+    book: Path  # a copy of reports/, where the chapters run (figures are staged into it)
+    config: Config  # the configuration whose outputs the results folder holds
+
+
+# --------------------------------------------------------------------------------------------------------------
+# A results folder written by the workflow's own job functions
+
+
+def _metrics(i: int, cfg, diverged: bool) -> dict:
+    """Plausible metrics of run i; a diverged run has no perplexity or accuracy, as train.py writes it."""
+    metrics = {
+        "run_id": cfg.run_id,
+        "test_ppl": None if diverged else 400.0 - 25.0 * i,
+        "valid_ppl": None if diverged else 410.0 - 25.0 * i,
+        "epochs": 1,
+        "steps": 30,
+        "diverged": diverged,
+        "diverged_step": 12 if diverged else None,
+        "diverged_reason": "loss is nan" if diverged else None,
+        "parameters": 10_000 + 100 * i,
+        "train_seconds": 2.0 + i,
+        "tokens_per_second": 5_000.0 + i,
+        "clipped_fraction": 0.25,
+    }
+    if cfg.corpus == "agreement" and not diverged:
+        metrics["agreement_accuracy"] = 0.5 + 0.05 * i
+    return metrics
+
+
+BENCHMARK_HEADER = "s\th:m:s\tmax_rss\tmax_vms\tmax_uss\tmax_pss\tio_in\tio_out\tmean_load\tcpu_time\n"
+
+
+def build_results(results: Path) -> Config:
+    """Every output of config.yaml + smoke.yaml, written by rnnbench.jobs; runs are hand-written metrics."""
+    merged = merge_config_files(CONFIG_FILES)
+    merged["results_dir"] = str(results)
+    config = load_config(merged)
+    provenance = {"config": merged, "config_files": [str(f) for f in CONFIG_FILES], "command": "pytest fixture"}
+
+    for name in TABLES:
+        jobs.worked_table(name, paths.table(str(results), name), provenance=provenance)
+
+    first_study = next(iter(config.studies))
+    for study_name, study in config.studies.items():
+        points, configs = zip(*config.study_runs(study_name), strict=True)
+        metric_files = []
+        for i, cfg in enumerate(configs):
+            diverged = study_name == first_study and i == len(configs) - 1  # one diverged run, in one study
+            path = Path(paths.run_metrics(str(results), cfg.run_id))
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps(_metrics(i, cfg, diverged)), encoding="utf-8")
+            metric_files.append(str(path))
+        summary = paths.study_summary(str(results), study_name)
+        jobs.study_summary(study_name, list(points), [c.settings() for c in configs], metric_files, summary,
+                           provenance=provenance)
+        figures = [paths.study_figure(str(results), study_name, fmt) for fmt in paths.FIGURE_FORMATS]
+        hue = list(study.vary)[1] if len(study.vary) > 1 else None
+        jobs.study_figure(summary, figures, x=study.x, metric=study.metric, hue=hue, title=study.description,
+                          provenance=provenance)
+
+    runs = config.all_runs()
+    benchmark_files = []
+    for i, run_id in enumerate(sorted(runs)):
+        path = results / "benchmarks" / "train" / f"{run_id}.tsv"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        row = f"{10.0 + i}\t0:00:10\t{400 + i}\t900\t380\t390\t1.0\t2.0\t95.0\t{9.5 + i}\n"
+        path.write_text(BENCHMARK_HEADER + row)
+        benchmark_files.append(str(path))
+    jobs.benchmark_table(sorted(runs), benchmark_files, paths.table(str(results), "benchmarks"), provenance=provenance)
+
+    corpora = {cfg.corpus_key: cfg.corpus for cfg in runs.values()}
+    stats_files = []
+    for key, corpus in sorted(corpora.items()):
+        path = Path(paths.corpus_stats(str(results), key))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        stats = {"corpus": corpus, "vocab_size": 313, "train_tokens": 299_432, "valid_tokens": 29_880,
+                 "test_tokens": 29_846, "train_unk_rate": 0.0, "train_sentences": 20_000}
+        path.write_text(json.dumps(stats), encoding="utf-8")
+        stats_files.append(str(path))
+    jobs.corpus_table(sorted(corpora), stats_files, paths.table(str(results), "corpora"), provenance=provenance)
+    return config
+
+
+def copy_book(target: Path) -> Path:
+    """reports/ without what a render leaves behind: the chapters run here, never in the checkout."""
+    shutil.copytree(BOOK, target, ignore=shutil.ignore_patterns("_book", ".quarto", "*_files", report.STAGING_DIR))
+    return target
+
+
+@pytest.fixture(scope="session")
+def fixture(tmp_path_factory) -> Fixture:
+    root = tmp_path_factory.mktemp("report")
+    smoke = os.environ.get(SMOKE_ENV)
+    if smoke:
+        results = Path(smoke).resolve()
+        merged = merge_config_files(CONFIG_FILES)
+        merged["results_dir"] = str(results)
+        config = load_config(merged)
+    else:
+        results = root / "results"
+        config = build_results(results)
+    return Fixture(results, copy_book(root / "reports"), config)
+
+
+@pytest.fixture(scope="session")
+def runs(fixture) -> list[report.ChapterRun]:
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv(report.RESULTS_ENV, str(fixture.results))
+        return report.run_book(fixture.book)
+
+
+BOOK_CONFIG = yaml.safe_load((BOOK / "_quarto.yml").read_text(encoding="utf-8"))
+CHAPTERS = report.read_book(BOOK).chapter_files
+
+
+# --------------------------------------------------------------------------------------------------------------
+# The fixture is what the workflow writes
+
+
+def test_fixture_holds_every_expected_output(fixture):
+    missing = [p for p in paths.expected_outputs(fixture.config, list(TABLES)) if not Path(p).is_file()]
+    assert missing == []
+
+
+# --------------------------------------------------------------------------------------------------------------
+# (5) _quarto.yml
+
+
+def test_quarto_yml_is_a_book_of_existing_chapters():
+    assert BOOK_CONFIG["project"]["type"] == "book"
+    assert BOOK_CONFIG["project"]["output-dir"] == "_book"
+    assert set(BOOK_CONFIG["format"]) == {"html", "typst"}
+    assert BOOK_CONFIG["execute"]["echo"] is False
+    assert BOOK_CONFIG["engine"] == "jupyter"
+    assert CHAPTERS[0] == "index.qmd"  # a book's first chapter is its home page
+    assert [c for c in CHAPTERS if not (BOOK / c).is_file()] == []
+    assert len(set(CHAPTERS)) == len(CHAPTERS)
+    assert sorted(p.name for p in BOOK.glob("*.qmd")) == sorted(CHAPTERS)  # no chapter left out of the book
+
+
+def test_report_rule_inputs_exist():
+    """The workflow's report rule needs reports/_quarto.yml and produces the book's index page."""
+    assert (BOOK / "_quarto.yml").is_file()
+    assert "index.qmd" in CHAPTERS  # renders to _book/index.html
+
+
+# --------------------------------------------------------------------------------------------------------------
+# (1) every chapter's cells run, (2) every inline expression evaluates
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_chapter_cells_run(fixture, monkeypatch, chapter):
+    monkeypatch.setenv(report.RESULTS_ENV, str(fixture.results))
+    run = report.run_chapter(fixture.book / chapter, cwd=fixture.book)
+    assert len(run.outputs) == len(run.chapter.cells) > 0
+    for output in run.outputs:
+        where = f"{chapter}:{output.cell.line}"
+        if output.cell.options.get("output") != "asis":
+            assert output.stdout == "", f"{where} prints into the page"
+        label = output.cell.label or ""
+        if label.startswith("tbl-"):
+            assert "|---" in output.markdown() or "|:---" in output.markdown(), f"{where} shows no table"
+        if label.startswith("fig-"):
+            assert output.figures >= 1, f"{where} draws no figure"
+        if output.figures:
+            assert label.startswith("fig-"), f"{where} draws a figure without a fig- label"
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_inline_expressions_evaluate_as_prose(fixture, monkeypatch, chapter):
+    monkeypatch.setenv(report.RESULTS_ENV, str(fixture.results))
+    run = report.run_chapter(fixture.book / chapter, cwd=fixture.book)
+    expressions = [e for e, _ in run.chapter.inline_expressions()]
+    assert [e for e, _ in run.inline] == expressions
+    for expression, text in run.inline:
+        assert text.strip(), f"{chapter}: `{expression}` is empty"
+        assert not text.startswith(("'", '"')), f"{chapter}: `{expression}` shows a Python string repr"
+
+
+def test_chapters_with_prose_numbers_use_inline_code():
+    assert sum(len(report.parse_chapter(BOOK / c).inline_expressions()) for c in CHAPTERS) > 50
+
+
+# --------------------------------------------------------------------------------------------------------------
+# (3) labels and cross-references
+
+
+def test_every_cross_reference_points_at_a_label(runs):
+    assert report.check_references(runs) == []
+    assert report.duplicate_labels(runs) == []
+
+
+def test_every_figure_and_table_is_labelled_captioned_and_cited(runs):
+    cited = set().union(*(run.references() for run in runs))
+    for run in runs:
+        for cell in run.chapter.cells:
+            label = cell.label or ""
+            if label.startswith(("fig-", "tbl-")):
+                caption = str(cell.options.get(f"{label[:3]}-cap", ""))
+                assert "rule" in caption, f"{run.chapter.path.name}: {label} caption names no rule"
+                assert label in cited, f"{run.chapter.path.name}: {label} is never cited"
+        generated = run.generated()
+        assert generated.count("![") == generated.count("){#fig-"), "a generated figure has no label"
+        for label in report.LABEL_DEF.findall(generated):
+            if label.startswith(("fig-", "tbl-")):
+                assert label in cited, f"{run.chapter.path.name}: generated {label} is never cited"
+
+
+def test_every_study_has_a_section_figure_and_table(fixture, runs):
+    labels = set().union(*(run.labels() for run in runs))
+    for study in fixture.config.studies:
+        slug = report.label_slug(study)
+        assert {f"sec-study-{slug}", f"fig-study-{slug}", f"tbl-study-{slug}"} <= labels
+
+
+def test_a_new_study_appears_with_no_edit(fixture, tmp_path, monkeypatch):
+    results = tmp_path / "results"
+    shutil.copytree(fixture.results / "studies", results / "studies")
+    shutil.copytree(fixture.results / "tables", results / "tables")
+    source = sorted((results / "studies").iterdir())[0]
+    added = results / "studies" / "activation_agreement"
+    shutil.copytree(source, added)
+    summary = pd.read_csv(added / "summary.csv").assign(study="activation_agreement")
+    summary.to_csv(added / "summary.csv", index=False)
+    monkeypatch.setenv(report.RESULTS_ENV, str(results))
+    book = copy_book(tmp_path / "reports")
+    run = report.run_chapter(book / "studies.qmd", cwd=book)
+    assert {"sec-study-activation-agreement", "fig-study-activation-agreement"} <= run.labels()
+    assert (book / report.STAGING_DIR / "study-activation-agreement.png").is_file()
+
+
+# --------------------------------------------------------------------------------------------------------------
+# (4) files the book names
+
+
+def test_named_result_files_are_workflow_outputs(fixture, runs):
+    default = load_config(REPO / "config" / "config.yaml")
+    expected = {Path(p).as_posix() for p in paths.expected_outputs(default, list(TABLES))}
+    for run in runs:
+        named = run.chapter.result_files() | set(report.RESULT_FILE.findall(run.generated()))
+        for name in named:
+            assert name in expected, f"{run.chapter.path.name} names {name}, which no rule writes"
+            assert (fixture.results / Path(name).relative_to("results")).is_file(), name
+
+
+def test_images_exist_inside_the_book(fixture, runs):
+    images = [image for run in runs for image in run.images()]
+    assert images, "the studies chapter shows no figure"
+    for image in images:
+        assert not image.startswith(("/", "..")), f"{image}: HTML and Typst need images inside reports/"
+        assert (fixture.book / image).is_file(), image
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Prose and the report path
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_no_number_is_typed_into_the_prose(chapter):
+    parsed = report.parse_chapter(BOOK / chapter)
+    assert parsed.typed_numbers() == []
+
+
+def test_the_report_path_imports_no_torch(fixture):
+    program = (
+        "import sys\n"
+        "from rnnbench import report\n"
+        f"report.run_book({str(fixture.book)!r})\n"
+        "loaded = sorted(m for m in sys.modules if m == 'torch' or m.startswith('torch.'))\n"
+        "assert not loaded, loaded\n"
+    )
+    env = {**os.environ, report.RESULTS_ENV: str(fixture.results), "MPLBACKEND": "Agg"}
+    done = subprocess.run([sys.executable, "-c", program], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+
+
+def test_missing_results_name_the_file_and_the_command(tmp_path):
+    with pytest.raises(FileNotFoundError, match=r"tables/decay\.csv.*snakemake"):
+        report.table("decay", tmp_path)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# The helpers, on hand-worked values
+
+
+def test_number_formatters():
+    assert report.integer(6_310_500) == "6,310,500"
+    assert report.fixed(0.63361, 2) == "0.63"
+    assert report.sci(7.105427357601002e-15) == "$7.1 \\times 10^{-15}$"
+    assert report.sci(1e-94) == "$1.0 \\times 10^{-94}$"
+    assert report.sig(5266.457263) == "5,266"  # whole digits carry the precision
+    assert report.sig(0.005153775) == "0.00515"
+    assert report.sig(0.0005153775) == "$5.15 \\times 10^{-4}$"
+    assert report.sig(float("nan")) == "–"
+    assert report.percent(99.48462) == "99.5%"
+    assert report.words(["a", "b", "c"]) == "a, b and c"
+    assert report.words(["a"]) == "a"
+
+
+def test_markdown_is_shown_without_quotes():
+    value = report.integer(29_312)
+    assert value._repr_markdown_() == "29,312"
+    assert repr(value) == "29,312"
+    assert report.inline_markdown(value) == "29,312"
+    assert report.inline_markdown(24) == "24"
+    with pytest.raises(TypeError, match="repr"):
+        report.inline_markdown("24", "n")  # Quarto would print '24', quotes included
+    with pytest.raises(TypeError):
+        report.inline_markdown(0.1 + 0.2, "x")  # and 0.30000000000000004
+
+
+def test_escape_and_code():
+    assert report.escape("W_h ^ |x|") == "W\\_h \\^ \\|x\\|"
+    assert report.code("rnn-ptb-59a0e6d8ef") == "`rnn-ptb-59a0e6d8ef`"
+    assert report.code("||U||") == "\\|\\|U\\|\\|"  # a pipe would end a table cell even inside code
+
+
+def test_markdown_table():
+    frame = pd.DataFrame({"tensor": ["W_h", "U"], "count": [150_000, 250_000], "ok": [True, False]})
+    table = report.markdown_table(frame, formats={"count": report.integer}, headers={"ok": "agrees"})
+    assert table == (
+        "| tensor | count | agrees |\n"
+        "|:---|---:|:---|\n"
+        "| W\\_h | 150,000 | yes |\n"
+        "| U | 250,000 | no |"
+    )
+
+
+QMD = """# A chapter {#sec-a}
+
+```{python}
+#| label: tbl-x
+#| tbl-cap: "A table, see @sec-b. From results/tables/decay.csv, rule worked_table."
+from rnnbench import report as rb
+n = 3
+rb.Markdown("| a |\\n|---:|\\n| 1 |")
+```
+
+We have `{python} n` rows (@tbl-x) and code `like {this}`; see @fig-y and email a@b.org.
+
+```bash
+echo @fig-ignored 42
+```
+
+```{python}
+#| output: asis
+print("![A figure.](img.png){#fig-y}")
+```
+"""
+
+
+def test_parse_and_run_a_chapter(tmp_path):
+    path = tmp_path / "a.qmd"
+    path.write_text(QMD, encoding="utf-8")
+    chapter = report.parse_chapter(path)
+    assert [c.line for c in chapter.cells] == [3, 17]
+    assert chapter.cells[0].options["label"] == "tbl-x"
+    assert chapter.cells[0].code.startswith("from rnnbench")
+    assert chapter.inline_expressions() == [("n", 11)]
+    assert chapter.labels() == {"sec-a", "tbl-x"}
+    assert chapter.references() == {"tbl-x", "fig-y", "sec-b"}  # not the one in the bash block, nor a@b.org
+    assert chapter.result_files() == {"results/tables/decay.csv"}
+    assert chapter.typed_numbers() == []
+    run = report.run_chapter(chapter, cwd=tmp_path)
+    assert run.inline == [("n", "3")]
+    assert run.labels() == {"sec-a", "tbl-x", "fig-y"}
+    assert run.images() == ["img.png"]
+    assert "We have 3 rows (@tbl-x)" in run.markdown()
+    assert report.check_references([run]) == ["a.qmd: @sec-b"]
+
+
+def test_inline_expressions_run_where_quarto_runs_them(tmp_path):
+    """A paragraph's expressions are evaluated when it is reached, before the cells below it."""
+    path = tmp_path / "b.qmd"
+    path.write_text("Too early: `{python} later`.\n\n```{python}\nlater = 1\n```\n", encoding="utf-8")
+    with pytest.raises(report.ChapterError, match=r"b\.qmd:1: inline `later`"):
+        report.run_chapter(path, cwd=tmp_path)
+
+
+def test_typed_numbers_are_found(tmp_path):
+    path = tmp_path / "c.qmd"
+    path.write_text(
+        "Chapter 12 and (12.7) are fine, so are $h_0$ and `x1` and {#sec-a1}; 47 words and 0.9 are not.\n",
+        encoding="utf-8",
+    )
+    assert report.parse_chapter(path).typed_numbers() == ["47", "0.9"]
