@@ -90,8 +90,10 @@ def build_results(results: Path) -> Config:
             path.write_text(json.dumps(_metrics(i, cfg, diverged)), encoding="utf-8")
             metric_files.append(str(path))
         summary = paths.study_summary(str(results), study_name)
+        about = {"name": study_name, "description": study.description, "metric": study.metric,
+                 "vary": list(study.vary), "x": study.x}
         jobs.study_summary(study_name, list(points), [c.settings() for c in configs], metric_files, summary,
-                           provenance=provenance)
+                           about=about, provenance=provenance)
         figures = [paths.study_figure(str(results), study_name, fmt) for fmt in paths.FIGURE_FORMATS]
         hue = list(study.vary)[1] if len(study.vary) > 1 else None
         jobs.study_figure(summary, figures, x=study.x, metric=study.metric, hue=hue, title=study.description,

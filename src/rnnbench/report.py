@@ -177,18 +177,18 @@ class StudyInfo:
 
 
 def study_info(study: str, results: str | Path | None = None) -> StudyInfo:
-    """What a study is, read from its summary; description and metric from its provenance record when it
-    names them (key ``study``), else the metric is agreement accuracy on the agreement corpus and test
-    perplexity elsewhere, as the default config chooses."""
+    """What a study is: its runs from its summary; its description and metric from the summary's
+    provenance record (key ``study``, written by the study_summary rule from the config)."""
     summary = study_summary(study, results)
     varied = tuple(c for c in summary.columns if c not in SUMMARY_KEYS)
     family, corpus = str(summary["family"].iloc[0]), str(summary["corpus"].iloc[0])
     record = Path(paths.provenance(paths.study_summary(_root(results), study)))
-    named = json.loads(record.read_text(encoding="utf-8")).get("study", {}) if record.is_file() else {}
-    metric = named.get("metric") or ("agreement_accuracy" if corpus == "agreement" else "test_ppl")
-    x = varied[0] if varied else "seed"
-    description = named.get("description") or (
-        f"{FAMILY_NAMES.get(family, family)} on the {corpus} corpus: {METRIC_NAMES.get(metric, metric)} against {x}"
+    if not record.is_file():
+        raise FileNotFoundError(f"{record}: the study's provenance record is missing; rerun `snakemake --cores 8 results`")
+    named = json.loads(record.read_text(encoding="utf-8"))["study"]
+    metric = named["metric"]
+    description = named["description"] or (
+        f"{FAMILY_NAMES.get(family, family)} on the {corpus} corpus: {METRIC_NAMES.get(metric, metric)} against {named['x']}"
     )
     seeds = tuple(sorted(int(s) for s in summary["seed"].unique())) if "seed" in summary else ()
     runs = summary["run_id"].nunique()

@@ -1,0 +1,24 @@
+"""Language models: Bengio's feed-forward n-gram LM, the Elman RNN LM, and an LSTM for contrast."""
+
+from rnnbench.models.base import LanguageModel, ModelConfig, RecurrentLM, build_model, default_cutoffs, unroll
+from rnnbench.models.ff import FeedForwardLM
+from rnnbench.models.lstm import LSTMCell, LSTMLM
+from rnnbench.models.output import IGNORE_INDEX, AdaptiveSoftmax, FullSoftmax
+from rnnbench.models.rnn import ElmanCell, ElmanLM
+
+__all__ = [
+    "IGNORE_INDEX",
+    "AdaptiveSoftmax",
+    "ElmanCell",
+    "ElmanLM",
+    "FeedForwardLM",
+    "FullSoftmax",
+    "LSTMCell",
+    "LSTMLM",
+    "LanguageModel",
+    "ModelConfig",
+    "RecurrentLM",
+    "build_model",
+    "default_cutoffs",
+    "unroll",
+]

@@ -1,0 +1,304 @@
+"""Models: a hand-worked Elman step, reference == fast, dependence, parameter counts, output layers."""
+
+import itertools
+import math
+
+import pytest
+import torch
+
+from rnnbench.models import IGNORE_INDEX, ModelConfig, build_model
+from rnnbench.params import count
+
+VOCAB = 30
+CUTOFFS = (5, 15)
+
+
+def make(family, dtype=torch.float64, seed=0, **options):
+    torch.manual_seed(seed)
+    options = {"embed_dim": 6, "hidden": 5, **options}
+    if options.get("output") == "adaptive":
+        options.setdefault("adaptive_cutoffs", CUTOFFS)
+        options.setdefault("adaptive_div_value", 2.0)
+    return build_model(ModelConfig(family, VOCAB, **options)).to(dtype)
+
+
+def tokens(T=7, B=3, seed=1):
+    return torch.randint(0, VOCAB, (T, B), generator=torch.Generator().manual_seed(seed))  # (T, B)
+
+
+# --- the chapter's two-unit example ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("impl", ["reference", "fast"])
+def test_hand_worked_elman_steps(impl):
+    model = make("rnn", embed_dim=2, hidden=2, impl=impl)
+    with torch.no_grad():
+        model.cell.W.copy_(torch.tensor([[0.6, -0.3], [0.2, 0.5]], dtype=torch.float64))
+        model.cell.U.copy_(torch.tensor([[0.4, 0.1], [-0.2, 0.7]], dtype=torch.float64))
+        model.cell.b_h.copy_(torch.tensor([0.05, -0.05], dtype=torch.float64))
+        model.embedding.weight[:3] = torch.tensor([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])  # the, dog, ran
+    # h_1 = tanh(W x_the + U h_0 + b_h), x_the = (1, 0), h_0 = 0:
+    #   W x_the = (0.6, 0.2)  ->  pre = (0.65, 0.15)
+    h1 = (math.tanh(0.65), math.tanh(0.15))  # (0.571670, 0.148885)
+    # h_2 = tanh(W x_dog + U h_1 + b_h), x_dog = (0, 1): W x_dog = (-0.3, 0.5)
+    #   U h_1 = (0.4 h1[0] + 0.1 h1[1], -0.2 h1[0] + 0.7 h1[1]) = (0.243557, -0.010115)
+    u_h1 = (0.4 * h1[0] + 0.1 * h1[1], -0.2 * h1[0] + 0.7 * h1[1])
+    h2 = (math.tanh(-0.3 + u_h1[0] + 0.05), math.tanh(0.5 + u_h1[1] - 0.05))  # tanh(-0.006444), tanh(0.439886) = (-0.006443, 0.413550)
+    assert h1 == pytest.approx((0.571670, 0.148885), abs=1e-6)
+    assert h2 == pytest.approx((-0.006443, 0.413550), abs=1e-6)
+
+    x = model.embedding(torch.tensor([[0], [1]]))  # (T=2, B=1, d=2)
+    out, h_T = model.recur(x, model.init_state(1))  # (2, 1, 2)
+    assert out[0, 0].tolist() == pytest.approx(h1, abs=1e-12)
+    assert out[1, 0].tolist() == pytest.approx(h2, abs=1e-12)
+    assert h_T[0].tolist() == pytest.approx(h2, abs=1e-12)
+
+
+def test_hand_worked_activations_of_the_cell():
+    # pre-activation (0.65, -0.15) from W x + b_h with x = (1, 0), h_0 = 0 and b_h = (0.05, -0.35)
+    for activation, expected in [
+        ("tanh", (math.tanh(0.65), math.tanh(-0.15))),
+        ("sigmoid", (1 / (1 + math.exp(-0.65)), 1 / (1 + math.exp(0.15)))),
+        ("relu", (0.65, 0.0)),
+    ]:
+        model = make("rnn", embed_dim=2, hidden=2, activation=activation, impl="reference")
+        with torch.no_grad():
+            model.cell.W.copy_(torch.tensor([[0.6, -0.3], [0.2, 0.5]], dtype=torch.float64))
+            model.cell.b_h.copy_(torch.tensor([0.05, -0.35], dtype=torch.float64))
+        h1, _ = model.cell(torch.tensor([[1.0, 0.0]], dtype=torch.float64), model.init_state(1))
+        assert h1[0].tolist() == pytest.approx(expected, abs=1e-12), activation
+
+
+# --- reference path == fast path -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "family, activation, output",
+    [("rnn", "tanh", "full"), ("rnn", "relu", "full"), ("rnn", "tanh", "adaptive"), ("lstm", "tanh", "full")],
+)
+def test_reference_and_fast_agree_in_outputs_and_gradients(family, activation, output):
+    ref = make(family, activation=activation, output=output, impl="reference")
+    fast = make(family, activation=activation, output=output, impl="fast")
+    fast.load_state_dict(ref.state_dict())  # one state_dict serves both
+    tok, tgt = tokens(T=9, B=4, seed=2), tokens(T=9, B=4, seed=3)
+    # A non-zero carried-in state, as in truncated BPTT.
+    state0 = ref.init_state(4)
+    state0 = tuple(s + 0.3 for s in state0) if isinstance(state0, tuple) else state0 + 0.3
+    results = []
+    for model in (ref, fast):
+        log_probs, state = model(tok, state0)
+        loss, n, _ = model.nll(tok, tgt, state0)
+        hidden = state[0] if isinstance(state, tuple) else state
+        (loss + hidden.square().sum() + log_probs[-1].exp()[:, :3].sum()).backward()
+        results.append((log_probs, state, {k: p.grad for k, p in model.named_parameters()}))
+    (lp_r, st_r, g_r), (lp_f, st_f, g_f) = results
+    torch.testing.assert_close(lp_f, lp_r, atol=1e-6, rtol=0)
+    for a, b in zip(st_f if isinstance(st_f, tuple) else (st_f,), st_r if isinstance(st_r, tuple) else (st_r,)):
+        torch.testing.assert_close(a, b, atol=1e-6, rtol=0)
+    assert g_r.keys() == g_f.keys()
+    for name in g_r:
+        torch.testing.assert_close(g_f[name], g_r[name], atol=1e-6, rtol=0, msg=name)
+
+
+def test_sigmoid_has_no_fast_path_and_says_so():
+    with pytest.raises(ValueError, match="impl='reference'"):
+        ModelConfig("rnn", VOCAB, activation="sigmoid", impl="fast")
+    model = make("rnn", activation="sigmoid", impl="reference")
+    with pytest.raises(ValueError, match="no fast path"):
+        model.fast(model.embedding(tokens()), model.init_state(3))
+
+
+# --- dependence: the recurrence remembers, the window forgets ------------------------------------------
+
+
+@pytest.mark.parametrize("family, impl", [("rnn", "reference"), ("rnn", "fast"), ("lstm", "reference")])
+def test_changing_x1_changes_h_T(family, impl):
+    model = make(family, impl=impl)
+    tok = tokens(T=20, B=1)
+    changed = tok.clone()
+    changed[0, 0] = (tok[0, 0] + 1) % VOCAB
+    (_, s_a), (_, s_b) = model(tok), model(changed)
+    h_a = s_a[0] if isinstance(s_a, tuple) else s_a
+    h_b = s_b[0] if isinstance(s_b, tuple) else s_b
+    assert (h_a - h_b).abs().max() > 1e-12
+    # ... and h_T has a non-zero gradient with respect to x_1, taken through every intermediate h_t.
+    x = model.embedding(tok).detach().requires_grad_()  # (T, 1, d)
+    outputs, states = model.unroll(x, model.init_state(1))
+    assert len(states) == 20
+    (grad_x,) = torch.autograd.grad(outputs[-1].sum(), x)
+    assert grad_x[0].abs().max() > 0
+
+
+def test_ff_prediction_ignores_tokens_outside_its_window():
+    n_minus_1 = 3
+    model = make("ff", context=n_minus_1, hidden=7, direct=True)
+    stream = torch.randint(0, VOCAB, (12,), generator=torch.Generator().manual_seed(4))
+
+    def predict(s, t):  # distribution for the word at position t, from s[t-3], s[t-2], s[t-1]
+        log_probs, state = model(s[t - n_minus_1 : t].unsqueeze(0))  # (1, V)
+        assert state is None
+        return log_probs[0]
+
+    t = 8
+    outside, inside = stream.clone(), stream.clone()
+    outside[t - n_minus_1 - 1] = (stream[t - n_minus_1 - 1] + 1) % VOCAB  # one word before the window
+    inside[t - n_minus_1] = (stream[t - n_minus_1] + 1) % VOCAB  # the window's oldest word
+    assert torch.equal(predict(outside, t), predict(stream, t))
+    assert (predict(inside, t) - predict(stream, t)).abs().max() > 1e-9
+
+
+def test_carrying_state_across_segments_equals_one_long_pass():
+    for impl in ("reference", "fast"):
+        model = make("rnn", impl=impl)
+        tok = tokens(T=10, B=2)
+        whole, _ = model(tok)
+        first, state = model(tok[:6])
+        second, _ = model(tok[6:], state)
+        torch.testing.assert_close(torch.cat([first, second]), whole, atol=1e-12, rtol=0)
+
+
+# --- parameter counts: formula == torch ------------------------------------------------------------------
+
+COMBINATIONS = (
+    [("ff", dict(hidden=h, direct=d, output=o)) for h, d, o in itertools.product((0, 7), (False, True), ("full", "adaptive"))
+     if not (d and (h == 0 or o == "adaptive"))]
+    + [("rnn", dict(impl=i, activation=a, output=o))
+       for i, a, o in itertools.product(("reference", "fast"), ("tanh", "sigmoid", "relu"), ("full", "adaptive"))
+       if not (i == "fast" and a == "sigmoid")]
+    + [("lstm", dict(impl=i, output=o)) for i, o in itertools.product(("reference", "fast"), ("full", "adaptive"))]
+)
+
+
+@pytest.mark.parametrize("family, options", COMBINATIONS)
+def test_count_parameters_matches_torch(family, options):
+    model = make(family, **options)
+    params = list(model.parameters())
+    assert model.count_parameters() == sum(p.numel() for p in params)
+    # Shape by shape, not only in total.
+    assert sorted(model.shapes().values()) == sorted(tuple(p.shape) for p in params)
+    assert count(model.shapes()) == model.count_parameters()
+
+
+def test_count_parameters_hand_worked():
+    # |V| = 30, d = 6, H = 5: embedding 180, W 30, U 25, b_h 5, V 150, b_y 30.
+    assert make("rnn").count_parameters() == 180 + 30 + 25 + 5 + 150 + 30 == 420
+    # ff, n-1 = 4: embedding 180, W_h 5*24 = 120, b_h 5, V 150, b_y 30, W_direct 30*24 = 720.
+    assert make("ff", context=4, direct=True).count_parameters() == 180 + 120 + 5 + 150 + 30 + 720 == 1205
+    # lstm: W 20*6 = 120, U 20*5 = 100, b 20.
+    assert make("lstm").count_parameters() == 180 + 120 + 100 + 20 + 150 + 30 == 600
+
+
+# --- output layers ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("family", ["ff", "rnn", "lstm"])
+@pytest.mark.parametrize("output", ["full", "adaptive"])
+def test_one_batch_forward_backward_smoke(family, output):
+    model = make(family, output=output, dtype=torch.float32, dropout=0.2)
+    model.train()
+    if family == "ff":
+        inputs, targets = tokens(T=16, B=4)[:, :4], torch.arange(16) % VOCAB  # (N, n-1), (N,)
+    else:
+        inputs, targets = tokens(), (torch.arange(21) % VOCAB).reshape(7, 3)  # every cluster gets targets
+    log_probs, _ = model(inputs)
+    assert log_probs.shape == ((16, VOCAB) if family == "ff" else (7, 3, VOCAB))
+    loss, n, _ = model.nll(inputs, targets)
+    assert n == targets.numel() and torch.isfinite(loss)
+    loss.backward()
+    for name, p in model.named_parameters():
+        assert p.grad is not None and torch.isfinite(p.grad).all(), name
+    before = loss.item()
+    with torch.no_grad():
+        for p in model.parameters():
+            p -= 0.5 * p.grad
+    assert torch.isfinite(model.nll(inputs, targets)[0]) and before > 0
+
+
+@pytest.mark.parametrize("family", ["ff", "rnn"])
+def test_adaptive_log_probs_are_a_distribution_and_nll_uses_them(family):
+    model = make(family, output="adaptive", context=4)
+    inputs = tokens(T=8, B=4)[:, :4] if family == "ff" else tokens()
+    log_probs, _ = model(inputs)  # (..., V)
+    torch.testing.assert_close(log_probs.exp().sum(-1), torch.ones(log_probs.shape[:-1], dtype=torch.float64))
+    targets = torch.randint(0, VOCAB, log_probs.shape[:-1], generator=torch.Generator().manual_seed(5))
+    mean, n, _ = model.nll(inputs, targets)
+    picked = log_probs.gather(-1, targets.unsqueeze(-1))  # (..., 1)
+    torch.testing.assert_close(mean, -picked.mean())
+
+
+@pytest.mark.parametrize("output", ["full", "adaptive"])
+def test_nll_ignores_padding_targets(output):
+    model = make("rnn", output=output)
+    tok = tokens()
+    targets = tokens(seed=6)
+    targets[4:, 0] = IGNORE_INDEX  # a short sentence in column 0
+    targets[6, 2] = IGNORE_INDEX
+    log_probs, _ = model(tok)  # (7, 3, V)
+    keep = targets != IGNORE_INDEX
+    expected = -log_probs[keep].gather(-1, targets[keep].unsqueeze(-1)).mean()
+    mean, n, _ = model.nll(tok, targets)
+    assert n == 21 - 3 - 1 == 17
+    torch.testing.assert_close(mean, expected)
+    all_ignored = torch.full_like(targets, IGNORE_INDEX)
+    mean, n, _ = model.nll(tok, all_ignored)
+    assert n == 0 and mean.item() == 0.0
+
+
+def test_dropout_is_active_only_in_training():
+    plain = make("rnn", dropout=0.0)
+    dropped = make("rnn", dropout=0.5)
+    dropped.load_state_dict(plain.state_dict())
+    tok = tokens()
+    dropped.eval()
+    torch.testing.assert_close(dropped(tok)[0], plain(tok)[0])
+    dropped.train()
+    assert (dropped(tok)[0] - plain(tok)[0]).abs().max() > 1e-6
+
+
+def test_config_refuses_bad_values_naming_the_key():
+    with pytest.raises(ValueError, match="family"):
+        ModelConfig("gru", VOCAB)
+    with pytest.raises(ValueError, match="direct"):
+        ModelConfig("ff", VOCAB, direct=True, output="adaptive")
+    with pytest.raises(ValueError, match="hidden"):
+        ModelConfig("rnn", VOCAB, hidden=0)
+    with pytest.raises(ValueError, match="unknown ModelConfig keys"):
+        ModelConfig.from_dict({"family": "rnn", "vocab_size": VOCAB, "hiden": 3})
+    cfg = ModelConfig("rnn", 10_000, output="adaptive", adaptive_cutoffs=[2000, 6000])
+    assert cfg.adaptive_cutoffs == (2000, 6000)  # lists (from JSON) become tuples: the config stays hashable
+    assert ModelConfig.from_dict(cfg.to_dict()) == cfg
+
+
+@pytest.mark.parametrize("with_bias, ignored", [(True, False), (True, True), (False, True)])
+def test_linear_cross_entropy_matches_torch_value_and_gradients(with_bias, ignored):
+    from torch.nn import functional as F
+
+    from rnnbench.models.output import LinearCrossEntropy
+
+    g = torch.Generator().manual_seed(7)
+    h = torch.randn(13, 5, dtype=torch.float64, generator=g, requires_grad=True)
+    w = torch.randn(7, 5, dtype=torch.float64, generator=g, requires_grad=True)
+    b = torch.randn(7, dtype=torch.float64, generator=g, requires_grad=True) if with_bias else None
+    t = torch.randint(0, 7, (13,), generator=g)
+    if ignored:
+        t[[2, 5]] = IGNORE_INDEX
+    inputs = (h, w) + ((b,) if with_bias else ())
+    ours = LinearCrossEntropy.apply(h, w, b, t)
+    theirs = F.cross_entropy(F.linear(h, w, b), t, reduction="sum")
+    torch.testing.assert_close(ours, theirs)
+    for a, c in zip(torch.autograd.grad(1.7 * ours, inputs), torch.autograd.grad(1.7 * theirs, inputs)):
+        torch.testing.assert_close(a, c)
+
+
+def test_adaptive_nll_matches_torch_module():
+    model = make("rnn", output="adaptive")
+    h = torch.randn(40, 5, dtype=torch.float64, generator=torch.Generator().manual_seed(8))
+    t = torch.arange(40) % VOCAB  # every cluster
+    module = model.output.adaptive
+    total, n = model.output.nll_sum(h, t)
+    assert n == 40
+    torch.testing.assert_close(total, -module(h, t).output.sum())
+    ours = torch.autograd.grad(total, list(module.parameters()))
+    theirs = torch.autograd.grad(-module(h, t).output.sum(), list(module.parameters()))
+    for a, c in zip(ours, theirs):
+        torch.testing.assert_close(a, c)
