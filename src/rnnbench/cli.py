@@ -18,6 +18,8 @@ import time
 from pathlib import Path
 from typing import Any, Sequence
 
+import yaml
+
 from rnnbench.config import ConfigError, RunConfig, run_settings_schema
 
 WORKED_SECTIONS = ("unroll", "params", "vanish", "clip")
@@ -111,7 +113,7 @@ def _key_values(pairs: Sequence[str] | None) -> dict[str, Any]:
         key, sep, value = pair.partition("=")
         if not sep:
             raise ConfigError(f"expected KEY=VALUE, got {pair!r}")
-        options[key] = int(value) if value.lstrip("-").isdigit() else value
+        options[key] = yaml.safe_load(value)  # "3" -> 3, "0.5" -> 0.5, "true" -> True, text stays text
     return options
 
 
