@@ -43,7 +43,10 @@ def test_hand_worked_elman_steps(impl):
     # h_2 = tanh(W x_dog + U h_1 + b_h), x_dog = (0, 1): W x_dog = (-0.3, 0.5)
     #   U h_1 = (0.4 h1[0] + 0.1 h1[1], -0.2 h1[0] + 0.7 h1[1]) = (0.243557, -0.010115)
     u_h1 = (0.4 * h1[0] + 0.1 * h1[1], -0.2 * h1[0] + 0.7 * h1[1])
-    h2 = (math.tanh(-0.3 + u_h1[0] + 0.05), math.tanh(0.5 + u_h1[1] - 0.05))  # tanh(-0.006444), tanh(0.439886) = (-0.006443, 0.413550)
+    h2 = (
+        math.tanh(-0.3 + u_h1[0] + 0.05),
+        math.tanh(0.5 + u_h1[1] - 0.05),
+    )  # tanh(-0.006444), tanh(0.439886) = (-0.006443, 0.413550)
     assert h1 == pytest.approx((0.571670, 0.148885), abs=1e-6)
     assert h2 == pytest.approx((-0.006443, 0.413550), abs=1e-6)
 
@@ -87,7 +90,7 @@ def test_reference_and_fast_agree_in_outputs_and_gradients(family, activation, o
     results = []
     for model in (ref, fast):
         log_probs, state = model(tok, state0)
-        loss, n, _ = model.nll(tok, tgt, state0)
+        loss, _n, _ = model.nll(tok, tgt, state0)
         hidden = state[0] if isinstance(state, tuple) else state
         (loss + hidden.square().sum() + log_probs[-1].exp()[:, :3].sum()).backward()
         results.append((log_probs, state, {k: p.grad for k, p in model.named_parameters()}))
@@ -160,12 +163,17 @@ def test_carrying_state_across_segments_equals_one_long_pass():
 # --- parameter counts: formula == torch ------------------------------------------------------------------
 
 COMBINATIONS = (
-    [("ff", dict(hidden=h, direct=d, output=o)) for h, d, o in itertools.product((0, 7), (False, True), ("full", "adaptive"))
-     if not (d and (h == 0 or o == "adaptive"))]
-    + [("rnn", dict(impl=i, activation=a, output=o))
-       for i, a, o in itertools.product(("reference", "fast"), ("tanh", "sigmoid", "relu"), ("full", "adaptive"))
-       if not (i == "fast" and a == "sigmoid")]
-    + [("lstm", dict(impl=i, output=o)) for i, o in itertools.product(("reference", "fast"), ("full", "adaptive"))]
+    [
+        ("ff", {"hidden": h, "direct": d, "output": o})
+        for h, d, o in itertools.product((0, 7), (False, True), ("full", "adaptive"))
+        if not (d and (h == 0 or o == "adaptive"))
+    ]
+    + [
+        ("rnn", {"impl": i, "activation": a, "output": o})
+        for i, a, o in itertools.product(("reference", "fast"), ("tanh", "sigmoid", "relu"), ("full", "adaptive"))
+        if not (i == "fast" and a == "sigmoid")
+    ]
+    + [("lstm", {"impl": i, "output": o}) for i, o in itertools.product(("reference", "fast"), ("full", "adaptive"))]
 )
 
 
@@ -221,7 +229,7 @@ def test_adaptive_log_probs_are_a_distribution_and_nll_uses_them(family):
     log_probs, _ = model(inputs)  # (..., V)
     torch.testing.assert_close(log_probs.exp().sum(-1), torch.ones(log_probs.shape[:-1], dtype=torch.float64))
     targets = torch.randint(0, VOCAB, log_probs.shape[:-1], generator=torch.Generator().manual_seed(5))
-    mean, n, _ = model.nll(inputs, targets)
+    mean, _n, _ = model.nll(inputs, targets)
     picked = log_probs.gather(-1, targets.unsqueeze(-1))  # (..., 1)
     torch.testing.assert_close(mean, -picked.mean())
 
@@ -262,18 +270,21 @@ def test_config_refuses_bad_values_naming_the_key():
         ModelConfig("ff", VOCAB, direct=True, output="adaptive")
     with pytest.raises(ValueError, match="hidden"):
         ModelConfig("rnn", VOCAB, hidden=0)
+    with pytest.raises(ValueError, match="adaptive_cutoffs"):
+        ModelConfig("rnn", VOCAB, output="adaptive", adaptive_cutoffs=(20, 10))
     with pytest.raises(ValueError, match="unknown ModelConfig keys"):
         ModelConfig.from_dict({"family": "rnn", "vocab_size": VOCAB, "hiden": 3})
     cfg = ModelConfig("rnn", 10_000, output="adaptive", adaptive_cutoffs=[2000, 6000])
     assert cfg.adaptive_cutoffs == (2000, 6000)  # lists (from JSON) become tuples: the config stays hashable
     assert ModelConfig.from_dict(cfg.to_dict()) == cfg
+    assert ModelConfig("rnn", 10_000, output="adaptive").adaptive_cutoffs == (1000, 5000)  # default_cutoffs
 
 
 @pytest.mark.parametrize("with_bias, ignored", [(True, False), (True, True), (False, True)])
 def test_linear_cross_entropy_matches_torch_value_and_gradients(with_bias, ignored):
     from torch.nn import functional as F
 
-    from rnnbench.models.output import LinearCrossEntropy
+    from rnnbench.models.output import LinearCrossEntropy, Workspace
 
     g = torch.Generator().manual_seed(7)
     h = torch.randn(13, 5, dtype=torch.float64, generator=g, requires_grad=True)
@@ -283,11 +294,15 @@ def test_linear_cross_entropy_matches_torch_value_and_gradients(with_bias, ignor
     if ignored:
         t[[2, 5]] = IGNORE_INDEX
     inputs = (h, w) + ((b,) if with_bias else ())
-    ours = LinearCrossEntropy.apply(h, w, b, t)
+    ours = LinearCrossEntropy.apply(h, w, b, t, Workspace())
     theirs = F.cross_entropy(F.linear(h, w, b), t, reduction="sum")
     torch.testing.assert_close(ours, theirs)
-    for a, c in zip(torch.autograd.grad(1.7 * ours, inputs), torch.autograd.grad(1.7 * theirs, inputs)):
-        torch.testing.assert_close(a, c)
+    expected = torch.autograd.grad(1.7 * theirs, inputs)
+    # Twice over a retained graph: the scratch buffer is reused, the saved tensors are not touched.
+    for _ in range(2):
+        got = torch.autograd.grad(1.7 * ours, inputs, retain_graph=True)
+        for a, c in zip(got, expected):
+            torch.testing.assert_close(a, c)
 
 
 def test_adaptive_nll_matches_torch_module():
@@ -302,3 +317,21 @@ def test_adaptive_nll_matches_torch_module():
     theirs = torch.autograd.grad(-module(h, t).output.sum(), list(module.parameters()))
     for a, c in zip(ours, theirs):
         torch.testing.assert_close(a, c)
+
+
+@pytest.mark.parametrize("output", ["full", "adaptive"])
+def test_two_losses_alive_at_once_give_the_sum_of_their_gradients(output):
+    # Both graphs hold their own saved log-probs; only the scratch buffer is shared, and only transiently.
+    model = make("rnn", output=output)
+    a, b = tokens(seed=9), tokens(seed=10)
+    ta, tb = tokens(seed=11), tokens(seed=12)
+    loss = model.nll(a, ta)[0] + model.nll(b, tb)[0]
+    got = torch.autograd.grad(loss, list(model.parameters()))
+
+    def exact_nll(x, t):  # from the full distribution, no custom backward
+        log_probs, _ = model(x)
+        return -log_probs.gather(-1, t.unsqueeze(-1)).mean()
+
+    expected = torch.autograd.grad(exact_nll(a, ta) + exact_nll(b, tb), list(model.parameters()))
+    for g, e in zip(got, expected):
+        torch.testing.assert_close(g, e)

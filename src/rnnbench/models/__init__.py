@@ -2,19 +2,19 @@
 
 from rnnbench.models.base import LanguageModel, ModelConfig, RecurrentLM, build_model, default_cutoffs, unroll
 from rnnbench.models.ff import FeedForwardLM
-from rnnbench.models.lstm import LSTMCell, LSTMLM
+from rnnbench.models.lstm import LSTMLM, LSTMCell
 from rnnbench.models.output import IGNORE_INDEX, AdaptiveSoftmax, FullSoftmax
 from rnnbench.models.rnn import ElmanCell, ElmanLM
 
 __all__ = [
     "IGNORE_INDEX",
+    "LSTMLM",
     "AdaptiveSoftmax",
     "ElmanCell",
     "ElmanLM",
     "FeedForwardLM",
     "FullSoftmax",
     "LSTMCell",
-    "LSTMLM",
     "LanguageModel",
     "ModelConfig",
     "RecurrentLM",

@@ -30,7 +30,9 @@ class FeedForwardLM(LanguageModel):
         self.hidden_layer = nn.Linear(x_dim, cfg.hidden) if cfg.hidden > 0 else None
         self.W_direct = nn.Parameter(torch.zeros(cfg.vocab_size, x_dim)) if cfg.direct else None
         in_features = cfg.hidden if cfg.hidden > 0 else x_dim
-        self.output = build_output(cfg.output, in_features, cfg.vocab_size, cfg.adaptive_cutoffs, cfg.adaptive_div_value)
+        self.output = build_output(
+            cfg.output, in_features, cfg.vocab_size, cfg.adaptive_cutoffs, cfg.adaptive_div_value
+        )
 
     def features(self, tokens: torch.Tensor, state: None = None) -> tuple[torch.Tensor, None, torch.Tensor | None]:
         if tokens.dim() != 2 or tokens.shape[1] != self.cfg.context:
@@ -45,6 +47,11 @@ class FeedForwardLM(LanguageModel):
         cfg = self.cfg
         cutoffs = cfg.adaptive_cutoffs if cfg.output == "adaptive" else None
         return ff_lm_shapes(
-            cfg.vocab_size, cfg.embed_dim, cfg.context, cfg.hidden, cfg.direct,
-            cutoffs=cutoffs, div_value=cfg.adaptive_div_value,
+            cfg.vocab_size,
+            cfg.embed_dim,
+            cfg.context,
+            cfg.hidden,
+            cfg.direct,
+            cutoffs=cutoffs,
+            div_value=cfg.adaptive_div_value,
         )

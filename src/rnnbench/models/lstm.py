@@ -74,4 +74,6 @@ class LSTMLM(RecurrentLM):
     def shapes(self) -> Shapes:
         cfg = self.cfg
         cutoffs = cfg.adaptive_cutoffs if cfg.output == "adaptive" else None
-        return lstm_lm_shapes(cfg.vocab_size, cfg.embed_dim, cfg.hidden, cutoffs=cutoffs, div_value=cfg.adaptive_div_value)
+        return lstm_lm_shapes(
+            cfg.vocab_size, cfg.embed_dim, cfg.hidden, cutoffs=cutoffs, div_value=cfg.adaptive_div_value
+        )

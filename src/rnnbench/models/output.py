@@ -3,7 +3,9 @@
 Both layers give the same two operations:
   log_probs(h)          (..., V) full distribution (what `forward` returns)
   nll_sum(h, targets)   (sum of -log p(target), number of targets), targets == IGNORE_INDEX skipped;
-                        computed without materialising the full distribution where the layer allows it.
+                        the training loss: a fused linear + cross-entropy with a hand-written backward
+                        (LinearCrossEntropy), over the whole vocabulary or, adaptive, over the head and
+                        only the tail clusters that hold targets.
 The adaptive softmax (Grave et al. 2017) factorises p(w) = p(cluster | h) p(w | cluster, h); both factors are
 softmaxes, so the product is a normalised distribution and perplexity from it is exact, not an estimate.
 """
@@ -13,6 +15,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 from torch import nn
+from torch.autograd.function import once_differentiable
 
 from rnnbench.params import adaptive_softmax_shapes
 
@@ -28,6 +31,7 @@ class FullSoftmax(nn.Module):
         self.b_y = nn.Parameter(torch.zeros(vocab_size))
         # Small uniform init, as in PyTorch's word_language_model decoder.
         nn.init.uniform_(self.V, -0.1, 0.1)
+        self.workspace = Workspace()
 
     def logits(self, h: torch.Tensor, extra_logits: torch.Tensor | None = None) -> torch.Tensor:
         z = F.linear(h, self.V, self.b_y)  # (..., V)
@@ -42,46 +46,67 @@ class FullSoftmax(nn.Module):
         flat_targets = targets.reshape(-1)  # (N,)
         n = int((flat_targets != IGNORE_INDEX).sum())
         if extra_logits is None:
-            total = LinearCrossEntropy.apply(h.reshape(-1, h.shape[-1]), self.V, self.b_y, flat_targets)
+            total = LinearCrossEntropy.apply(h.reshape(-1, h.shape[-1]), self.V, self.b_y, flat_targets, self.workspace)
             return total, n
         z = self.logits(h, extra_logits)  # (..., V)
         total = F.cross_entropy(z.reshape(-1, z.shape[-1]), flat_targets, ignore_index=IGNORE_INDEX, reduction="sum")
         return total, n
 
 
+class Workspace:
+    """A scratch (rows, cols) matrix reused from call to call, for (N, K) scores that live only inside one
+    forward or one backward. A fresh 28 MB tensor per use (700 x 10,000 floats) costs more in page faults
+    than the exp over it; reusing one buffer removes that cost. Not shared across threads."""
+
+    def __init__(self) -> None:
+        self._buffer: torch.Tensor | None = None
+
+    def get(self, rows: int, cols: int, like: torch.Tensor) -> torch.Tensor:
+        buf = self._buffer
+        if buf is None or buf.numel() < rows * cols or buf.dtype != like.dtype or buf.device != like.device:
+            buf = self._buffer = torch.empty(rows * cols, dtype=like.dtype, device=like.device)
+        return buf[: rows * cols].view(rows, cols)
+
+
 class LinearCrossEntropy(torch.autograd.Function):
     """sum_i -log softmax(W h_i + b)[t_i] over targets != IGNORE_INDEX, with a hand-written backward.
 
     Same value and gradients as cross_entropy(linear(h, W, b), t, reduction="sum"), with fewer passes over
-    the (N, K) logits, which dominate a 10k-word softmax (bias may be None):
-      forward   z = h W^T + b;  lse_i = log sum_k exp z_ik;  loss = sum_i (lse_i - z_i,t_i)
-      backward  dz = softmax(z) - onehot(t) from the saved z and lse (no log-softmax tensor, no zero-filled
-                one-hot gradient); dh = dz W,  dW = dz^T h,  db = sum_i dz_i  (each times the incoming gradient)
+    the (N, K) scores, which dominate a 10k-word softmax, and one fresh (N, K) tensor instead of four:
+      forward   z = h W^T + b  (in the workspace);  l = log_softmax(z)  (saved);  loss = -sum_i l_i,t_i
+      backward  dz = exp(l) - onehot(t)  (in the workspace; no zero-filled one-hot, no log-softmax backward);
+                dh = dz W,  dW = dz^T h,  db = sum_i dz_i  (each times the incoming gradient)
+    bias may be None. l is never modified, so a graph kept with retain_graph=True can be run backward again.
     """
 
     @staticmethod
-    def forward(ctx, h: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, targets: torch.Tensor):
-        logits = h @ weight.t() if bias is None else torch.addmm(bias, h, weight.t())  # (N, K)
-        lse = torch.logsumexp(logits, dim=1)  # (N,)
+    def forward(ctx, h, weight, bias, targets, workspace: Workspace):
+        logits = workspace.get(h.shape[0], weight.shape[0], h)  # (N, K)
+        if bias is None:
+            torch.mm(h, weight.t(), out=logits)
+        else:
+            torch.addmm(bias, h, weight.t(), out=logits)
+        log_p = F.log_softmax(logits, dim=1)  # (N, K)
         keep = targets != IGNORE_INDEX  # (N,)
         safe_targets = torch.where(keep, targets, 0)  # (N,) ignored rows point at class 0, then get zeroed
-        picked = logits.gather(1, safe_targets.unsqueeze(1)).squeeze(1)  # (N,)
-        ctx.save_for_backward(h, weight, logits, lse, safe_targets, keep)
-        return torch.where(keep, lse - picked, 0.0).sum()
+        picked = log_p.gather(1, safe_targets.unsqueeze(1)).squeeze(1)  # (N,)
+        ctx.save_for_backward(h, weight, log_p, safe_targets, keep)
+        ctx.workspace = workspace
+        return -torch.where(keep, picked, 0.0).sum()
 
     @staticmethod
-    def backward(ctx, grad: torch.Tensor):
-        h, weight, logits, lse, safe_targets, keep = ctx.saved_tensors
-        # A fresh buffer, not z's: a graph kept with retain_graph=True can be run backward again.
-        dz = torch.sub(logits, lse.unsqueeze(1)).exp_()  # (N, K) softmax
-        dz.scatter_add_(1, safe_targets.unsqueeze(1), torch.full_like(lse, -1.0).unsqueeze(1))  # minus one-hot
+    @once_differentiable
+    def backward(ctx, grad):
+        h, weight, log_p, safe_targets, keep = ctx.saved_tensors
+        dz = torch.exp(log_p, out=ctx.workspace.get(*log_p.shape, log_p))  # (N, K) softmax
+        dz.scatter_add_(1, safe_targets.unsqueeze(1), torch.full_like(log_p[:, :1], -1.0))  # minus one-hot
         if not bool(keep.all()):
             dz[~keep] = 0.0
         # Scale the small results rather than the (N, K) matrix.
         grad_h = (dz @ weight).mul_(grad) if ctx.needs_input_grad[0] else None  # (N, H)
         grad_w = (dz.t() @ h).mul_(grad) if ctx.needs_input_grad[1] else None  # (K, H)
         grad_b = dz.sum(0).mul_(grad) if ctx.needs_input_grad[2] else None  # (K,)
-        return grad_h, grad_w, grad_b, None
+        return grad_h, grad_w, grad_b, None, None
 
 
 class AdaptiveSoftmax(nn.Module):
@@ -101,6 +126,7 @@ class AdaptiveSoftmax(nn.Module):
             in_features, vocab_size, list(cutoffs), div_value=div_value, head_bias=True
         )
         self.bounds = (*cutoffs, vocab_size)
+        self.workspace = Workspace()  # shared by head and tails: each use ends before the next begins
 
     def log_probs(self, h: torch.Tensor, extra_logits: torch.Tensor | None = None) -> torch.Tensor:
         _refuse_extra(extra_logits)
@@ -127,10 +153,10 @@ class AdaptiveSoftmax(nn.Module):
             head_targets[rows] = shortlist + c
             proj, out = self.adaptive.tail[c]
             z = proj(flat.index_select(0, rows))  # (n_c, H / div^(c+1))
-            tail_nll = LinearCrossEntropy.apply(z, out.weight, None, t.index_select(0, rows) - low)
+            tail_nll = LinearCrossEntropy.apply(z, out.weight, None, t.index_select(0, rows) - low, self.workspace)
             total = tail_nll if total is None else total + tail_nll
         head = self.adaptive.head
-        head_nll = LinearCrossEntropy.apply(flat, head.weight, head.bias, head_targets)
+        head_nll = LinearCrossEntropy.apply(flat, head.weight, head.bias, head_targets, self.workspace)
         return (head_nll if total is None else head_nll + total), n
 
 
@@ -147,4 +173,3 @@ def build_output(
     if kind == "adaptive":
         return AdaptiveSoftmax(in_features, vocab_size, cutoffs, div_value)
     raise ValueError(f"output must be 'full' or 'adaptive', got {kind!r}")
-

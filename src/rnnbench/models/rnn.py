@@ -27,6 +27,7 @@ from torch.func import functional_call
 from rnnbench.models.base import ACTIVATION_FUNCTIONS, FAST_ACTIVATIONS, ModelConfig, RecurrentLM
 from rnnbench.params import Shapes, rnn_lm_shapes
 
+
 class ElmanCell(nn.Module):
     """One step: h_t = act(W x_t + U h_{t-1} + b_h). Returns (h_t, h_t): the output is the state."""
 
@@ -85,4 +86,6 @@ class ElmanLM(RecurrentLM):
     def shapes(self) -> Shapes:
         cfg = self.cfg
         cutoffs = cfg.adaptive_cutoffs if cfg.output == "adaptive" else None
-        return rnn_lm_shapes(cfg.vocab_size, cfg.embed_dim, cfg.hidden, cutoffs=cutoffs, div_value=cfg.adaptive_div_value)
+        return rnn_lm_shapes(
+            cfg.vocab_size, cfg.embed_dim, cfg.hidden, cutoffs=cutoffs, div_value=cfg.adaptive_div_value
+        )

@@ -1,0 +1,243 @@
+"""Tokens/s of one RNN LM training step (forward + backward + SGD step), ours against a plain loop.
+
+    python benchmarks/bench_rnn_step.py [--threads 2] [--steps 20] [--rounds 3] [--tokens zipf|uniform]
+
+Shapes are PTB-sized: |V| = 10,000, d = H = 200, batch 20, bptt 35 (700 tokens per step). Contenders:
+  plain            nn.Embedding + nn.RNN + nn.Linear + cross-entropy (PyTorch's word_language_model)
+  ours full        rnnbench ElmanLM, impl="fast", full softmax
+  ours adaptive    rnnbench ElmanLM, impl="fast", adaptive softmax, one row per candidate cutoffs
+Every contender takes the same steps: zero grads, nll of a (bptt, batch) segment with the state carried in
+(detached, as truncated BPTT does), backward, torch.optim.SGD step. The state is carried and detached the same way.
+
+Tokens are drawn at random from a Zipf law over ids (ids are ordered by descending frequency, as in
+rnnbench.data.vocab), which is how a real corpus spreads its tokens over an adaptive softmax's clusters;
+--tokens uniform puts 80% of them in the tail clusters instead (the adaptive softmax's worst case).
+
+FLOP rate: the machine's measured dense float32 matmul rate (best of several large square matmuls, same
+thread count). Each step's FLOPs are counted analytically: 2 FLOPs per multiply-add in every matmul of the
+forward pass, twice that for the backward pass (gradients w.r.t. inputs and weights), plus 2 per parameter
+for the SGD update; elementwise work (tanh, softmax, embedding lookup) is not counted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import time
+from collections.abc import Callable
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from rnnbench.models import ModelConfig, build_model
+
+
+class PlainRNNLM(nn.Module):
+    """The reference point: PyTorch's word_language_model RNN_TANH, one layer, no dropout."""
+
+    def __init__(self, vocab_size: int, embed_dim: int, hidden: int):
+        super().__init__()
+        self.encoder = nn.Embedding(vocab_size, embed_dim)
+        self.rnn = nn.RNN(embed_dim, hidden, nonlinearity="tanh")
+        self.decoder = nn.Linear(hidden, vocab_size)
+        nn.init.uniform_(self.encoder.weight, -0.1, 0.1)
+        nn.init.uniform_(self.decoder.weight, -0.1, 0.1)
+        nn.init.zeros_(self.decoder.bias)
+
+    def forward(self, tokens: torch.Tensor, h: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        emb = self.encoder(tokens)  # (T, B, d)
+        out, h = self.rnn(emb, h)  # (T, B, H), (1, B, H)
+        return self.decoder(out), h  # (T, B, V)
+
+
+def sample_tokens(n: int, vocab_size: int, kind: str, generator: torch.Generator) -> torch.Tensor:
+    if kind == "uniform":
+        return torch.randint(0, vocab_size, (n,), generator=generator)
+    ranks = torch.arange(1, vocab_size + 1, dtype=torch.float64)
+    return torch.multinomial(1.0 / ranks, n, replacement=True, generator=generator)  # Zipf, exponent 1
+
+
+def matmul_flop_rate(n: int = 2048, repeats: int = 5) -> float:
+    a, b = torch.randn(n, n), torch.randn(n, n)
+    a @ b  # warm-up
+    best = float("inf")
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        a @ b
+        best = min(best, time.perf_counter() - t0)
+    return 2 * n**3 / best
+
+
+def recurrent_flops(tokens: int, d: int, h: int) -> float:
+    return tokens * (2 * d * h + 2 * h * h)  # W x_t and U h_{t-1}, forward only
+
+
+def full_output_flops(tokens: int, h: int, vocab: int) -> float:
+    return tokens * 2 * h * vocab
+
+
+def adaptive_output_flops(targets: torch.Tensor, h: int, vocab: int, cutoffs: tuple[int, ...], div: float) -> float:
+    """The head for every token; tail cluster i only for the tokens whose target falls in it (as torch computes)."""
+    bounds = [*cutoffs, vocab]
+    flops = targets.numel() * 2 * h * (cutoffs[0] + len(cutoffs))
+    for i in range(len(cutoffs)):
+        in_cluster = int(((targets >= bounds[i]) & (targets < bounds[i + 1])).sum())
+        proj = int(h // div ** (i + 1))
+        flops += in_cluster * 2 * (h * proj + proj * (bounds[i + 1] - bounds[i]))
+    return flops
+
+
+def training_flops(forward_matmul: float, n_params: int) -> float:
+    return 3 * forward_matmul + 2 * n_params
+
+
+def time_interleaved(steps: dict[str, Callable[[int], None]], n_steps: int, warmup: int, rounds: int) -> dict:
+    """Seconds per step of each contender: the best and the median round, rounds interleaved across contenders
+    so that load from other processes falls on all of them alike."""
+    for step in steps.values():
+        for i in range(warmup):
+            step(i)
+    per_round: dict[str, list[float]] = {name: [] for name in steps}
+    for r in range(rounds):
+        for name, step in steps.items():
+            t0 = time.perf_counter()
+            for i in range(n_steps):
+                step(r * n_steps + i)
+            per_round[name].append((time.perf_counter() - t0) / n_steps)
+    return {name: (min(v), statistics.median(v)) for name, v in per_round.items()}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--vocab", type=int, default=10_000)
+    parser.add_argument("--embed", type=int, default=200)
+    parser.add_argument("--hidden", type=int, default=200)
+    parser.add_argument("--batch", type=int, default=20)
+    parser.add_argument("--bptt", type=int, default=35)
+    parser.add_argument("--steps", type=int, default=5, help="timed steps per round")
+    parser.add_argument("--rounds", type=int, default=10)
+    parser.add_argument("--warmup", type=int, default=2)
+    parser.add_argument("--tokens", choices=("zipf", "uniform"), default="zipf")
+    parser.add_argument(
+        "--cutoffs",
+        nargs="+",
+        default=["2000,6000", "1000,5000", "1000,3000", "500,2500", "2000"],
+        help="adaptive softmax cutoffs to try, each comma-separated",
+    )
+    parser.add_argument("--div-value", type=float, default=4.0)
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(0)
+
+    V, d, H, B, T = args.vocab, args.embed, args.hidden, args.batch, args.bptt
+    n_segments = 8  # distinct batches cycled through, so no step sees cached inputs only
+    gen = torch.Generator().manual_seed(0)
+    stream = sample_tokens(n_segments * B * T + B, V, args.tokens, gen)
+    segments = [
+        (stream[k * B * T : (k + 1) * B * T].view(T, B), stream[k * B * T + B : (k + 1) * B * T + B].view(T, B))
+        for k in range(n_segments)
+    ]  # (inputs (T, B), targets (T, B)) pairs
+    all_targets = torch.stack([t for _, t in segments])
+    lr = 0.1
+
+    peak = matmul_flop_rate()
+    rec = recurrent_flops(B * T, d, H)
+    full_flops = rec + full_output_flops(B * T, H, V)
+    contenders: dict[str, Callable[[int], None]] = {}
+    flops: dict[str, float] = {}
+    n_params: dict[str, int] = {}
+
+    # -- plain loop
+    plain = PlainRNNLM(V, d, H)
+    plain_opt = torch.optim.SGD(plain.parameters(), lr=lr)
+    plain_h = {"h": torch.zeros(1, B, H)}
+
+    def plain_step(i: int) -> None:
+        x, y = segments[i % n_segments]
+        plain_opt.zero_grad(set_to_none=True)
+        logits, h = plain(x, plain_h["h"])  # (T, B, V)
+        loss = F.cross_entropy(logits.view(-1, V), y.reshape(-1))
+        loss.backward()
+        plain_opt.step()
+        plain_h["h"] = h.detach()
+
+    name = "plain nn.RNN loop, full softmax"
+    contenders[name], flops[name] = plain_step, full_flops
+    n_params[name] = sum(p.numel() for p in plain.parameters())
+
+    # -- ours
+    def our_step(cfg: ModelConfig) -> tuple[Callable[[int], None], int]:
+        model = build_model(cfg)
+        optimizer = torch.optim.SGD(model.parameters(), lr=lr)
+        carry = {"state": model.init_state(B)}
+
+        def step(i: int) -> None:
+            x, y = segments[i % n_segments]
+            optimizer.zero_grad(set_to_none=True)
+            loss, _, new_state = model.nll(x, y, carry["state"])
+            loss.backward()
+            optimizer.step()
+            carry["state"] = new_state.detach()
+
+        return step, model.count_parameters()
+
+    name = "rnnbench ElmanLM, full softmax"
+    contenders[name], n_params[name] = our_step(ModelConfig("rnn", V, embed_dim=d, hidden=H, output="full"))
+    flops[name] = full_flops
+    adaptive_names = []
+    for spec in args.cutoffs:
+        cutoffs = tuple(int(c) for c in spec.split(","))
+        cfg = ModelConfig(
+            "rnn",
+            V,
+            embed_dim=d,
+            hidden=H,
+            output="adaptive",
+            adaptive_cutoffs=cutoffs,
+            adaptive_div_value=args.div_value,
+        )
+        name = f"rnnbench ElmanLM, adaptive {list(cutoffs)}"
+        contenders[name], n_params[name] = our_step(cfg)
+        flops[name] = rec + adaptive_output_flops(all_targets, H, V, cutoffs, args.div_value) / n_segments
+        adaptive_names.append(name)
+
+    load_before = os.getloadavg()[0]
+    times = time_interleaved(contenders, args.steps, args.warmup, args.rounds)
+    load_after = os.getloadavg()[0]
+    peak = max(peak, matmul_flop_rate())  # measured before and after the runs: the better of the two
+
+    tokens_per_step = B * T
+    plain_name, full_name = list(contenders)[:2]
+    base = times[plain_name][0]
+    print(
+        f"torch {torch.__version__}, {torch.get_num_threads()} threads; |V|={V} d={d} H={H} batch={B} bptt={T}; "
+        f"{args.tokens} tokens; {args.rounds} interleaved rounds x {args.steps} steps; "
+        f"load average {load_before:.2f} before, {load_after:.2f} after"
+    )
+    print(f"measured dense float32 matmul rate: {peak / 1e9:.1f} GFLOP/s (2048 x 2048 @ 2048 x 2048)")
+    print("best round (median round in brackets); training FLOPs counted analytically")
+    print(
+        f"{'model':<42} {'params':>10} {'ms/step':>15} {'tokens/s':>9} {'vs plain':>8} {'GFLOP/step':>10} {'of matmul':>9}"
+    )
+    for name in contenders:
+        best, median = times[name]
+        step_flops = training_flops(flops[name], n_params[name])
+        print(
+            f"{name:<42} {n_params[name]:>10,} {best * 1e3:>6.1f} [{median * 1e3:>6.1f}] "
+            f"{tokens_per_step / best:>9,.0f} {base / best:>7.2f}x {step_flops / 1e9:>10.2f} "
+            f"{100 * step_flops / best / peak:>8.1f}%"
+        )
+    full = times[full_name][0]
+    fastest = min(adaptive_names, key=lambda n: times[n][0])
+    print(f"target full softmax no slower than plain: {'met' if full <= base else 'NOT met'} ({base / full:.2f}x)")
+    print(
+        f"target adaptive at least 4x plain: {'met' if base / times[fastest][0] >= 4 else 'NOT met'} "
+        f"(fastest: {fastest}, {base / times[fastest][0]:.2f}x)"
+    )
+
+
+if __name__ == "__main__":
+    main()
