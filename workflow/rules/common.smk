@@ -15,10 +15,7 @@ DATA_DIR = CFG.data_dir  # None: the loader falls back to $RNNBENCH_DATA, then d
 # Snakemake lists --configfile files first and the Snakefile's own last; record them in the order they
 # were merged (each overriding the ones before it), relative to the working directory.
 _CONFIG_FILES = [os.path.relpath(f) for f in workflow.configfiles]
-PROVENANCE = {
-    "config": config,
-    "config_files": _CONFIG_FILES[-1:] + _CONFIG_FILES[:-1],
-}
+CONFIG_FILES = _CONFIG_FILES[-1:] + _CONFIG_FILES[:-1]
 
 wildcard_constraints:
     run_id=r"[a-z]+-[a-z]+-[0-9a-f]{10}",
@@ -42,5 +39,7 @@ def study_about(study):
 
 
 def provenance_for(rule):
-    files = " ".join(f"--configfile {f}" for f in PROVENANCE["config_files"])
-    return {**PROVENANCE, "command": f"snakemake {files} (rule {rule})"}
+    """Config files and command of a job's provenance record. The config itself reaches the job as
+    `snakemake.config`, not as a param: a param would make every table rerun when any study changes."""
+    files = " ".join(f"--configfile {f}" for f in CONFIG_FILES)
+    return {"config_files": CONFIG_FILES, "command": f"snakemake {files} (rule {rule})"}

@@ -1,4 +1,9 @@
 from rnnbench import jobs
 
 jobs.log_to(snakemake.log[0])
-jobs.benchmark_table(snakemake.params.run_ids, list(snakemake.input), snakemake.output[0], provenance=snakemake.params.provenance)
+jobs.benchmark_table(
+    snakemake.params.run_ids,
+    list(snakemake.input),
+    snakemake.output[0],
+    provenance={**snakemake.params.provenance, "config": snakemake.config},
+)

@@ -9,5 +9,5 @@ jobs.study_figure(
     metric=snakemake.params.metric,
     hue=snakemake.params.hue,
     title=snakemake.params.title,
-    provenance=snakemake.params.provenance,
+    provenance={**snakemake.params.provenance, "config": snakemake.config},
 )

@@ -8,5 +8,5 @@ jobs.study_summary(
     list(snakemake.input),
     snakemake.output[0],
     about=snakemake.params.about,
-    provenance=snakemake.params.provenance,
+    provenance={**snakemake.params.provenance, "config": snakemake.config},
 )

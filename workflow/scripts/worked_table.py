@@ -1,4 +1,8 @@
 from rnnbench import jobs
 
 jobs.log_to(snakemake.log[0])
-jobs.worked_table(snakemake.wildcards.name, snakemake.output[0], provenance=snakemake.params.provenance)
+jobs.worked_table(
+    snakemake.wildcards.name,
+    snakemake.output[0],
+    provenance={**snakemake.params.provenance, "config": snakemake.config},
+)
