@@ -159,6 +159,19 @@ def test_any_semantic_change_makes_a_new_run_id(change):
     assert RunConfig.from_settings(change).run_id != RunConfig.from_settings({}).run_id
 
 
+@pytest.mark.parametrize(
+    ("base", "unused"),
+    [
+        ({"family": "rnn"}, {"context": 8}),
+        ({"family": "ff"}, {"bptt": 5}),
+        ({"family": "ff"}, {"impl": "reference"}),
+        ({"output": "full"}, {"adaptive_cutoffs": [10, 20]}),
+    ],
+)
+def test_a_setting_the_model_does_not_read_does_not_change_the_run_id(base, unused):
+    assert RunConfig.from_settings({**base, **unused}).run_id == RunConfig.from_settings(base).run_id
+
+
 def test_corpus_options_change_the_run_id_and_the_corpus_key():
     a = RunConfig.from_settings({"corpus": "agreement", "corpus_options": {"seed": 1, "max_distance": 10}})
     b = RunConfig.from_settings({"corpus": "agreement", "corpus_options": {"max_distance": 10, "seed": 1}})

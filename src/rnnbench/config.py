@@ -144,8 +144,16 @@ class RunConfig:
         return f"{self.corpus}-{digest}"
 
     def settings(self) -> dict[str, Any]:
-        """Every setting that can change the result (all but NON_SEMANTIC_SETTINGS)."""
-        return {k: v for k, v in self.to_dict().items() if k not in NON_SEMANTIC_SETTINGS}
+        """Every setting that can change this run's result: all but NON_SEMANTIC_SETTINGS and those its
+        model does not read, so that two studies differing only there share the run."""
+        unused = set(NON_SEMANTIC_SETTINGS)
+        if self.family == "ff":
+            unused |= {"bptt", "impl"}  # windows, not segments; no recurrence
+        else:
+            unused |= {"context", "direct"}
+        if self.output == "full":
+            unused.add("adaptive_cutoffs")
+        return {k: v for k, v in self.to_dict().items() if k not in unused}
 
     @property
     def run_id(self) -> str:

@@ -36,7 +36,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from rnnbench.config import NON_SEMANTIC_SETTINGS, RunConfig
+from rnnbench.config import RunConfig
 from rnnbench.data.batching import batchify, bptt_segments, ngram_windows, sentence_batches
 from rnnbench.data.corpora import Corpus, load_corpus
 from rnnbench.evaluate import Likelihood, agreement_by_distance, perplexity, sentence_likelihood, stream_likelihood
@@ -431,7 +431,7 @@ def _load_checkpoint(path: Path, cfg: RunConfig):
     saved = torch.load(path, weights_only=False)
     # Compared as the run id is: a rerun with more threads (another machine, a cluster) resumes.
     current = cfg.settings()
-    written = {k: v for k, v in saved["config"].items() if k not in NON_SEMANTIC_SETTINGS}
+    written = RunConfig.from_settings(saved["config"]).settings()
     if written != current:
         raise ValueError(
             f"{path} was written for a different configuration; remove it to start this run afresh "
