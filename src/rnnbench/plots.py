@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import textwrap
+
 import matplotlib
 
 matplotlib.use("Agg")  # figures are files; no screen is needed or assumed
@@ -37,14 +39,18 @@ def study_figure(
     plot = sns.lineplot if numeric else sns.pointplot
     kwargs = {"marker": "o"} if numeric else {"linestyle": "-"}
     plot(data=data, x=x, y="value", hue=hue, errorbar=("pi", 100), ax=ax, **kwargs)
+    values = sorted(data[x].unique())
     # A log axis only for positive values: on one, a setting of 0 (ff hidden = 0) would silently vanish.
-    if numeric and data[x].nunique() > 1 and data[x].min() > 0 and data[x].max() / data[x].min() >= 16:
+    if numeric and len(values) > 1 and values[0] > 0 and values[-1] / values[0] >= 16:
         ax.set_xscale("log", base=2)
-        ax.set_xticks(sorted(data[x].unique()), labels=[f"{v:g}" for v in sorted(data[x].unique())])
+    if numeric and len(values) <= 12:
+        ax.set_xticks(values, labels=[f"{v:g}" for v in values])  # ticks at the settings that were run
     ax.set_xlabel(x)
     ax.set_ylabel(METRIC_LABELS.get(metric, metric))
-    subtitle = f"{len(diverged)} run(s) diverged and are not shown" if len(diverged) else ""
-    ax.set_title("\n".join(t for t in (title, subtitle) if t), fontsize=9)
+    lines = textwrap.wrap(title, 60)  # fits the 5-inch figure at 9 pt
+    if len(diverged):
+        lines.append(f"{len(diverged)} run(s) diverged and are not shown")
+    ax.set_title("\n".join(lines), fontsize=9)
     if source:
         fig.text(0.01, 0.005, source, fontsize=6, color="0.4", ha="left", va="bottom")
         fig.get_layout_engine().set(h_pad=0.12)
