@@ -118,15 +118,7 @@ def rnn_lm_shapes(
 
     One recurrent bias b_h (torch's nn.RNN has two, b_ih and b_hh; ours keeps the second at zero, unlearned).
     """
-    _check_positive(vocab_size=vocab_size, embed_dim=embed_dim, hidden=hidden)
-    shapes: Shapes = {
-        "embedding": (vocab_size, embed_dim),
-        "W": (hidden, embed_dim),
-        "U": (hidden, hidden),
-        "b_h": (hidden,),
-    }
-    shapes.update(_output_shapes(vocab_size, hidden, cutoffs, div_value))
-    return shapes
+    return _recurrent_lm_shapes(vocab_size, embed_dim, hidden, gates=1, bias="b_h", cutoffs=cutoffs, div_value=div_value)
 
 
 def lstm_lm_shapes(
@@ -141,12 +133,19 @@ def lstm_lm_shapes(
 
     W (4H, d), U (4H, H), one bias b (4H) as for the Elman cell; the output layer reads h_t as before.
     """
+    return _recurrent_lm_shapes(vocab_size, embed_dim, hidden, gates=4, bias="b", cutoffs=cutoffs, div_value=div_value)
+
+
+def _recurrent_lm_shapes(
+    vocab_size: int, embed_dim: int, hidden: int, *, gates: int, bias: str, cutoffs: Sequence[int] | None, div_value: float
+) -> Shapes:
+    """Embedding, then `gates` stacked blocks of W (H, d), U (H, H) and one bias, then the output layer."""
     _check_positive(vocab_size=vocab_size, embed_dim=embed_dim, hidden=hidden)
     shapes: Shapes = {
         "embedding": (vocab_size, embed_dim),
-        "W": (4 * hidden, embed_dim),
-        "U": (4 * hidden, hidden),
-        "b": (4 * hidden,),
+        "W": (gates * hidden, embed_dim),
+        "U": (gates * hidden, hidden),
+        bias: (gates * hidden,),
     }
     shapes.update(_output_shapes(vocab_size, hidden, cutoffs, div_value))
     return shapes
