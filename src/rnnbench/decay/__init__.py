@@ -1,0 +1,62 @@
+"""Gradient-decay curves measured on real networks, next to the rates theory predicts.
+
+    networks   untrained Elman RNNs at a given spectral radius, the linear RNN, token windows of a corpus
+    measure    ||dL_T/dh_t||, ||dL_T/dx_t|| for every t in one backward pass; forward perturbation of x_1
+    rates      measured slope of log-norm vs distance beside log ||diag(f') U||, Pascanu's bound, log rho(U)
+    passage    the chapter's 47-word passage: the blame for the last word reaching "partner"
+
+Everything here takes a model and tokens and returns tables; nothing reads or writes files.
+"""
+
+from rnnbench.decay.measure import (
+    QUANTILES,
+    backward_decay,
+    check_recurrent,
+    direction,
+    forward_decay,
+    naive_backward_decay,
+    states_from,
+    summarise,
+)
+from rnnbench.decay.networks import make_linear, sequences, set_spectral_radius, spectral_radius, untrained_rnn
+from rnnbench.decay.passage import PASSAGE, PASSAGE_TARGET, passage_decay, ptb_words
+from rnnbench.decay.rates import (
+    FIT_MAX,
+    FIT_SKIP,
+    MAX_SLOPE,
+    UNDERFLOW_MARGIN,
+    fit_rate,
+    forward_rates,
+    predicted_rates,
+    rates,
+    step_jacobian_norms,
+)
+
+__all__ = [
+    "FIT_MAX",
+    "FIT_SKIP",
+    "MAX_SLOPE",
+    "PASSAGE",
+    "PASSAGE_TARGET",
+    "QUANTILES",
+    "UNDERFLOW_MARGIN",
+    "backward_decay",
+    "check_recurrent",
+    "direction",
+    "fit_rate",
+    "forward_decay",
+    "forward_rates",
+    "make_linear",
+    "naive_backward_decay",
+    "passage_decay",
+    "predicted_rates",
+    "ptb_words",
+    "rates",
+    "sequences",
+    "set_spectral_radius",
+    "spectral_radius",
+    "states_from",
+    "step_jacobian_norms",
+    "summarise",
+    "untrained_rnn",
+]

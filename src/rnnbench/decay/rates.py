@@ -1,0 +1,141 @@
+"""Rates: the measured slope of log-norm against distance beside the rates theory predicts.
+
+    measured        slope r of mean_n log ||g_d^(n)|| = c + r d, least squares over a stated distance range
+    jacobian        log mean_t ||diag(f'(a_t)) U||_2   along the measured trajectory (mean over steps, sequences)
+    jacobian_log    mean_t log ||diag(f'(a_t)) U||_2   (the log of the product of per-step norms, per step)
+    pascanu_bound   log(sigma_max(U) max f')           the bound no trajectory can exceed (Pascanu et al. 2013)
+    spectral_radius log rho(U)                         the chapter's eigenvalue story (as if f' = 1 everywhere)
+
+All are logs of a per-step factor: 0 is the edge, below 0 vanishing, above 0 exploding.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+import torch
+
+from rnnbench.decay.measure import states_from
+from rnnbench.decay.networks import spectral_radius
+from rnnbench.models import ElmanLM, RecurrentLM
+
+# Largest slope of each activation (tanh'(0) = 1, sigmoid'(0) = 1/4, relu' = 1): Pascanu's bound uses it.
+# "linear" is the identity, the chapter's scalar picture and the tests' exact case (see `make_linear`).
+MAX_SLOPE = {"tanh": 1.0, "sigmoid": 0.25, "relu": 1.0, "linear": 1.0}
+FIT_SKIP = 5  # the first steps from the loss carry the output layer's transient, not the recurrence's rate
+FIT_MAX = 100
+UNDERFLOW_MARGIN = 1e6  # norms below this many times the dtype's smallest normal number have lost precision
+
+
+def _usable(norms: pd.Series, dtype: torch.dtype) -> bool:
+    floor = UNDERFLOW_MARGIN * torch.finfo(dtype).tiny
+    return bool(np.all(np.isfinite(norms)) and np.all(norms > floor))
+
+
+def fit_rate(
+    table: pd.DataFrame,
+    *,
+    value: str = "norm",
+    fit: tuple[int, int] | None = None,
+    dtype: torch.dtype = torch.float32,
+) -> dict:
+    """Least-squares slope of mean log-norm (over sequences) against distance, for one quantity's rows.
+
+    Fit range: distances fit[0]..fit[1] (default FIT_SKIP..min(FIT_MAX, T-1)), cut short at the first
+    distance where any sequence's norm is not finite or has underflowed (below UNDERFLOW_MARGIN times the
+    dtype's smallest normal number). Sequences with no usable norm at distance 0 are left out. Returns rate,
+    intercept, the distances used, how many, and how many sequences.
+    """
+    d_max_seen = int(table["distance"].max())
+    lo, hi = fit if fit is not None else (FIT_SKIP, min(FIT_MAX, d_max_seen))
+    # A sequence whose loss has no gradient at all (a saturated softmax, p(y_T) = 1 in floating point) has
+    # nothing to decay: it is left out rather than cutting every sequence's fit at distance 0.
+    start = table[table["distance"] == 0].set_index("sequence")[value]
+    alive = [n for n, norm in start.items() if _usable(np.asarray([norm]), dtype)]
+    table = table[table["sequence"].isin(alive)]
+    distances, centres = [], []
+    for d, group in table[(table["distance"] >= lo) & (table["distance"] <= hi)].groupby("distance", sort=True):
+        if not _usable(group[value].to_numpy(), dtype):
+            break  # beyond an underflow every later norm is lost as well
+        distances.append(d)
+        centres.append(float(np.mean(np.log(group[value].to_numpy()))))
+    if len(distances) < 2:
+        return {
+            "rate": float("nan"), "intercept": float("nan"), "fit_from": lo, "fit_to": lo, "fit_points": 0,
+            "fit_sequences": len(alive),
+        }  # fmt: skip
+    slope, intercept = np.polyfit(np.asarray(distances, dtype=float), np.asarray(centres), 1)
+    return {
+        "rate": float(slope),
+        "intercept": float(intercept),
+        "fit_from": int(distances[0]),
+        "fit_to": int(distances[-1]),
+        "fit_points": len(distances),
+        "fit_sequences": len(alive),
+    }
+
+
+def step_jacobian_norms(model: ElmanLM, tokens: torch.Tensor, distances: Sequence[int]) -> torch.Tensor:
+    """||diag(f'(a_t)) U||_2 along the trajectory at the steps t = T - d + 1 that carry the gradient from
+    distance d - 1 to d, for each given d: (len(distances), N)."""
+    cell = model.cell
+    inputs = tokens[:-1]  # (T, N)
+    T = inputs.shape[0]
+    with torch.no_grad():
+        x = model.embedding(inputs)  # (T, N, d)
+        hs = states_from(model, x)  # (T, N, H)
+        h0 = model.init_state(inputs.shape[1])  # (N, H)
+        steps = torch.as_tensor([T - d for d in distances])  # 0-based index of step t = T - d + 1
+        h_prev = torch.stack([hs[s - 1] if s > 0 else h0 for s in steps.tolist()])  # (D, N, H)
+        pre = x[steps] @ cell.W.T + h_prev @ cell.U.T + cell.b_h  # (D, N, H): a_t
+    pre = pre.requires_grad_()
+    (slope,) = torch.autograd.grad(cell.act(pre).sum(), pre)  # (D, N, H): f'(a_t), elementwise
+    jac = slope[..., :, None] * cell.U.detach()  # (D, N, H, H): diag(f'(a_t)) U
+    return torch.linalg.matrix_norm(jac, ord=2)  # (D, N)
+
+
+def rates(model: RecurrentLM, tokens: torch.Tensor, curves: pd.DataFrame, *, fit: tuple[int, int] | None = None) -> pd.DataFrame:
+    """Measured vs predicted rates (log of the per-step factor), one row per measured quantity.
+
+    `curves` is `backward_decay(model, tokens)` (or a forward table with `value` columns: see `forward_rates`).
+    The predicted columns are for the Elman cell; for the LSTM, whose per-step Jacobian is not diag(f') U,
+    they are NaN.
+    """
+    dtype = next(model.parameters()).dtype
+    rows = []
+    for quantity, table in curves.groupby("quantity", sort=False):
+        row = {"quantity": quantity, **fit_rate(table, fit=fit, dtype=dtype)}
+        row.update(predicted_rates(model, tokens, row["fit_from"], row["fit_to"]))
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def predicted_rates(model: RecurrentLM, tokens: torch.Tensor, fit_from: int, fit_to: int) -> dict:
+    """The four predictions over the steps between distances fit_from and fit_to (NaN for the LSTM)."""
+    names = ("jacobian_rate", "jacobian_log_rate", "pascanu_rate", "radius_rate", "sigma_max", "rho", "max_slope")
+    if not isinstance(model, ElmanLM):
+        return dict.fromkeys(names, float("nan"))
+    U = model.cell.U.detach()
+    sigma = float(torch.linalg.matrix_norm(U.double(), ord=2))
+    rho = spectral_radius(U)
+    max_slope = MAX_SLOPE[model.cell.activation]
+    if fit_to > fit_from:
+        jac = step_jacobian_norms(model, tokens, range(fit_from + 1, fit_to + 1)).double()  # (D, N)
+        jacobian, jacobian_log = float(torch.log(jac.mean())), float(torch.log(jac).mean())
+    else:
+        jacobian = jacobian_log = float("nan")
+    return dict(
+        zip(names, (jacobian, jacobian_log, float(np.log(sigma * max_slope)), float(np.log(rho)), sigma, rho, max_slope))
+    )
+
+
+def forward_rates(model: RecurrentLM, tokens: torch.Tensor, forward: pd.DataFrame, *, fit: tuple[int, int] | None = None) -> pd.DataFrame:
+    """Measured forward rates (finite and JVP) per quantity; the predictions are those of the backward pass."""
+    dtype = next(model.parameters()).dtype
+    rows = []
+    for quantity, table in forward.groupby("quantity", sort=False):
+        for method in ("finite", "jvp"):
+            rows.append({"quantity": quantity, "method": method, **fit_rate(table, value=method, fit=fit, dtype=dtype)})
+    return pd.DataFrame(rows)
