@@ -136,6 +136,8 @@ def test_rates_of_a_linear_rnn_with_u_equal_a_identity_are_all_log_a(a):
         np.testing.assert_allclose(table[column], math.log(a), atol=1e-10, err_msg=column)
     assert (table["fit_from"] == 5).all() and (table["fit_to"] == 30).all() and (table["fit_points"] == 26).all()
     forward = decay.forward_rates(model, toks, decay.forward_decay(model, toks), fit=(5, 30))
+    for column in ("jacobian_rate", "jacobian_log_rate", "pascanu_rate", "radius_rate"):
+        np.testing.assert_allclose(forward[column], math.log(a), atol=1e-10, err_msg=column)
     h = forward[forward["quantity"] == "h"].set_index("method")["rate"]
     assert h["jvp"] == pytest.approx(math.log(a), abs=1e-10)
     # finite: a move of eps a^30 ~ 1e-13 on states of size 1 keeps only ~3 float64 digits at the far end
@@ -143,7 +145,7 @@ def test_rates_of_a_linear_rnn_with_u_equal_a_identity_are_all_log_a(a):
 
 
 def test_step_jacobian_of_tanh_is_tanh_slope_times_u():
-    # J_t = diag(1 - h_t^2) U: its spectral norm at the last step (distance 1 leads from h_T to h_{T-1}).
+    # J_t = diag(1 - h_t^2) U: its spectral norm at the last step t = T = 6.
     model = decay.untrained_rnn(vocab_size=VOCAB, radius=0.9, hidden=5, embed_dim=3, seed=0)
     toks = tokens(6, 1)
     with torch.no_grad():
@@ -151,7 +153,7 @@ def test_step_jacobian_of_tanh_is_tanh_slope_times_u():
         for x_t in model.embedding(toks[:-1]):
             h = torch.tanh(x_t @ model.cell.W.T + h @ model.cell.U.T + model.cell.b_h)
         expected = torch.linalg.matrix_norm((1 - h[0] ** 2)[:, None] * model.cell.U, ord=2)
-    got = decay.step_jacobian_norms(model, toks, [1])
+    got = decay.step_jacobian_norms(model, toks, [6])
     assert float(got[0, 0]) == pytest.approx(float(expected), rel=1e-12)
 
 
@@ -222,3 +224,43 @@ def test_passage_gradient_reaches_partner_through_a_tiny_vocabulary():
     # linear, U = 0.9 I: the blame reaching "partner" is 0.9^39 of the blame at "his"
     assert evidence["h_relative"].item() == pytest.approx(0.9**39, rel=1e-12)
     assert evidence["x_relative"].item() == pytest.approx(0.9**39, rel=1e-12)
+
+
+def test_an_untrained_point_gives_curves_and_rates_keyed_by_its_settings():
+    ids = np.arange(300) % VOCAB
+    spec = {"radius": 0.9, "activation": "tanh", "hidden": 6, "embed_dim": 4, "seed": 0}
+    curves, table = decay.decay_point(spec, ids, VOCAB, steps=30, count=3, keys={"radius": 0.9, "seed": 0})
+    assert list(curves.columns[:5]) == ["radius", "seed", "direction", "method", "quantity"]
+    assert set(zip(curves["direction"], curves["method"], curves["quantity"])) == {
+        ("backward", "one_pass", "h"), ("backward", "one_pass", "x"),
+        ("forward", "jvp", "h"), ("forward", "jvp", "log_probs"),
+        ("forward", "finite", "h"), ("forward", "finite", "log_probs"),
+    }  # fmt: skip
+    assert (curves.groupby(["direction", "method", "quantity"])["distance"].max() == 29).all()
+    assert (curves["count"] == 3).all()
+    assert len(table) == 2 + 4 and table["rate"].notna().all()
+    np.testing.assert_allclose(table["radius_rate"], math.log(0.9), rtol=1e-10)
+
+
+def test_a_trained_model_file_is_measured_on_its_own_vocabulary(tmp_path):
+    from rnnbench.config import RunConfig
+    from rnnbench.io import write_torch
+    from rnnbench.train import model_config
+
+    cfg = RunConfig.from_settings({"family": "lstm", "corpus": "ptb", "hidden": 5, "embed_dim": 4, "output": "full"})
+    torch.manual_seed(0)
+    model = build_model(model_config(cfg, VOCAB))
+    write_torch(tmp_path / "epoch-1.pt", {"config": cfg.to_dict(), "state_dict": model.state_dict()})
+    ids = np.arange(100) % VOCAB
+    curves, table = decay.decay_point(
+        tmp_path / "epoch-1.pt", ids, VOCAB, steps=12, count=2, keys={"run_id": "lstm-ptb-x", "epoch": 1}
+    )
+    assert set(curves["quantity"]) == {"h", "x", "c", "log_probs"} and (curves["run_id"] == "lstm-ptb-x").all()
+    assert table["pascanu_rate"].isna().all()  # the LSTM's step Jacobian is not diag(f') U
+    with pytest.raises(ValueError, match="reads 12 words but the corpus has 50"):
+        decay.decay_point(tmp_path / "epoch-1.pt", np.arange(100), 50, steps=12, count=2)
+
+
+def test_an_unknown_untrained_setting_is_named():
+    with pytest.raises(ValueError, match=r"unknown untrained-network settings \['radious'\]"):
+        decay.network({"radious": 0.9}, VOCAB, torch.float64)

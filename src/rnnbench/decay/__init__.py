@@ -4,10 +4,13 @@
     measure    ||dL_T/dh_t||, ||dL_T/dx_t|| for every t in one backward pass; forward perturbation of x_1
     rates      measured slope of log-norm vs distance beside log ||diag(f') U||, Pascanu's bound, log rho(U)
     passage    the chapter's 47-word passage: the blame for the last word reaching "partner"
+    analysis   one analysis point: a network source (untrained spec or a run's model file) and a split in,
+               the tidy curves and rates tables out
 
 Everything here takes a model and tokens and returns tables; nothing reads or writes files.
 """
 
+from rnnbench.decay.analysis import UNTRAINED_SETTINGS, analyse, decay_point, load_trained, network
 from rnnbench.decay.measure import (
     QUANTILES,
     backward_decay,
@@ -40,14 +43,19 @@ __all__ = [
     "PASSAGE_TARGET",
     "QUANTILES",
     "UNDERFLOW_MARGIN",
+    "UNTRAINED_SETTINGS",
+    "analyse",
     "backward_decay",
     "check_recurrent",
+    "decay_point",
     "direction",
     "fit_rate",
     "forward_decay",
     "forward_rates",
+    "load_trained",
     "make_linear",
     "naive_backward_decay",
+    "network",
     "passage_decay",
     "predicted_rates",
     "ptb_words",

@@ -77,43 +77,28 @@ def fit_rate(
     }
 
 
-def step_jacobian_norms(model: ElmanLM, tokens: torch.Tensor, distances: Sequence[int]) -> torch.Tensor:
-    """||diag(f'(a_t)) U||_2 along the trajectory at the steps t = T - d + 1 that carry the gradient from
-    distance d - 1 to d, for each given d: (len(distances), N)."""
+def step_jacobian_norms(model: ElmanLM, tokens: torch.Tensor, steps: Sequence[int]) -> torch.Tensor:
+    """||J_t||_2 = ||diag(f'(a_t)) U||_2 along the trajectory of `tokens`, at the given steps t (1-based):
+    (len(steps), N). The backward gradient crosses J_t going from distance T - t to T - t + 1; a move of x_1
+    crosses it going from distance t - 2 to t - 1."""
     cell = model.cell
     inputs = tokens[:-1]  # (T, N)
-    T = inputs.shape[0]
     with torch.no_grad():
         x = model.embedding(inputs)  # (T, N, d)
         hs = states_from(model, x)  # (T, N, H)
         h0 = model.init_state(inputs.shape[1])  # (N, H)
-        steps = torch.as_tensor([T - d for d in distances])  # 0-based index of step t = T - d + 1
-        h_prev = torch.stack([hs[s - 1] if s > 0 else h0 for s in steps.tolist()])  # (D, N, H)
-        pre = x[steps] @ cell.W.T + h_prev @ cell.U.T + cell.b_h  # (D, N, H): a_t
+        index = torch.as_tensor(list(steps)) - 1  # (D,): 0-based
+        h_prev = torch.stack([hs[i - 1] if i > 0 else h0 for i in index.tolist()])  # (D, N, H): h_{t-1}
+        pre = x[index] @ cell.W.T + h_prev @ cell.U.T + cell.b_h  # (D, N, H): a_t
     pre = pre.requires_grad_()
     (slope,) = torch.autograd.grad(cell.act(pre).sum(), pre)  # (D, N, H): f'(a_t), elementwise
     jac = slope[..., :, None] * cell.U.detach()  # (D, N, H, H): diag(f'(a_t)) U
     return torch.linalg.matrix_norm(jac, ord=2)  # (D, N)
 
 
-def rates(model: RecurrentLM, tokens: torch.Tensor, curves: pd.DataFrame, *, fit: tuple[int, int] | None = None) -> pd.DataFrame:
-    """Measured vs predicted rates (log of the per-step factor), one row per measured quantity.
-
-    `curves` is `backward_decay(model, tokens)` (or a forward table with `value` columns: see `forward_rates`).
-    The predicted columns are for the Elman cell; for the LSTM, whose per-step Jacobian is not diag(f') U,
-    they are NaN.
-    """
-    dtype = next(model.parameters()).dtype
-    rows = []
-    for quantity, table in curves.groupby("quantity", sort=False):
-        row = {"quantity": quantity, **fit_rate(table, fit=fit, dtype=dtype)}
-        row.update(predicted_rates(model, tokens, row["fit_from"], row["fit_to"]))
-        rows.append(row)
-    return pd.DataFrame(rows)
-
-
-def predicted_rates(model: RecurrentLM, tokens: torch.Tensor, fit_from: int, fit_to: int) -> dict:
-    """The four predictions over the steps between distances fit_from and fit_to (NaN for the LSTM)."""
+def predicted_rates(model: RecurrentLM, tokens: torch.Tensor, steps: Sequence[int]) -> dict:
+    """The four predictions, the Jacobian ones over the given steps t (NaN for the LSTM, whose per-step
+    Jacobian is not diag(f') U, and for the Jacobian ones when no step is given)."""
     names = ("jacobian_rate", "jacobian_log_rate", "pascanu_rate", "radius_rate", "sigma_max", "rho", "max_slope")
     if not isinstance(model, ElmanLM):
         return dict.fromkeys(names, float("nan"))
@@ -121,21 +106,40 @@ def predicted_rates(model: RecurrentLM, tokens: torch.Tensor, fit_from: int, fit
     sigma = float(torch.linalg.matrix_norm(U.double(), ord=2))
     rho = spectral_radius(U)
     max_slope = MAX_SLOPE[model.cell.activation]
-    if fit_to > fit_from:
-        jac = step_jacobian_norms(model, tokens, range(fit_from + 1, fit_to + 1)).double()  # (D, N)
+    if len(steps):
+        jac = step_jacobian_norms(model, tokens, steps).double()  # (D, N)
         jacobian, jacobian_log = float(torch.log(jac.mean())), float(torch.log(jac).mean())
     else:
         jacobian = jacobian_log = float("nan")
-    return dict(
-        zip(names, (jacobian, jacobian_log, float(np.log(sigma * max_slope)), float(np.log(rho)), sigma, rho, max_slope))
-    )
+    values = (jacobian, jacobian_log, float(np.log(sigma * max_slope)), float(np.log(rho)), sigma, rho, max_slope)
+    return dict(zip(names, values))
 
 
-def forward_rates(model: RecurrentLM, tokens: torch.Tensor, forward: pd.DataFrame, *, fit: tuple[int, int] | None = None) -> pd.DataFrame:
-    """Measured forward rates (finite and JVP) per quantity; the predictions are those of the backward pass."""
+def rates(
+    model: RecurrentLM, tokens: torch.Tensor, curves: pd.DataFrame, *, fit: tuple[int, int] | None = None
+) -> pd.DataFrame:
+    """Measured vs predicted rates (logs of the per-step factor) of a `backward_decay(model, tokens)` table,
+    one row per quantity. The Jacobian predictions average over the steps the fitted distances cross."""
+    dtype = next(model.parameters()).dtype
+    T = int(tokens.shape[0]) - 1
+    rows = []
+    for quantity, table in curves.groupby("quantity", sort=False):
+        row = {"quantity": quantity, **fit_rate(table, fit=fit, dtype=dtype)}
+        crossed = [T - d + 1 for d in range(row["fit_from"] + 1, row["fit_to"] + 1)] if row["fit_points"] else []
+        rows.append({**row, **predicted_rates(model, tokens, crossed)})
+    return pd.DataFrame(rows)
+
+
+def forward_rates(
+    model: RecurrentLM, tokens: torch.Tensor, forward: pd.DataFrame, *, fit: tuple[int, int] | None = None
+) -> pd.DataFrame:
+    """Measured vs predicted rates of a `forward_decay(model, tokens)` table, one row per quantity and method
+    (finite, jvp). The Jacobian predictions average over the steps the fitted distances cross going forward."""
     dtype = next(model.parameters()).dtype
     rows = []
     for quantity, table in forward.groupby("quantity", sort=False):
         for method in ("finite", "jvp"):
-            rows.append({"quantity": quantity, "method": method, **fit_rate(table, value=method, fit=fit, dtype=dtype)})
+            row = {"quantity": quantity, "method": method, **fit_rate(table, value=method, fit=fit, dtype=dtype)}
+            crossed = [d + 1 for d in range(row["fit_from"] + 1, row["fit_to"] + 1)] if row["fit_points"] else []
+            rows.append({**row, **predicted_rates(model, tokens, crossed)})
     return pd.DataFrame(rows)
