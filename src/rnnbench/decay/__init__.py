@@ -12,6 +12,7 @@ Everything here takes a model and tokens and returns tables; nothing reads or wr
 
 from rnnbench.decay.analysis import UNTRAINED_SETTINGS, analyse, decay_point, load_trained, network
 from rnnbench.decay.measure import (
+    OUTPUT_DISTANCES,
     QUANTILES,
     backward_decay,
     check_recurrent,
@@ -26,6 +27,7 @@ from rnnbench.decay.passage import PASSAGE, PASSAGE_TARGET, passage_decay, ptb_w
 from rnnbench.decay.rates import (
     FIT_MAX,
     FIT_SKIP,
+    JACOBIAN_STEPS,
     MAX_SLOPE,
     UNDERFLOW_MARGIN,
     fit_rate,
@@ -38,6 +40,8 @@ from rnnbench.decay.rates import (
 __all__ = [
     "FIT_MAX",
     "FIT_SKIP",
+    "JACOBIAN_STEPS",
+    "OUTPUT_DISTANCES",
     "MAX_SLOPE",
     "PASSAGE",
     "PASSAGE_TARGET",

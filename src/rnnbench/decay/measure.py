@@ -28,6 +28,7 @@ from rnnbench.models import ElmanLM, LSTMLM, RecurrentLM
 from rnnbench.models.base import unroll
 
 QUANTILES = (0.1, 0.9)
+OUTPUT_DISTANCES = 100  # the forward move of the output distribution is measured this far (see forward_decay)
 
 # --------------------------------------------------------------------------------------------------------------
 # Backward: the gradient of the last step's loss at every earlier state, in one backward pass.
@@ -157,14 +158,21 @@ def direction(dim: int, *, seed: int = 0, dtype: torch.dtype = torch.float64) ->
 
 
 def forward_decay(
-    model: RecurrentLM, tokens: torch.Tensor, *, eps: float = 1e-6, seed: int = 0, chunk: int = 50
+    model: RecurrentLM,
+    tokens: torch.Tensor,
+    *,
+    eps: float = 1e-6,
+    seed: int = 0,
+    output_distances: int = OUTPUT_DISTANCES,
+    chunk: int = 50,
 ) -> pd.DataFrame:
     """How far h_{1+d} and log p_{1+d} move per unit move of x_1 along a fixed seeded unit direction v.
 
-    Columns: sequence, quantity ("h" or "log_probs"), distance d (0 .. T-1), finite (||f(x_1 + eps v) -
-    f(x_1)|| / eps) and jvp (||J v||, exact, forward-mode autograd). Use float64 for a small eps. Output
-    distributions are computed `chunk` steps at a time, so a 10,000-word softmax over T steps never sits in
-    memory whole; the JVP through them is exact by the chain rule (the tangent of h_t carried to log p_t).
+    Columns: sequence, quantity ("h" or "log_probs"), distance d, finite (||f(x_1 + eps v) - f(x_1)|| / eps)
+    and jvp (||J v||, exact, forward-mode autograd). Use float64 for a small eps. h is measured at every
+    distance 0..T-1; the output distribution, a |V|-word softmax per step and sequence (most of the cost), at
+    distances 0..output_distances only, `chunk` steps at a time so that it never sits in memory whole. The
+    JVP through it is exact by the chain rule (the tangent of h_t carried on to log p_t).
     """
     model = check_recurrent(model)
     inputs = tokens[:-1]  # (T, N)
@@ -173,36 +181,29 @@ def forward_decay(
     v = direction(x.shape[-1], seed=seed, dtype=x.dtype)  # (d,)
     tangent = torch.zeros_like(x)
     tangent[0] = v  # only x_1 moves, the same way in every sequence
-
+    moved = x.clone()
+    moved[0] += eps * v
     with torch.no_grad():
-        hs = states_from(model, x)  # (T, N, H)
-        moved = x.clone()
-        moved[0] += eps * v
+        hs, dhs = torch.func.jvp(lambda inp: states_from(model, inp), (x,), (tangent,))  # (T, N, H) each
         hs_moved = states_from(model, moved)  # (T, N, H)
-    with torch.no_grad():
-        _, dhs = torch.func.jvp(lambda inp: states_from(model, inp), (x,), (tangent,))  # (T, N, H)
-
-    h_finite = (hs_moved - hs).norm(dim=-1) / eps  # (T, N)
-    h_jvp = dhs.norm(dim=-1)  # (T, N)
-    p_finite, p_jvp = [], []
-    with torch.no_grad():
-        for start in range(0, hs.shape[0], chunk):
-            part = slice(start, start + chunk)
+        p_finite, p_jvp = [], []
+        for start in range(0, min(hs.shape[0], output_distances + 1), chunk):
+            part = slice(start, min(start + chunk, output_distances + 1))
             base, dlogp = torch.func.jvp(model.output.log_probs, (hs[part],), (dhs[part],))  # (c, N, V) each
             p_finite.append((model.output.log_probs(hs_moved[part]) - base).norm(dim=-1) / eps)  # (c, N)
             p_jvp.append(dlogp.norm(dim=-1))  # (c, N)
     frames = []
-    T, N = h_jvp.shape
     for quantity, finite, jvp in (
-        ("h", h_finite, h_jvp),
-        ("log_probs", torch.cat(p_finite), torch.cat(p_jvp)),
+        ("h", (hs_moved - hs).norm(dim=-1) / eps, dhs.norm(dim=-1)),  # (T, N) each
+        ("log_probs", torch.cat(p_finite), torch.cat(p_jvp)),  # (D, N) each
     ):
+        D, N = jvp.shape
         frames.append(
             pd.DataFrame(
                 {
-                    "sequence": np.tile(np.arange(N), T),
+                    "sequence": np.tile(np.arange(N), D),
                     "quantity": quantity,
-                    "distance": np.repeat(np.arange(T), N),  # step 1 + d
+                    "distance": np.repeat(np.arange(D), N),  # step 1 + d
                     "finite": finite.double().cpu().numpy().ravel(),
                     "jvp": jvp.double().cpu().numpy().ravel(),
                 }

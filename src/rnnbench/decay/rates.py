@@ -27,6 +27,10 @@ MAX_SLOPE = {"tanh": 1.0, "sigmoid": 0.25, "relu": 1.0, "linear": 1.0}
 FIT_SKIP = 5  # the first steps from the loss carry the output layer's transient, not the recurrence's rate
 FIT_MAX = 100
 UNDERFLOW_MARGIN = 1e6  # norms below this many times the dtype's smallest normal number have lost precision
+# The Jacobian predictions average ||J_t|| over this many steps spread evenly over the fitted range (times all
+# N sequences): one SVD per step and sequence is most of the cost of a rates table, and the mean of a few
+# hundred samples is already steady.
+JACOBIAN_STEPS = 10
 
 
 def _usable(norms: pd.Series, dtype: torch.dtype) -> bool:
@@ -97,8 +101,8 @@ def step_jacobian_norms(model: ElmanLM, tokens: torch.Tensor, steps: Sequence[in
 
 
 def predicted_rates(model: RecurrentLM, tokens: torch.Tensor, steps: Sequence[int]) -> dict:
-    """The four predictions, the Jacobian ones over the given steps t (NaN for the LSTM, whose per-step
-    Jacobian is not diag(f') U, and for the Jacobian ones when no step is given)."""
+    """The four predictions, the Jacobian ones over JACOBIAN_STEPS of the given steps t, spread evenly (NaN
+    for the LSTM, whose per-step Jacobian is not diag(f') U, and for the Jacobian ones when no step is given)."""
     names = ("jacobian_rate", "jacobian_log_rate", "pascanu_rate", "radius_rate", "sigma_max", "rho", "max_slope")
     if not isinstance(model, ElmanLM):
         return dict.fromkeys(names, float("nan"))
@@ -107,7 +111,9 @@ def predicted_rates(model: RecurrentLM, tokens: torch.Tensor, steps: Sequence[in
     rho = spectral_radius(U)
     max_slope = MAX_SLOPE[model.cell.activation]
     if len(steps):
-        jac = step_jacobian_norms(model, tokens, steps).double()  # (D, N)
+        picks = np.linspace(0, len(steps) - 1, min(JACOBIAN_STEPS, len(steps))).round().astype(int)
+        spread = sorted({steps[i] for i in picks})
+        jac = step_jacobian_norms(model, tokens, spread).double()  # (D, N)
         jacobian, jacobian_log = float(torch.log(jac.mean())), float(torch.log(jac).mean())
     else:
         jacobian = jacobian_log = float("nan")
@@ -122,11 +128,13 @@ def rates(
     one row per quantity. The Jacobian predictions average over the steps the fitted distances cross."""
     dtype = next(model.parameters()).dtype
     T = int(tokens.shape[0]) - 1
-    rows = []
+    rows, predicted = [], {}
     for quantity, table in curves.groupby("quantity", sort=False):
         row = {"quantity": quantity, **fit_rate(table, fit=fit, dtype=dtype)}
-        crossed = [T - d + 1 for d in range(row["fit_from"] + 1, row["fit_to"] + 1)] if row["fit_points"] else []
-        rows.append({**row, **predicted_rates(model, tokens, crossed)})
+        crossed = tuple(T - d + 1 for d in range(row["fit_from"] + 1, row["fit_to"] + 1)) if row["fit_points"] else ()
+        if crossed not in predicted:  # h and x usually share their fitted range
+            predicted[crossed] = predicted_rates(model, tokens, crossed)
+        rows.append({**row, **predicted[crossed]})
     return pd.DataFrame(rows)
 
 
@@ -136,10 +144,12 @@ def forward_rates(
     """Measured vs predicted rates of a `forward_decay(model, tokens)` table, one row per quantity and method
     (finite, jvp). The Jacobian predictions average over the steps the fitted distances cross going forward."""
     dtype = next(model.parameters()).dtype
-    rows = []
+    rows, predicted = [], {}
     for quantity, table in forward.groupby("quantity", sort=False):
         for method in ("finite", "jvp"):
             row = {"quantity": quantity, "method": method, **fit_rate(table, value=method, fit=fit, dtype=dtype)}
-            crossed = [d + 1 for d in range(row["fit_from"] + 1, row["fit_to"] + 1)] if row["fit_points"] else []
-            rows.append({**row, **predicted_rates(model, tokens, crossed)})
+            crossed = tuple(d + 1 for d in range(row["fit_from"] + 1, row["fit_to"] + 1)) if row["fit_points"] else ()
+            if crossed not in predicted:
+                predicted[crossed] = predicted_rates(model, tokens, crossed)
+            rows.append({**row, **predicted[crossed]})
     return pd.DataFrame(rows)
