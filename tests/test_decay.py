@@ -264,3 +264,22 @@ def test_a_trained_model_file_is_measured_on_its_own_vocabulary(tmp_path):
 def test_an_unknown_untrained_setting_is_named():
     with pytest.raises(ValueError, match=r"unknown untrained-network settings \['radious'\]"):
         decay.network({"radious": 0.9}, VOCAB, torch.float64)
+
+
+def test_decay_figure_has_one_log_panel_per_sweep_value(tmp_path):
+    from rnnbench import plots
+
+    ids = np.arange(300) % VOCAB
+    tables = []
+    for radius in (0.5, 1.5):
+        spec = {"radius": radius, "hidden": 6, "embed_dim": 4}
+        curves = decay.decay_point(spec, ids, VOCAB, steps=101, count=2, keys={"radius": radius})[0]
+        tables += [curves.assign(activation="tanh"), curves.assign(activation="relu")]  # two panels, same lines
+    fig = plots.decay_figure(pd.concat(tables), hue="radius", panel="activation", title="t", source="s")
+    axes = fig.get_axes()
+    assert [ax.get_title() for ax in axes] == ["activation = relu", "activation = tanh"]
+    assert all(ax.get_yscale() == "log" for ax in axes)
+    assert all(len(ax.get_lines()) == 2 for ax in axes)  # one median line per radius
+    assert max(axes[0].get_lines()[0].get_xdata()) >= 100
+    plots.save(fig, str(tmp_path / "decay.png"))
+    assert (tmp_path / "decay.png").stat().st_size > 0

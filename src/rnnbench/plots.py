@@ -64,3 +64,57 @@ def save(fig: plt.Figure, path: str) -> None:
     with atomic_path(path) as tmp:
         fig.savefig(tmp, format=path.rsplit(".", 1)[-1], dpi=150)
     plt.close(fig)
+
+
+def decay_figure(
+    curves: pd.DataFrame,
+    *,
+    hue: str,
+    panel: str | None = None,
+    direction: str = "backward",
+    method: str = "one_pass",
+    quantity: str = "h",
+    max_distance: int | None = None,
+    title: str = "",
+    source: str = "",
+) -> plt.Figure:
+    """Gradient-decay curves (a decay analysis's curves table): norm against distance on a log y axis.
+
+    One panel per value of ``panel`` (a sweep, e.g. the activation), one line per value of ``hue`` (e.g. the
+    spectral radius): the median over sequences, with the 10-90% quantile band shaded. Rows with several
+    points per (panel, hue, distance), e.g. seeds, are drawn as one line each.
+    Zero norms (underflow) cannot sit on a log axis; the line stops there rather than plunging.
+    """
+    data = curves[(curves["direction"] == direction) & (curves["method"] == method) & (curves["quantity"] == quantity)]
+    if max_distance is not None:
+        data = data[data["distance"] <= max_distance]
+    panels = sorted(data[panel].unique()) if panel else [None]
+    sns.set_theme(style="whitegrid", context="paper")
+    fig, axes = plt.subplots(
+        1, len(panels), figsize=(2.2 + 2.6 * len(panels), 3.2), sharey=True, squeeze=False, layout="constrained"
+    )
+    hues = sorted(data[hue].unique())
+    colours = dict(zip(hues, sns.color_palette("viridis", len(hues))))
+    lead = [c for c in ("run_id", "seed", "epoch") if c in data.columns and c not in (hue, panel)]
+    for ax, value in zip(axes[0], panels):
+        part = data if panel is None else data[data[panel] == value]
+        for key, line in part.groupby([hue, *lead], sort=True):
+            level = key[0] if isinstance(key, tuple) else key
+            line = line.sort_values("distance")
+            positive = line[line["median"] > 0]
+            ax.plot(positive["distance"], positive["median"], color=colours[level], lw=1.2)
+            band = line[(line["q10"] > 0) & (line["q90"] > 0)]
+            ax.fill_between(band["distance"], band["q10"], band["q90"], color=colours[level], alpha=0.15, lw=0)
+        ax.set_yscale("log")
+        ax.set_xlabel("distance (steps)")
+        if panel is not None:
+            ax.set_title(f"{panel} = {value}", fontsize=9)
+    axes[0][0].set_ylabel(f"||dL/d{quantity}||" if direction == "backward" else f"move of {quantity} per unit move of x_1")
+    handles = [plt.Line2D([], [], color=colours[h], lw=1.5) for h in hues]
+    axes[0][-1].legend(handles, [f"{h:g}" if isinstance(h, float) else str(h) for h in hues], title=hue, fontsize=7)
+    if title:
+        fig.suptitle("\n".join(textwrap.wrap(title, 70)), fontsize=9)
+    if source:
+        fig.text(0.01, 0.005, source, fontsize=6, color="0.4", ha="left", va="bottom")
+        fig.get_layout_engine().set(h_pad=0.12)
+    return fig
