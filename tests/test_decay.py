@@ -283,3 +283,13 @@ def test_decay_figure_has_one_log_panel_per_sweep_value(tmp_path):
     assert max(axes[0].get_lines()[0].get_xdata()) >= 100
     plots.save(fig, str(tmp_path / "decay.png"))
     assert (tmp_path / "decay.png").stat().st_size > 0
+
+
+def test_finite_perturbation_lost_in_rounding_is_not_reported():
+    # a = 0.1: after d steps the move is 1e-6 * 0.1^d; beside states of size ~0.1 it drowns in float64
+    # rounding (~1e-17) within a few steps, where the JVP goes on exactly.
+    model = linear(0.1)
+    table = decay.forward_decay(model, tokens(30, 1), eps=1e-6)
+    h = table[table["quantity"] == "h"].set_index("distance")
+    assert h.loc[0:2, "finite"].notna().all() and h.loc[10:, "finite"].isna().all()
+    assert h["jvp"].notna().all() and h.loc[29, "jvp"] > 0

@@ -29,6 +29,7 @@ from rnnbench.models.base import unroll
 
 QUANTILES = (0.1, 0.9)
 OUTPUT_DISTANCES = 100  # the forward move of the output distribution is measured this far (see forward_decay)
+ROUNDING_MARGIN = 1e3  # a finite move smaller than this many rounding errors of its values is not reported
 
 # --------------------------------------------------------------------------------------------------------------
 # Backward: the gradient of the last step's loss at every earlier state, in one backward pass.
@@ -157,6 +158,13 @@ def direction(dim: int, *, seed: int = 0, dtype: torch.dtype = torch.float64) ->
     return (v / v.norm()).to(dtype)
 
 
+def _resolved(move: torch.Tensor, size: torch.Tensor, eps: float) -> torch.Tensor:
+    """move / eps, or NaN where the move is within ROUNDING_MARGIN rounding errors of the values it moves:
+    there the finite difference measures rounding, not the network (the JVP has no such floor)."""
+    floor = ROUNDING_MARGIN * torch.finfo(move.dtype).eps * size
+    return torch.where(move > floor, move / eps, torch.full_like(move, float("nan")))
+
+
 def forward_decay(
     model: RecurrentLM,
     tokens: torch.Tensor,
@@ -169,7 +177,8 @@ def forward_decay(
     """How far h_{1+d} and log p_{1+d} move per unit move of x_1 along a fixed seeded unit direction v.
 
     Columns: sequence, quantity ("h" or "log_probs"), distance d, finite (||f(x_1 + eps v) - f(x_1)|| / eps)
-    and jvp (||J v||, exact, forward-mode autograd). Use float64 for a small eps. h is measured at every
+    and jvp (||J v||, exact, forward-mode autograd). Use float64 for a small eps; `finite` is NaN once the move
+    is lost in rounding (see `_resolved`), which for a fast decay is well before the JVP's end. h is measured at every
     distance 0..T-1; the output distribution, a |V|-word softmax per step and sequence (most of the cost), at
     distances 0..output_distances only, `chunk` steps at a time so that it never sits in memory whole. The
     JVP through it is exact by the chain rule (the tangent of h_t carried on to log p_t).
@@ -186,16 +195,17 @@ def forward_decay(
     with torch.no_grad():
         hs, dhs = torch.func.jvp(lambda inp: states_from(model, inp), (x,), (tangent,))  # (T, N, H) each
         hs_moved = states_from(model, moved)  # (T, N, H)
-        p_finite, p_jvp = [], []
+        p_finite, p_jvp, p_size = [], [], []
         for start in range(0, min(hs.shape[0], output_distances + 1), chunk):
             part = slice(start, min(start + chunk, output_distances + 1))
             base, dlogp = torch.func.jvp(model.output.log_probs, (hs[part],), (dhs[part],))  # (c, N, V) each
-            p_finite.append((model.output.log_probs(hs_moved[part]) - base).norm(dim=-1) / eps)  # (c, N)
+            p_finite.append((model.output.log_probs(hs_moved[part]) - base).norm(dim=-1))  # (c, N): the move
             p_jvp.append(dlogp.norm(dim=-1))  # (c, N)
+            p_size.append(base.norm(dim=-1))  # (c, N)
     frames = []
     for quantity, finite, jvp in (
-        ("h", (hs_moved - hs).norm(dim=-1) / eps, dhs.norm(dim=-1)),  # (T, N) each
-        ("log_probs", torch.cat(p_finite), torch.cat(p_jvp)),  # (D, N) each
+        ("h", _resolved((hs_moved - hs).norm(dim=-1), hs.norm(dim=-1), eps), dhs.norm(dim=-1)),  # (T, N) each
+        ("log_probs", _resolved(torch.cat(p_finite), torch.cat(p_size), eps), torch.cat(p_jvp)),  # (D, N)
     ):
         D, N = jvp.shape
         frames.append(
