@@ -111,7 +111,8 @@ def decay_figure(
             ax.set_title(f"{panel} = {value}", fontsize=9)
     axes[0][0].set_ylabel(f"||dL/d{quantity}||" if direction == "backward" else f"move of {quantity} per unit move of x_1")
     handles = [plt.Line2D([], [], color=colours[h], lw=1.5) for h in hues]
-    axes[0][-1].legend(handles, [f"{h:g}" if isinstance(h, float) else str(h) for h in hues], title=hue, fontsize=7)
+    labels = [f"{h:g}" if isinstance(h, float) else str(h) for h in hues]
+    fig.legend(handles, labels, title=hue, fontsize=7, loc="outside right upper")  # beside the panels, over no line
     if title:
         fig.suptitle("\n".join(textwrap.wrap(title, 70)), fontsize=9)
     if source:
