@@ -13,6 +13,7 @@ Everything here takes a model and tokens and returns tables; nothing reads or wr
 from rnnbench.decay.analysis import UNTRAINED_SETTINGS, analyse, decay_point, load_trained, network
 from rnnbench.decay.measure import (
     OUTPUT_DISTANCES,
+    OUTPUT_EVERY,
     QUANTILES,
     backward_decay,
     check_recurrent,
@@ -42,6 +43,7 @@ __all__ = [
     "FIT_SKIP",
     "JACOBIAN_STEPS",
     "OUTPUT_DISTANCES",
+    "OUTPUT_EVERY",
     "MAX_SLOPE",
     "PASSAGE",
     "PASSAGE_TARGET",

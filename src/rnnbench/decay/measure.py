@@ -29,6 +29,7 @@ from rnnbench.models.base import unroll
 
 QUANTILES = (0.1, 0.9)
 OUTPUT_DISTANCES = 100  # the forward move of the output distribution is measured this far (see forward_decay)
+OUTPUT_EVERY = 5  # ... at every 5th distance: one |V|-word softmax per point is the forward measurement's cost
 ROUNDING_MARGIN = 1e3  # a finite move smaller than this many rounding errors of its values is not reported
 
 # --------------------------------------------------------------------------------------------------------------
@@ -172,16 +173,18 @@ def forward_decay(
     eps: float = 1e-6,
     seed: int = 0,
     output_distances: int = OUTPUT_DISTANCES,
+    output_every: int = OUTPUT_EVERY,
     chunk: int = 50,
 ) -> pd.DataFrame:
     """How far h_{1+d} and log p_{1+d} move per unit move of x_1 along a fixed seeded unit direction v.
 
     Columns: sequence, quantity ("h" or "log_probs"), distance d, finite (||f(x_1 + eps v) - f(x_1)|| / eps)
     and jvp (||J v||, exact, forward-mode autograd). Use float64 for a small eps; `finite` is NaN once the move
-    is lost in rounding (see `_resolved`), which for a fast decay is well before the JVP's end. h is measured at every
-    distance 0..T-1; the output distribution, a |V|-word softmax per step and sequence (most of the cost), at
-    distances 0..output_distances only, `chunk` steps at a time so that it never sits in memory whole. The
-    JVP through it is exact by the chain rule (the tangent of h_t carried on to log p_t).
+    is lost in rounding (see `_resolved`), which for a fast decay is well before the JVP's end.
+    h is measured at every distance 0..T-1. The output distribution, a |V|-word softmax per step and sequence
+    and most of the cost, at every `output_every`-th distance up to `output_distances`, `chunk` steps at a
+    time so that it never sits in memory whole. The JVP through it is exact by the chain rule (the tangent of
+    h_t carried on to log p_t).
     """
     model = check_recurrent(model)
     inputs = tokens[:-1]  # (T, N)
@@ -195,17 +198,19 @@ def forward_decay(
     with torch.no_grad():
         hs, dhs = torch.func.jvp(lambda inp: states_from(model, inp), (x,), (tangent,))  # (T, N, H) each
         hs_moved = states_from(model, moved)  # (T, N, H)
+        picked = torch.arange(0, min(hs.shape[0], output_distances + 1), output_every)  # (D,): distances
         p_finite, p_jvp, p_size = [], [], []
-        for start in range(0, min(hs.shape[0], output_distances + 1), chunk):
-            part = slice(start, min(start + chunk, output_distances + 1))
+        for part in picked.split(chunk):
             base, dlogp = torch.func.jvp(model.output.log_probs, (hs[part],), (dhs[part],))  # (c, N, V) each
             p_finite.append((model.output.log_probs(hs_moved[part]) - base).norm(dim=-1))  # (c, N): the move
             p_jvp.append(dlogp.norm(dim=-1))  # (c, N)
             p_size.append(base.norm(dim=-1))  # (c, N)
     frames = []
-    for quantity, finite, jvp in (
-        ("h", _resolved((hs_moved - hs).norm(dim=-1), hs.norm(dim=-1), eps), dhs.norm(dim=-1)),  # (T, N) each
-        ("log_probs", _resolved(torch.cat(p_finite), torch.cat(p_size), eps), torch.cat(p_jvp)),  # (D, N)
+    h_finite = _resolved((hs_moved - hs).norm(dim=-1), hs.norm(dim=-1), eps)  # (T, N)
+    p_finite = _resolved(torch.cat(p_finite), torch.cat(p_size), eps)  # (D, N)
+    for quantity, distances, finite, jvp in (
+        ("h", torch.arange(hs.shape[0]), h_finite, dhs.norm(dim=-1)),
+        ("log_probs", picked, p_finite, torch.cat(p_jvp)),
     ):
         D, N = jvp.shape
         frames.append(
@@ -213,7 +218,7 @@ def forward_decay(
                 {
                     "sequence": np.tile(np.arange(N), D),
                     "quantity": quantity,
-                    "distance": np.repeat(np.arange(D), N),  # step 1 + d
+                    "distance": np.repeat(distances.numpy(), N),  # step 1 + d
                     "finite": finite.double().cpu().numpy().ravel(),
                     "jvp": jvp.double().cpu().numpy().ravel(),
                 }
