@@ -3,7 +3,12 @@
     snakemake --cores 8                                   all studies, tables, figures, then the report
     snakemake results --cores 2 --configfile config/smoke.yaml     the same DAG, tiny (CI)
     snakemake --profile workflow/profiles/slurm           the same DAG on a SLURM cluster
+    snakemake --report report.zip                         Snakemake's report: runtimes, DAG, every table and figure
 """
+
+from snakemake.utils import min_version
+
+min_version("9.0")
 
 from rnnbench.config import load_config
 
@@ -15,7 +20,15 @@ configfile: "config/config.yaml"
 CFG = load_config(config)
 
 
-include: "workflow/rules/common.smk"
+report: "workflow/report/workflow.rst"
+
+
+include: "workflow/rules/common.smk"  # names derived from the config; helpers only
+include: "workflow/rules/data.smk"  # prepared corpora
+include: "workflow/rules/train.smk"  # one job per run
+include: "workflow/rules/tables.smk"  # worked examples, corpus statistics, benchmarks
+include: "workflow/rules/studies.smk"  # each study's summary, record and figure
+include: "workflow/rules/report.smk"  # the Quarto book
 
 
 rule all:
@@ -28,10 +41,3 @@ rule all:
 rule results:
     input:
         RESULTS,
-
-
-include: "workflow/rules/data.smk"
-include: "workflow/rules/train.smk"
-include: "workflow/rules/analysis.smk"
-include: "workflow/rules/figures.smk"
-include: "workflow/rules/report.smk"

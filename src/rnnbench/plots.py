@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import textwrap
+from typing import Mapping
 
 import matplotlib
 
@@ -21,16 +22,18 @@ METRIC_LABELS = {
 }
 
 
-def study_figure(
-    summary: pd.DataFrame, *, x: str, metric: str, hue: str | None = None, title: str = "", source: str = ""
-) -> plt.Figure:
-    """The study's metric against its first varied setting; seeds give the spread (min to max).
+def study_figure(summary: pd.DataFrame, study: Mapping, *, source: str = "") -> plt.Figure:
+    """The study's metric against its first varied setting (its second, if any, as colour); seeds give
+    the spread (min to max). ``study`` is the study's record (study.json): vary, metric, description.
 
     ``source`` (the table and rule that produced the figure) is printed small under the axes.
 
     Runs that diverged have no value for the metric; their count is printed under the title rather
     than silently dropped.
     """
+    x, metric = study["vary"][0], study["metric"]
+    hue = study["vary"][1] if len(study["vary"]) > 1 else None
+    title = study.get("description") or study["name"]
     data = summary[summary["metric"] == metric]
     diverged = summary[(summary["metric"] == "diverged") & (summary["value"] > 0)]
     sns.set_theme(style="whitegrid", context="paper")
