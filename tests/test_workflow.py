@@ -148,7 +148,8 @@ def test_a_new_study_in_the_config_gets_its_jobs_table_and_figure(tmp_path):
     assert (results / "studies/activation_agreement/figure.provenance.json").exists()
     record = json.loads(Path(targets[1]).read_text())
     assert record["vary"] == ["activation"] and record["metric"] == "agreement_accuracy"
-    assert record["fixed"]["hidden"] == 8 and sorted(record["run_ids"]) == sorted(summary["run_id"].unique())
+    assert record["fixed"]["hidden"] == 32  # what the runs use: smoke.yaml's run_overrides over the study's 8
+    assert sorted(record["run_ids"]) == sorted(summary["run_id"].unique())
     assert "study" not in json.loads((results / "studies/activation_agreement/summary.provenance.json").read_text())
 
     # Snakemake's own report: the study's table and figure, flagged by the rules, under the study's category
@@ -156,9 +157,11 @@ def test_a_new_study_in_the_config_gets_its_jobs_table_and_figure(tmp_path):
     made = snakemake(*targets, "--report", str(report), configfiles=configs)
     assert made.returncode == 0, made.stdout + made.stderr
     with zipfile.ZipFile(report) as archive:
-        names = archive.namelist()
-    assert any(name.endswith("activation_agreement/figure.png") for name in names), names
-    assert any(name.endswith("activation_agreement/summary.csv") for name in names), names
+        html = next(archive.read(name).decode() for name in archive.namelist() if name.endswith("report.html"))
+    assert "Study activation_agreement" in html  # the category
+    for target in (targets[0], targets[2]):  # summary.csv and figure.png, each with its caption
+        assert f'"{target}": {{"name": "{Path(target).name}"' in html
+    assert html.count("Study <tt class=\\\"docutils literal\\\">activation_agreement</tt>") == 2
 
     again = snakemake(*targets, "-n", configfiles=configs)
     assert "Nothing to be done" in again.stdout + again.stderr
