@@ -88,6 +88,7 @@ BROWN_DOCUMENTS = 500
 BROWN_TOKENS = 1_161_192
 BROWN_TYPES = 56_057
 BROWN_TRAIN, BROWN_VALID = 800_000, 200_000  # the rest is test
+BROWN_VOCAB_SIZE = 14_114  # with <unk>, rare words counted in train (see _build_brown)
 BROWN_RARE_MAX = 3  # words seen this often or less in train become <unk>
 
 # option name -> default, per corpus
@@ -96,6 +97,32 @@ OPTIONS: dict[str, dict] = {
     "brown": {"expected_sha256": None},
     "agreement": asdict(synthetic.AgreementConfig()),
 }
+
+
+@dataclass(frozen=True)
+class KnownSizes:
+    """What a configuration can know of a corpus before it is read (for checks before any job runs)."""
+
+    vocab_size: int | None  # None: not known until read (a Brown copy other than the reference one)
+    max_tokens: dict[str, int]  # split -> at most this many tokens (exact for PTB and Brown)
+    has_sentences: bool  # sentence boundaries that full BPTT can reset the state at
+
+
+def known_sizes(name: str, options: dict) -> KnownSizes:
+    """Vocabulary and split sizes of corpus `name` with `options`, from the verified corpora's constants
+    (PTB, Brown) or the generator's grammar (agreement); raises CorpusError for options it does not take."""
+    options = _resolve_options(name, options)
+    if name == "ptb":
+        return KnownSizes(PTB_VOCAB_SIZE, dict(PTB_TOKENS), False)
+    if name == "brown":
+        reference = options["expected_sha256"] == SOURCES["brown"][0].sha256
+        tokens = {"train": BROWN_TRAIN, "valid": BROWN_VALID}
+        if reference:
+            tokens["test"] = BROWN_TOKENS - BROWN_TRAIN - BROWN_VALID
+        return KnownSizes(BROWN_VOCAB_SIZE if reference else None, tokens, False)
+    cfg = synthetic.AgreementConfig(**options)
+    sentences = {"train": cfg.train_sentences, "valid": cfg.valid_sentences, "test": cfg.test_sentences}
+    return KnownSizes(len(synthetic.lexicon()), {s: synthetic.max_tokens(n, cfg) for s, n in sentences.items()}, True)
 
 
 @dataclass(frozen=True, eq=False)
@@ -240,6 +267,9 @@ def _locate(corpus: str, remote: RemoteFile, data_dir, cache_dir: Path, expected
         data_dir, origin = os.environ["RNNBENCH_DATA"], "RNNBENCH_DATA"
     if data_dir is not None:
         path = Path(data_dir) / corpus / remote.filename
+        if path.is_dir():
+            raise CorpusError(f"{remote.filename}: expected a file at {path} (the data folder given by {origin}), "
+                              f"found a directory. Fix: put the file {remote.filename} there in its place.")
         if not path.is_file():
             raise CorpusError(
                 f"{remote.filename}: expected it at {path} (the data folder given by {origin}), found no such "
@@ -251,6 +281,9 @@ def _locate(corpus: str, remote: RemoteFile, data_dir, cache_dir: Path, expected
                 fix=f"replace it with a fresh copy from {remote.url}")
         return path
     path = cache_dir / "downloads" / corpus / remote.filename
+    if path.is_dir():
+        raise CorpusError(f"{remote.filename}: expected a file at {path} (a downloaded copy), found a directory. "
+                          f"Fix: remove the directory {path} and load again to download the file.")
     if path.is_file():
         _verify(path, remote, expected, shown_as=str(path), accept_hint=accept_hint,
                 fix=f"delete {path} and load again to re-download it from {remote.url}")
@@ -307,7 +340,7 @@ def _build_ptb(options: dict, data_dir, cache_dir: Path) -> Corpus:
                               f"{len(words[split]):,}. Fix: replace it with a fresh copy from {remote.url}.")
     # PTB already maps rare words to <unk>; every valid/test word occurs in train
     vocab = Vocab.build(words["train"], unk_token=UNK)
-    if len(vocab) != PTB_VOCAB_SIZE:
+    if len(vocab) != PTB_VOCAB_SIZE:  # configurations are checked against this size before any job
         raise CorpusError(f"ptb.train.txt: expected a vocabulary of {PTB_VOCAB_SIZE:,} words with {EOS}, "
                           f"found {len(vocab):,}. Fix: replace the PTB files with fresh copies from {_PTB_URL}.")
     return Corpus("ptb", vocab, *(vocab.encode(words[s]) for s in SPLITS))
@@ -353,6 +386,9 @@ def _build_brown(options: dict, data_dir, cache_dir: Path) -> Corpus:
     train, valid, test = (words[:BROWN_TRAIN], words[BROWN_TRAIN:BROWN_TRAIN + BROWN_VALID],
                           words[BROWN_TRAIN + BROWN_VALID:])
     vocab = Vocab.build(train, min_count=BROWN_RARE_MAX + 1, unk_token=UNK)
+    if expected == reference.sha256 and len(vocab) != BROWN_VOCAB_SIZE:  # configurations are checked against it
+        raise CorpusError(f"{path}: expected a vocabulary of {BROWN_VOCAB_SIZE:,} words with {UNK}, found "
+                          f"{len(vocab):,}. Fix: replace it with a fresh copy.")
     return Corpus("brown", vocab, vocab.encode(train), vocab.encode(valid), vocab.encode(test))
 
 
@@ -445,9 +481,22 @@ def _read_cache(stem: Path, name: str) -> Corpus | None:
             starts = {s: arrays[f"starts__{s}"] for s in SPLITS}
         if "probes__train__position" in arrays:
             probes = {s: pd.DataFrame({c: arrays[f"probes__{s}__{c}"] for c in PROBE_COLUMNS}) for s in SPLITS}
+        if problem := _ids_problem(vocab, arrays):
+            log.warning("ignoring cache entry %s: %s does not match it: %s; rebuilding it", npz, vocab_json, problem)
+            return None
         return Corpus(name, vocab, *(arrays[s] for s in SPLITS), sentence_starts=starts, probes=probes,
                       from_cache=True)
-    except (OSError, ValueError, KeyError, zipfile.BadZipFile, json.JSONDecodeError) as err:
-        # a damaged entry (writes are atomic, so only outside interference) is rebuilt, not trusted
-        log.warning("ignoring unreadable cache entry %s: %s", npz, err)
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, json.JSONDecodeError) as err:
+        # a damaged entry (empty, truncated, bit-flipped: writes are atomic, so only outside interference)
+        # is rebuilt, not trusted
+        log.warning("ignoring unreadable cache entry %s (%s); rebuilding it", npz, err or type(err).__name__)
         return None
+
+
+def _ids_problem(vocab: Vocab, arrays: dict[str, np.ndarray]) -> str | None:
+    """Every token id of the cached arrays must name a word of the cached vocabulary."""
+    for key in (*SPLITS, *(f"probes__{s}__{c}" for s in SPLITS for c in ("correct_id", "wrong_id"))):
+        ids = arrays.get(key)
+        if ids is not None and ids.size and (ids.min() < 0 or ids.max() >= len(vocab)):
+            return f"{key} holds ids in [{ids.min()}, {ids.max()}], the vocabulary has {len(vocab):,} words"
+    return None

@@ -133,6 +133,16 @@ class AgreementConfig:
             raise ValueError(f"seed must be an integer, got {self.seed!r}")
 
 
+# A sentence is its noun phrase (2-3 tokens: determiner, maybe an adjective, the head), k - 1 filler tokens,
+# the verb, maybe "been", an adjective and <eos>: k + 4 to k + 6 tokens.
+MAX_TOKENS_BEYOND_DISTANCE = 6
+
+
+def max_tokens(sentences: int, cfg: AgreementConfig) -> int:
+    """At most this many tokens in a split of `sentences` sentences (known without generating it)."""
+    return sentences * (cfg.max_distance + MAX_TOKENS_BEYOND_DISTANCE)
+
+
 @dataclass(frozen=True)
 class Probe:
     """One dependent verb, positions relative to the split's token stream."""
