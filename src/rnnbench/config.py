@@ -17,6 +17,7 @@ import dataclasses
 import hashlib
 import itertools
 import json
+import os
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
@@ -306,11 +307,19 @@ def load_config(source: str | Path | Mapping[str, Any]) -> Config:
     return config
 
 
-def merge_config_files(paths: Sequence[str | Path]) -> dict[str, Any]:
-    """Later files over earlier ones, dictionaries merged key by key (Snakemake's ``--configfile`` rule)."""
+def config_files_in_merge_order(default: str | Path, given: Sequence[str | Path]) -> list[str]:
+    """The workflow's config files as they are merged, each over the ones before: its default file, then the
+    ``--configfile`` files in command-line order; relative to the working directory, each listed once."""
+    return list(dict.fromkeys(os.path.relpath(path) for path in (default, *given)))
+
+
+def merge_config_files(paths: Sequence[str | Path], overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Later files over earlier ones, dictionaries merged key by key (Snakemake's ``--configfile`` rule),
+    then ``overrides`` (Snakemake's ``--config KEY=VALUE``). Each file is read by `read_yaml`."""
     merged: dict[str, Any] = {}
     for path in paths:
         _deep_update(merged, read_yaml(path))
+    _deep_update(merged, overrides or {})
     return merged
 
 
