@@ -112,7 +112,7 @@ def test_rules_across_two_settings_fail_at_load():
     load_config({"studies": {"s": {**RNN_PTB, "corpus": "agreement", "fixed": {"bptt": 0, "output": "full"}}}})
     assert "strictly increasing" in error_of(study(fixed={"output": "adaptive", "adaptive_cutoffs": [6000, 2000]}))
     options = {"min_distance": 9, "max_distance": 3}
-    assert "studies.s.fixed.corpus_options: corpus 'agreement': bad option: max_distance must be an integer >= min_distance (9), got 3" in error_of(
+    assert "studies.s.fixed.corpus_options: corpus 'agreement': bad option: max_distance must be >= min_distance (9), got 3" in error_of(
         {"studies": {"s": {**RNN_PTB, "corpus": "agreement", "fixed": {"corpus_options": options, "output": "full"}}}}
     )
 

@@ -259,7 +259,7 @@ def test_unknown_corpus_and_options(tmp_path):
         load_corpus("ptb", cache_dir=tmp_path, seed=1)
     with pytest.raises(CorpusError, match=r"'agreement' got unknown option\(s\) max_dist; it takes: attractor_prob"):
         load_corpus("agreement", cache_dir=tmp_path, max_dist=5)
-    with pytest.raises(CorpusError, match=r"min_distance must be an integer >= 1, got 0"):
+    with pytest.raises(CorpusError, match=r"corpus 'agreement': bad option: agreement.min_distance: 0 is out of range; allowed: \{'minimum': 1\}"):
         load_corpus("agreement", cache_dir=tmp_path, min_distance=0)
     with pytest.raises(CorpusError, match=r"expected_sha256 must be 64 hex digits, found 'abc'"):
         load_corpus("brown", cache_dir=tmp_path, expected_sha256="abc")

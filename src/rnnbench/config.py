@@ -100,6 +100,13 @@ def check_settings(settings: Mapping[str, Any], where: str) -> None:
     _validate(as_json, run_settings_schema(), where)
 
 
+def checked_corpus_options(options: Mapping[str, Any], where: str) -> dict[str, Any]:
+    """Corpus options checked against the schema (types, ranges) and as the Python types it names."""
+    node = run_settings_schema()["properties"]["corpus_options"]
+    _validate(dict(options), node, where)
+    return _as_schema_types(options, node["properties"])
+
+
 def run_defaults() -> dict[str, Any]:
     """Every run setting's default, straight from the schema."""
     return {key: prop["default"] for key, prop in run_settings_schema()["properties"].items() if "default" in prop}
