@@ -126,7 +126,7 @@ class RunConfig:
 
     def check_rules(self, named: "_Namer") -> None:
         """The rules between settings (rnnbench.rules), with what the corpus's known sizes allow."""
-        from rnnbench.data.corpora import CorpusError
+        from rnnbench.data.facts import CorpusError
 
         try:
             known = _known_sizes(self.corpus, json.dumps(dict(self.corpus_options), sort_keys=True))
@@ -342,7 +342,7 @@ def _as_schema_types(values: Mapping[str, Any], properties: Mapping[str, Any]) -
 
 @cache
 def _known_sizes(corpus: str, options_json: str):
-    from rnnbench.data.corpora import known_sizes
+    from rnnbench.data.facts import known_sizes
 
     return known_sizes(corpus, json.loads(options_json))
 
