@@ -133,16 +133,13 @@ class RunConfig:
         except CorpusError as err:
             raise ConfigError(f"{named('corpus_options')}: {err}") from None
         settings = self.to_dict()
-        for broken in (rules.broken_run_rule(settings, known.has_sentences), rules.broken_model_rule(settings, known.vocab_size)):
+        for broken in (
+            rules.broken_run_rule(settings, known.has_sentences),
+            rules.broken_model_rule(settings, known.vocab_size),
+            rules.broken_batch_rule(settings, known.max_tokens),
+        ):
             if broken:
                 raise ConfigError(named.broken(broken))
-        if self.family != "ff" and self.bptt > 0:  # a stream cut into batch columns (see data.batching.batchify)
-            for key, limit, splits in (("batch_size", self.train_tokens, ("train",)), ("eval_batch_size", self.eval_tokens, ("valid", "test"))):
-                for split in splits:
-                    if split in known.max_tokens:
-                        tokens = min(known.max_tokens[split], limit or known.max_tokens[split])
-                        if problem := rules.batch_problem(getattr(self, key), tokens, f"{self.corpus} {split}"):
-                            raise ConfigError(f"{named(key)}: {problem}")
 
     def to_dict(self) -> dict[str, Any]:
         data = dataclasses.asdict(self)

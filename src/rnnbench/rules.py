@@ -94,13 +94,21 @@ def broken_run_rule(s: Mapping[str, Any], corpus_has_sentences: bool) -> Broken 
     return None
 
 
-def batch_problem(batch_size: int, tokens: int, split: str) -> str | None:
-    """A token stream cut into ``batch_size`` columns needs two tokens per column for one input/target step."""
-    if tokens // batch_size < 2:
-        return (
-            f"{batch_size:,} columns of the {split} stream of at most {tokens:,} tokens leave fewer than 2 tokens "
-            f"per column (one input and its target); allowed: <= {tokens // 2:,}"
-        )
+def broken_batch_rule(s: Mapping[str, Any], max_tokens: Mapping[str, int]) -> Broken | None:
+    """A recurrent run reading a stream cuts each split into batch columns (`data.batching.batchify`), and one
+    input/target step needs two tokens per column. ``max_tokens``: split -> at most this many tokens (known
+    before the corpus is read). Windows (ff) and whole sentences (bptt 0) are batched by count: any size works."""
+    if s["family"] == "ff" or s["bptt"] == 0:
+        return None
+    for key, limit, splits in (("batch_size", "train_tokens", ("train",)), ("eval_batch_size", "eval_tokens", ("valid", "test"))):
+        for split in (name for name in splits if name in max_tokens):
+            tokens = min(max_tokens[split], s[limit] or max_tokens[split])
+            if tokens // s[key] < 2:
+                return Broken(
+                    (key, limit),
+                    f"{s[key]:,} columns of the {s['corpus']} {split} stream of at most {tokens:,} tokens leave fewer "
+                    f"than 2 tokens per column (one input and its target); allowed: <= {tokens // 2:,}",
+                )
     return None
 
 
