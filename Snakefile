@@ -10,12 +10,14 @@ from snakemake.utils import min_version
 
 min_version("9.0")
 
-from rnnbench.config import load_config
+from rnnbench.config import config_files_in_merge_order, load_config, merge_config_files
 
-
-configfile: "config/config.yaml"
-
-
+# The config files in the order they are merged, each over the ones before: config/config.yaml, then each
+# --configfile in command-line order (Snakemake's own list puts a `configfile:` last), then --config KEY=VALUE.
+# Read here with the loader that refuses duplicate keys and names the file and line of any error.
+CONFIG_FILES = config_files_in_merge_order(f"{workflow.basedir}/config/config.yaml", workflow.config_settings.configfiles)
+config.clear()
+config.update(merge_config_files(CONFIG_FILES, workflow.config_settings.config))
 # Validated against workflow/schemas/config.schema.yaml here, at parse time: a typo fails before any job.
 CFG = load_config(config)
 

@@ -92,12 +92,12 @@ def test_params_table_against_real_models_every_context():
     totals = chapter.params_totals().set_index("context")
     with gradients.one_thread():
         for context in chapter.CONTEXTS:
-            model = build_model(ModelConfig("ff", vocab_size=10_000, embed_dim=100, hidden=500, context=context))
+            model = build_model(ModelConfig("ff", vocab_size=10_000, embed_dim=100, hidden=500, context=context, output="full"))
             assert sum(p.numel() for p in model.parameters()) == totals.loc[context, "ff"]
             rows = shapes[(shapes.context == context) & (shapes.model == "ff")]
             assert _shape_multiset(model) == Counter(rows["shape"])
         for impl in ("reference", "fast"):
-            rnn = build_model(ModelConfig("rnn", vocab_size=10_000, embed_dim=100, hidden=500, impl=impl))
+            rnn = build_model(ModelConfig("rnn", vocab_size=10_000, embed_dim=100, hidden=500, impl=impl, output="full"))
             assert sum(p.numel() for p in rnn.parameters()) == totals.loc[1, "rnn"] == 6_310_500
             rows = shapes[(shapes.context == 1) & (shapes.model == "rnn")]
             assert _shape_multiset(rnn) == Counter(rows["shape"])
@@ -108,8 +108,8 @@ def test_crossover_grid_against_real_models_small_vocab():
     with gradients.one_thread():
         for d, H in ((50, 100), (100, 250), (200, 500)):
             c = params.crossover_context(d, H)
-            rnn = sum(p.numel() for p in build_model(ModelConfig("rnn", 50, d, H)).parameters())
-            ff_at = {k: sum(p.numel() for p in build_model(ModelConfig("ff", 50, d, H, context=k)).parameters())
+            rnn = sum(p.numel() for p in build_model(ModelConfig("rnn", 50, d, H, output="full")).parameters())
+            ff_at = {k: sum(p.numel() for p in build_model(ModelConfig("ff", 50, d, H, context=k, output="full")).parameters())
                      for k in (c - 1, c)}
             assert ff_at[c] > rnn >= ff_at[c - 1]
 

@@ -13,10 +13,7 @@ WORKED_TABLES = list(TABLES) if CFG.tables["worked"] else []
 RESULTS = paths.expected_outputs(CFG, WORKED_TABLES)
 REPORT = "reports/_book/index.html"
 DATA_DIR = CFG.data_dir  # None: the loader falls back to $RNNBENCH_DATA, then downloads
-# Snakemake lists --configfile files first and the Snakefile's own last; record them in the order they
-# were merged (each overriding the ones before it), relative to the working directory.
-_CONFIG_FILES = [os.path.relpath(f) for f in workflow.configfiles]
-CONFIG_FILES = _CONFIG_FILES[-1:] + _CONFIG_FILES[:-1]
+# CONFIG_FILES (the Snakefile): the config files in the order they were merged, for provenance.
 
 wildcard_constraints:
     run_id=r"[a-z]+-[a-z]+-[0-9a-f]{10}",
