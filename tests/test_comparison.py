@@ -188,3 +188,30 @@ def test_log_interpolate_edges():
     assert math.isnan(log_interpolate(5.0, np.array([]), np.array([])))
     with pytest.raises(ValueError, match="by must be"):
         matched_cost(_cost_table([]), "epochs")
+
+
+def test_crossover_figure_marks_the_analytic_tie(tmp_path):
+    from rnnbench.plots import crossover_figure, save
+
+    vocab, cutoffs = 10_000, (1000, 5000)
+    runs = [
+        {"config": _config(family="ff", corpus="ptb", context=c, hidden=200, embed_dim=100),
+         "metrics": _metrics(parameters=count(ff_lm_shapes(vocab, 100, c, 200, cutoffs=cutoffs)), test_ppl=y),
+         "scale": "short"}
+        for c, y in ((2, 190.0), (4, 170.0))
+    ] + [
+        {"config": _config(family="rnn", corpus="ptb", hidden=h, embed_dim=100),
+         "metrics": _metrics(parameters=count(rnn_lm_shapes(vocab, 100, h, cutoffs=cutoffs)), test_ppl=y),
+         "scale": "short"}
+        for h, y in ((100, 180.0), (200, 160.0))
+    ] + [{"config": _config(family="rnn", corpus="ptb", hidden=300), "metrics": _metrics(test_ppl=None, diverged=True),
+          "scale": "short"}]
+    table = crossover_table(our_runs(runs))
+    fig = crossover_figure(table, title="PTB", source="data: test")
+    ax = fig.axes[0]
+    rnn_200 = count(rnn_lm_shapes(vocab, 100, 200, cutoffs=cutoffs))
+    verticals = [line.get_xdata()[0] for line in ax.lines if line.get_linestyle() == ":"]
+    assert verticals == [rnn_200]  # one feed-forward H, one dotted line at the Elman LM of that d and H
+    assert "1 run(s) without a comparable perplexity" in ax.get_title()
+    save(fig, str(tmp_path / "crossover.png"))
+    assert (tmp_path / "crossover.png").stat().st_size > 0
