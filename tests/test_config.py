@@ -274,10 +274,10 @@ def test_every_shipped_config_loads():
     assert [p["context"] for p, _ in smoke.study_runs("ff_context_ptb")] == [1, 4]
     assert [cfg.hidden for _, cfg in smoke.study_runs("rnn_hidden_ptb")] == [16, 32]
     assert all(cfg.max_epochs == 1 and cfg.train_tokens == 20000 for cfg in smoke.all_runs().values())
-    # paper's fixed settings merge into the default study's: hidden 500 replaces 200, batch 512 stays
+    # paper's fixed settings merge into the default study's: hidden 500 replaces 200, dropout is added
     ff = [cfg for _, cfg in paper.study_runs("ff_context_ptb")]
-    assert {(cfg.hidden, cfg.batch_size, cfg.output) for cfg in ff} == {(500, 512, "full")}
-    assert len(ff) == 5 * 3  # 5 contexts x 3 seeds
+    assert {(cfg.hidden, cfg.batch_size, cfg.dropout, cfg.schedule) for cfg in ff} == {(500, 256, 0.3, "mikolov")}
+    assert len(ff) == 5  # 5 contexts x 1 seed
     assert len(default.all_runs()) < len(paper.all_runs())
     # the smoke config is a different set of runs: nothing is silently reused from a full run
     assert not set(smoke.all_runs()) & set(default.all_runs())
