@@ -1,12 +1,16 @@
 """Config: defaults from the schema, errors that name the key and what is allowed, run ids, study expansion."""
 
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
-from rnnbench.config import ConfigError, RunConfig, load_config, merge_config_files, run_defaults, schema
+from rnnbench.config import (
+    ConfigError, RunConfig, config_files_in_merge_order, load_config, merge_config_files, run_defaults, schema,
+)
 
 REPO = Path(__file__).resolve().parents[1]
 RNN_PTB = {"family": "rnn", "corpus": "ptb", "vary": {"hidden": [50, 100]}}
@@ -104,24 +108,25 @@ def test_keys_that_cannot_vary_and_settings_given_twice():
 
 def test_rules_across_two_settings_fail_at_load():
     # full BPTT needs sentences: allowed on the agreement corpus, refused on PTB (before any job runs)
-    assert error_of(study(fixed={"bptt": 0})).startswith("studies.s.bptt: 0 (full BPTT over whole sentences)")
-    load_config({"studies": {"s": {**RNN_PTB, "corpus": "agreement", "fixed": {"bptt": 0}}}})
+    assert error_of(study(fixed={"bptt": 0})).startswith("studies.s.fixed.bptt: 0 (full BPTT over whole sentences)")
+    load_config({"studies": {"s": {**RNN_PTB, "corpus": "agreement", "fixed": {"bptt": 0, "output": "full"}}}})
     assert "strictly increasing" in error_of(study(fixed={"output": "adaptive", "adaptive_cutoffs": [6000, 2000]}))
     options = {"min_distance": 9, "max_distance": 3}
-    assert "min_distance (9) exceeds max_distance (3)" in error_of(
-        {"studies": {"s": {**RNN_PTB, "corpus": "agreement", "fixed": {"corpus_options": options}}}}
+    assert "studies.s.fixed.corpus_options: corpus 'agreement': bad option: max_distance must be >= min_distance (9), got 3" in error_of(
+        {"studies": {"s": {**RNN_PTB, "corpus": "agreement", "fixed": {"corpus_options": options, "output": "full"}}}}
     )
 
 
 def test_model_rules_fail_at_load_not_in_a_job():
     # a study varying the Elman activation with the default fast path: torch.nn.RNN has no sigmoid
     message = error_of(study(vary={"activation": ["tanh", "sigmoid"]}))
-    assert message.startswith("studies.s.activation: 'sigmoid' has no fast path") and "impl 'reference'" in message
+    assert message.startswith("studies.s.vary.activation: 'sigmoid' has no fast path") and "impl 'reference'" in message
+    assert message.endswith("(impl from run.impl)")
     load_config(study(vary={"activation": ["tanh", "sigmoid"]}, fixed={"impl": "reference"}))
     assert "allowed: 'tanh'" in error_of({"studies": {"s": {**RNN_PTB, "family": "lstm", "fixed": {"activation": "relu"}}}})
-    assert error_of(study(vary={"hidden": [0, 50]})).startswith("studies.s.hidden: 0 (no hidden layer) is allowed for family 'ff' only")
+    assert error_of(study(vary={"hidden": [0, 50]})).startswith("studies.s.vary.hidden: 0 (no hidden layer) is allowed for family 'ff' only")
     load_config({"studies": {"s": {"family": "ff", "corpus": "ptb", "vary": {"hidden": [0, 50]}}}})
-    assert "direct: true needs family 'ff', hidden > 0 and output 'full'" in error_of(
+    assert "studies.s.vary.direct: true needs family 'ff', hidden > 0 (with hidden 0" in error_of(
         {"studies": {"s": {"family": "ff", "corpus": "ptb", "vary": {"direct": [False, True]}}}}  # output adaptive
     )
     load_config({"studies": {"s": {"family": "ff", "corpus": "ptb", "fixed": {"output": "full"}, "vary": {"direct": [False, True]}}}})
@@ -173,13 +178,13 @@ def test_a_setting_the_model_does_not_read_does_not_change_the_run_id(base, unus
 
 
 def test_corpus_options_change_the_run_id_and_the_corpus_key():
-    a = RunConfig.from_settings({"corpus": "agreement", "corpus_options": {"seed": 1, "max_distance": 10}})
-    b = RunConfig.from_settings({"corpus": "agreement", "corpus_options": {"max_distance": 10, "seed": 1}})
-    c = RunConfig.from_settings({"corpus": "agreement", "corpus_options": {"seed": 2, "max_distance": 10}})
+    a = RunConfig.from_settings({"corpus": "agreement", "output": "full", "corpus_options": {"seed": 1, "max_distance": 10}})
+    b = RunConfig.from_settings({"corpus": "agreement", "output": "full", "corpus_options": {"max_distance": 10, "seed": 1}})
+    c = RunConfig.from_settings({"corpus": "agreement", "output": "full", "corpus_options": {"seed": 2, "max_distance": 10}})
     assert a.run_id == b.run_id and a.corpus_key == b.corpus_key  # key order does not matter
     assert a.run_id != c.run_id and a.corpus_key != c.corpus_key
     # runs that differ in anything but the corpus read the same prepared corpus
-    assert RunConfig.from_settings({"hidden": 5}).corpus_key == RunConfig.from_settings({}).corpus_key
+    assert RunConfig.from_settings({"hidden": 50}).corpus_key == RunConfig.from_settings({}).corpus_key
 
 
 def test_threads_do_not_change_the_run_id():
@@ -269,10 +274,127 @@ def test_every_shipped_config_loads():
     assert [p["context"] for p, _ in smoke.study_runs("ff_context_ptb")] == [1, 4]
     assert [cfg.hidden for _, cfg in smoke.study_runs("rnn_hidden_ptb")] == [16, 32]
     assert all(cfg.max_epochs == 1 and cfg.train_tokens == 20000 for cfg in smoke.all_runs().values())
-    # paper's fixed settings merge into the default study's: hidden 500 replaces 200, batch 512 stays
+    # paper's fixed settings merge into the default study's: hidden 500 replaces 200, dropout is added
     ff = [cfg for _, cfg in paper.study_runs("ff_context_ptb")]
-    assert {(cfg.hidden, cfg.batch_size, cfg.output) for cfg in ff} == {(500, 512, "full")}
-    assert len(ff) == 5 * 3  # 5 contexts x 3 seeds
+    assert {(cfg.hidden, cfg.batch_size, cfg.dropout, cfg.schedule) for cfg in ff} == {(500, 256, 0.3, "mikolov")}
+    assert len(ff) == 5  # 5 contexts x 1 seed
     assert len(default.all_runs()) < len(paper.all_runs())
     # the smoke config is a different set of runs: nothing is silently reused from a full run
     assert not set(smoke.all_runs()) & set(default.all_runs())
+
+
+# --- config files: one loader for every file, refusing duplicates, naming file and line ------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("studies:\n  a: {family: rnn}\n  a: {family: ff}\n", r"f\.yaml:3: key 'a' given twice in one mapping \(lines 2 and 3\)"),
+        ("run:\n  hidden: 5\n  lr: 1\n  hidden: 6\n", r"f\.yaml:4: key 'hidden' given twice in one mapping \(lines 2 and 4\)"),
+        ("run: {hidden: 5\n", r"f\.yaml:2:1: YAML syntax error: expected ',' or '}'"),
+        ("run:\n\thidden: 5\n", r"f\.yaml:2:1: YAML syntax error: found character '\\t'"),
+        ("", r"f\.yaml: the config file is empty; expected a mapping of settings"),
+        ("# only a comment\n", r"f\.yaml: the config file is empty"),
+        ("- a\n- b\n", r"f\.yaml: expected a mapping of settings \(key: value lines\), found a list"),
+    ],
+)
+def test_a_bad_config_file_fails_in_one_line_naming_the_file(tmp_path, text, expected):
+    path = tmp_path / "f.yaml"
+    path.write_text(text)
+    for load in (load_config, lambda p: merge_config_files([REPO / "config" / "config.yaml", p])):
+        with pytest.raises(ConfigError, match=expected) as caught:
+            load(path)
+        assert str(path) in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_missing_config_file_is_named(tmp_path):
+    with pytest.raises(ConfigError, match=r"nowhere\.yaml: cannot read the config file"):
+        merge_config_files([tmp_path / "nowhere.yaml"])
+
+
+def test_config_files_are_listed_in_merge_order(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    default = tmp_path / "config" / "config.yaml"
+    given = [tmp_path / "config" / "smoke.yaml", tmp_path / "more.yaml", default]
+    assert config_files_in_merge_order(default, given) == ["config/config.yaml", "config/smoke.yaml", "more.yaml"]
+    assert config_files_in_merge_order(default, []) == ["config/config.yaml"]
+
+
+def test_merge_applies_command_line_settings_last(tmp_path):
+    path = tmp_path / "a.yaml"
+    path.write_text("threads: 2\nrun: {hidden: 5, lr: 1.0}\n")
+    assert merge_config_files([path], {"run": {"lr": 0.5}}) == {"threads": 2, "run": {"hidden": 5, "lr": 0.5}}
+
+
+def test_the_workflow_refuses_a_duplicate_key_in_a_configfile(tmp_path):
+    # the Snakefile reads every config file with the same loader (Snakemake's own keeps the last silently)
+    dup = tmp_path / "dup.yaml"
+    dup.write_text("results_dir: a\nresults_dir: b\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "snakemake", "-n", "--cores", "1", "--configfile", str(dup)],
+        cwd=REPO, capture_output=True, text=True, timeout=120,
+    )
+    assert done.returncode != 0
+    assert "dup.yaml:2: key 'results_dir' given twice in one mapping (lines 1 and 2)" in done.stdout + done.stderr
+
+
+# --- checks that need the corpus, at load time rather than in a job -----------------------------------------
+
+
+AGREEMENT = {"family": "rnn", "corpus": "agreement", "fixed": {"output": "full"}, "vary": {"hidden": [50]}}
+
+
+@pytest.mark.parametrize(
+    ("config", "expected"),
+    [
+        # a metric the corpus never produces
+        (study(metric="agreement_accuracy"),
+         "studies.s.metric: 'agreement_accuracy' is measured on the agreement corpus only; corpus 'ptb' never produces it"),
+        # duplicates would be one run counted twice in the summary
+        (study(seeds=[1, 1]), "studies.s.seeds[1]: 1 repeats studies.s.seeds[0] (1); list each value once"),
+        (study(vary={"bptt": [2, 2.0]}), "studies.s.vary.bptt[1]: 2.0 repeats studies.s.vary.bptt[0] (2); list each value once"),
+        (study(vary={"lr": [1, 1.0, 0.5]}), "studies.s.vary.lr[1]: 1.0 repeats studies.s.vary.lr[0] (1)"),
+        ({"studies": {"s": {"family": "ff", "corpus": "ptb", "vary": {"impl": ["reference", "fast"]}}}},
+         "studies.s.vary: {'impl': 'reference', 'seed': 1} and {'impl': 'fast', 'seed': 1} are the same run"),
+        # adaptive cutoffs above the vocabulary: PTB and Brown sizes are known constants, agreement's is its lexicon
+        ({"run": {"adaptive_cutoffs": [2000, 20000]}, "studies": {"ff_context_ptb": {"family": "ff", "corpus": "ptb", "vary": {"context": [2]}}}},
+         "run.adaptive_cutoffs: cutoffs must be below the vocabulary size (10,000): allowed in [1, 9999], got [2000, 20000]"),
+        (study(corpus="brown", fixed={"adaptive_cutoffs": [1000, 15000]}),
+         "studies.s.fixed.adaptive_cutoffs: cutoffs must be below the vocabulary size (14,114)"),
+        ({"studies": {"s": {**AGREEMENT, "fixed": {}}}},
+         "run.adaptive_cutoffs: cutoffs must be below the vocabulary size (313): allowed in [1, 312], got [1000, 5000]. "
+         "Use output: full for a small vocabulary, or smaller cutoffs (output from run.output; hidden from studies.s.vary.hidden)"),
+        # a batch larger than the split
+        (study(fixed={"batch_size": 600}, vary={"train_tokens": [1000, 5000]}),
+         "studies.s.fixed.batch_size: 600 columns of the ptb train stream of at most 1,000 tokens leave fewer than 2 tokens"),
+        ({"run_overrides": {"eval_tokens": 100}, "studies": {"s": {**AGREEMENT, "fixed": {"output": "full", "eval_batch_size": 64}}}},
+         "studies.s.fixed.eval_batch_size: 64 columns of the agreement valid stream of at most 100 tokens"),
+        ({"studies": {"s": {**AGREEMENT, "fixed": {"output": "full", "corpus_options": {"valid_sentences": 2, "max_distance": 3}}}}},
+         "run.eval_batch_size: 10 columns of the agreement valid stream of at most 18 tokens leave fewer than 2 tokens per "
+         "column (one input and its target); allowed: <= 9"),
+        # corpus options the corpus does not take, with the key path
+        (study(fixed={"corpus_options": {"seed": 3}}),
+         "studies.s.fixed.corpus_options: corpus 'ptb' got unknown option(s) seed; it takes: no options."),
+        ({"run": {"corpus_options": {"expected_sha256": "0" * 64}}, "studies": {"s": AGREEMENT}},
+         "run.corpus_options: corpus 'agreement' got unknown option(s) expected_sha256; it takes: attractor_prob, "),
+        # a data folder that is not there
+        ({"data_dir": "/nonexistent/corpora"}, "config.data_dir: '/nonexistent/corpora' is not a folder (found nothing there)"),
+    ],
+)
+def test_mistakes_that_used_to_fail_in_a_job_fail_at_load(config, expected):
+    assert expected in error_of(config)
+
+
+def test_feed_forward_and_sentence_runs_take_any_batch_size():
+    # windows and whole sentences are batched by count, not cut into columns of a stream
+    load_config({"run_overrides": {"train_tokens": 1000}, "studies": {"s": {"family": "ff", "corpus": "ptb", "fixed": {"batch_size": 4096}, "vary": {"context": [2]}}}})
+    load_config({"studies": {"s": {**AGREEMENT, "fixed": {"output": "full", "bptt": 0, "batch_size": 50_000}}}})
+
+
+def test_checking_a_config_does_not_import_torch():
+    code = (
+        "import sys; from rnnbench.config import load_config, merge_config_files; "
+        f"load_config(merge_config_files([{str(REPO / 'config' / 'config.yaml')!r}, {str(REPO / 'config' / 'smoke.yaml')!r}])); "
+        "assert 'torch' not in sys.modules, 'torch imported'"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)

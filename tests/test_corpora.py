@@ -259,7 +259,7 @@ def test_unknown_corpus_and_options(tmp_path):
         load_corpus("ptb", cache_dir=tmp_path, seed=1)
     with pytest.raises(CorpusError, match=r"'agreement' got unknown option\(s\) max_dist; it takes: attractor_prob"):
         load_corpus("agreement", cache_dir=tmp_path, max_dist=5)
-    with pytest.raises(CorpusError, match=r"min_distance must be an integer >= 1, got 0"):
+    with pytest.raises(CorpusError, match=r"corpus 'agreement': bad option: agreement.min_distance: 0 is out of range; allowed: \{'minimum': 1\}"):
         load_corpus("agreement", cache_dir=tmp_path, min_distance=0)
     with pytest.raises(CorpusError, match=r"expected_sha256 must be 64 hex digits, found 'abc'"):
         load_corpus("brown", cache_dir=tmp_path, expected_sha256="abc")
@@ -346,3 +346,49 @@ def test_default_agreement_statistics(agreement):
     assert stats["train_probes"] == 20_000 and 10 < stats["train_mean_distance"] < 11  # uniform 1..20: 10.5
     assert 200 <= stats["vocab_size"] <= 500 and stats["train_unk_rate"] == 0.0
     assert set(agreement.probes["test"]["distance"]) == set(range(1, 21))
+
+
+@pytest.mark.parametrize("damage", ["empty", "truncated"])
+def test_empty_or_truncated_cache_file_is_rebuilt_naming_it(tmp_path, caplog, damage):
+    load_corpus("agreement", cache_dir=tmp_path, **SMALL_AGREEMENT)
+    npz = next(tmp_path.glob("*.npz"))
+    data = npz.read_bytes()
+    npz.write_bytes(b"" if damage == "empty" else data[: len(data) // 2])  # `truncate -s 0` / a cut copy
+    again = load_corpus("agreement", cache_dir=tmp_path, **SMALL_AGREEMENT)
+    assert not again.from_cache and str(npz) in caplog.text and "rebuilding" in caplog.text
+    assert load_corpus("agreement", cache_dir=tmp_path, **SMALL_AGREEMENT).from_cache
+
+
+def test_cached_vocabulary_that_does_not_match_the_arrays_is_refused_and_rebuilt(tmp_path, caplog):
+    fresh = load_corpus("agreement", cache_dir=tmp_path, **SMALL_AGREEMENT)
+    vocab_json = next(tmp_path.glob("*.vocab.json"))
+    shorter = fresh.vocab.itos[:10]  # ids 10 and beyond now name no word
+    vocab_json.write_text(corpora.Vocab(shorter).to_json(), encoding="utf-8")
+    again = load_corpus("agreement", cache_dir=tmp_path, **SMALL_AGREEMENT)
+    assert not again.from_cache and again.vocab == fresh.vocab
+    assert str(vocab_json) in caplog.text and "the vocabulary has 10 words" in caplog.text
+
+
+@pytest.mark.parametrize("where", ["data_dir", "downloads"])
+def test_a_directory_where_a_corpus_file_should_be(tmp_path, offline, where):
+    folder = tmp_path / "data" if where == "data_dir" else tmp_path / "cache" / "downloads"
+    (folder / "ptb" / "ptb.train.txt").mkdir(parents=True)
+    with pytest.raises(CorpusError, match=r"ptb\.train\.txt: expected a file at .*, found a directory"):
+        load_corpus("ptb", data_dir=tmp_path / "data" if where == "data_dir" else None, cache_dir=tmp_path / "cache")
+
+
+def test_known_sizes_match_the_corpora(tmp_path):
+    # what a configuration is checked against before any job: the sizes the corpora have when read
+    options = {**SMALL_AGREEMENT, "max_distance": 7}
+    known = corpora.known_sizes("agreement", options)
+    corpus = load_corpus("agreement", cache_dir=tmp_path, **options)
+    assert known.vocab_size == len(corpus.vocab) == len(synthetic.lexicon())
+    for split in ("train", "valid", "test"):
+        assert corpus.split(split).size <= known.max_tokens[split]
+        lengths = np.diff(np.append(corpus.sentence_starts[split], corpus.split(split).size))
+        assert lengths.max() <= options["max_distance"] + synthetic.MAX_TOKENS_BEYOND_DISTANCE
+    assert corpora.known_sizes("ptb", {}) == corpora.KnownSizes(10_000, {"train": 929_589, "valid": 73_760, "test": 82_430}, False)
+    assert corpora.known_sizes("brown", {}).vocab_size == 14_114  # test_brown_split_and_vocabulary_as_measured
+    assert corpora.known_sizes("brown", {"expected_sha256": "0" * 64}).vocab_size is None  # another copy: unknown
+    with pytest.raises(CorpusError, match="corpus 'ptb' got unknown option"):
+        corpora.known_sizes("ptb", {"seed": 1})

@@ -35,7 +35,7 @@ def linear(a: float, *, hidden: int = 6, embed_dim: int = 4) -> torch.nn.Module:
 
 def lstm() -> torch.nn.Module:
     torch.manual_seed(3)
-    cfg = ModelConfig(family="lstm", vocab_size=VOCAB, embed_dim=4, hidden=5, impl="reference")
+    cfg = ModelConfig(family="lstm", vocab_size=VOCAB, embed_dim=4, hidden=5, impl="reference", output="full")
     return build_model(cfg).double()
 
 
@@ -197,7 +197,7 @@ def test_sequences_are_consecutive_windows_of_the_split():
 
 
 def test_feed_forward_model_is_refused_by_name():
-    model = build_model(ModelConfig(family="ff", vocab_size=VOCAB, embed_dim=3, hidden=4, context=2))
+    model = build_model(ModelConfig(family="ff", vocab_size=VOCAB, embed_dim=3, hidden=4, context=2, output="full"))
     with pytest.raises(ValueError, match="recurrent model.*FeedForwardLM"):
         decay.backward_decay(model, tokens(5, 1))
 
@@ -214,7 +214,7 @@ def test_passage_gradient_reaches_partner_through_a_tiny_vocabulary():
     assert len(words) == 46 and words[6] == "partner" and words[-1] == "his" and words.count("<eos>") == 3
     vocab = Vocab(("<unk>", "<eos>", "partner", "his", "to", "said", "raj", "a"), unk_token="<unk>")
     torch.manual_seed(0)
-    cfg = ModelConfig(family="rnn", vocab_size=len(vocab), embed_dim=4, hidden=6, impl="reference")
+    cfg = ModelConfig(family="rnn", vocab_size=len(vocab), embed_dim=4, hidden=6, impl="reference", output="full")
     model = decay.make_linear(build_model(cfg).double(), 0.9)
     table = decay.passage_decay(model, vocab)
     assert len(table) == 46
@@ -247,11 +247,10 @@ def test_an_untrained_point_gives_curves_and_rates_keyed_by_its_settings():
 def test_a_trained_model_file_is_measured_on_its_own_vocabulary(tmp_path):
     from rnnbench.config import RunConfig
     from rnnbench.io import write_torch
-    from rnnbench.train import model_config
 
     cfg = RunConfig.from_settings({"family": "lstm", "corpus": "ptb", "hidden": 5, "embed_dim": 4, "output": "full"})
     torch.manual_seed(0)
-    model = build_model(model_config(cfg, VOCAB))
+    model = build_model(ModelConfig.from_run(cfg, VOCAB))
     write_torch(tmp_path / "epoch-1.pt", {"config": cfg.to_dict(), "state_dict": model.state_dict()})
     ids = np.arange(100) % VOCAB
     curves, table = decay.decay_point(

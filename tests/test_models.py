@@ -15,7 +15,7 @@ CUTOFFS = (5, 15)
 
 def make(family, dtype=torch.float64, seed=0, **options):
     torch.manual_seed(seed)
-    options = {"embed_dim": 6, "hidden": 5, **options}
+    options = {"embed_dim": 6, "hidden": 5, "output": "full", **options}  # the schema's adaptive default needs |V| > 5000
     if options.get("output") == "adaptive":
         options.setdefault("adaptive_cutoffs", CUTOFFS)
         options.setdefault("adaptive_div_value", 2.0)
@@ -104,10 +104,10 @@ def test_reference_and_fast_agree_in_outputs_and_gradients(family, activation, o
 
 
 def test_sigmoid_has_no_fast_path_and_says_so():
-    with pytest.raises(ValueError, match="impl='reference'"):
-        ModelConfig("rnn", VOCAB, activation="sigmoid", impl="fast")
+    with pytest.raises(ValueError, match="allowed with impl 'reference'"):
+        ModelConfig("rnn", VOCAB, activation="sigmoid", impl="fast", output="full")
     model = make("rnn", activation="sigmoid", impl="reference")
-    with pytest.raises(ValueError, match="no fast path"):
+    with pytest.raises(ValueError, match="no fused path"):
         model.fast(model.embedding(tokens()), model.init_state(3))
 
 
@@ -264,20 +264,34 @@ def test_dropout_is_active_only_in_training():
 
 
 def test_config_refuses_bad_values_naming_the_key():
-    with pytest.raises(ValueError, match="family"):
-        ModelConfig("gru", VOCAB)
-    with pytest.raises(ValueError, match="direct"):
-        ModelConfig("ff", VOCAB, direct=True, output="adaptive")
-    with pytest.raises(ValueError, match="hidden"):
-        ModelConfig("rnn", VOCAB, hidden=0)
-    with pytest.raises(ValueError, match="adaptive_cutoffs"):
+    with pytest.raises(ValueError, match=r"^ModelConfig.family: 'gru' is not allowed"):
+        ModelConfig("gru", VOCAB, output="full")
+    with pytest.raises(ValueError, match=r"^ModelConfig.dropout: 0.95 is out of range"):  # the schema's range
+        ModelConfig("rnn", VOCAB, output="full", dropout=0.95)
+    with pytest.raises(ValueError, match=r"^ModelConfig.direct: true needs family 'ff'"):
+        ModelConfig("ff", VOCAB, direct=True, output="adaptive", adaptive_cutoffs=CUTOFFS)
+    with pytest.raises(ValueError, match=r"^ModelConfig.hidden: 0 \(no hidden layer\)"):
+        ModelConfig("rnn", VOCAB, hidden=0, output="full")
+    with pytest.raises(ValueError, match=r"^ModelConfig.adaptive_cutoffs: cutoffs must be strictly increasing"):
         ModelConfig("rnn", VOCAB, output="adaptive", adaptive_cutoffs=(20, 10))
-    with pytest.raises(ValueError, match="unknown ModelConfig keys"):
-        ModelConfig.from_dict({"family": "rnn", "vocab_size": VOCAB, "hiden": 3})
+    with pytest.raises(ValueError, match=r"^ModelConfig.adaptive_cutoffs: cutoffs must be below the vocabulary size \(30\)"):
+        ModelConfig("rnn", VOCAB, output="adaptive", adaptive_cutoffs=(10, 30))
+    with pytest.raises(ValueError, match=r"^ModelConfig.activation: 'sigmoid' has no fast path"):
+        ModelConfig("rnn", VOCAB, output="full", activation="sigmoid", impl="fast")
     cfg = ModelConfig("rnn", 10_000, output="adaptive", adaptive_cutoffs=[2000, 6000])
     assert cfg.adaptive_cutoffs == (2000, 6000)  # lists (from JSON) become tuples: the config stays hashable
-    assert ModelConfig.from_dict(cfg.to_dict()) == cfg
-    assert ModelConfig("rnn", 10_000, output="adaptive").adaptive_cutoffs == (1000, 5000)  # default_cutoffs
+
+
+def test_model_defaults_are_the_schemas_and_a_run_builds_its_model():
+    from rnnbench.config import RunConfig, run_defaults
+
+    cfg = ModelConfig("rnn", 10_000)
+    defaults = run_defaults()
+    for key in ("embed_dim", "hidden", "context", "activation", "impl", "output", "direct", "dropout"):
+        assert getattr(cfg, key) == defaults[key], key
+    assert cfg.adaptive_cutoffs == tuple(defaults["adaptive_cutoffs"])
+    run = RunConfig.from_settings({"family": "ff", "context": 3, "hidden": 0, "embed_dim": 7, "output": "full"})
+    assert ModelConfig.from_run(run, 50) == ModelConfig("ff", 50, embed_dim=7, hidden=0, context=3, output="full")
 
 
 @pytest.mark.parametrize("with_bias, ignored", [(True, False), (True, True), (False, True)])

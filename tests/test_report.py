@@ -26,6 +26,7 @@ import yaml
 
 from rnnbench import jobs, paths, report
 from rnnbench.config import Config, load_config, merge_config_files
+from rnnbench.summary import study_record
 from rnnbench.worked import TABLES
 
 REPO = Path(__file__).resolve().parents[1]
@@ -74,10 +75,14 @@ def build_results(results: Path) -> Config:
     merged = merge_config_files(CONFIG_FILES)
     merged["results_dir"] = str(results)
     config = load_config(merged)
-    provenance = {"config": merged, "config_files": [str(f) for f in CONFIG_FILES], "command": "pytest fixture"}
+    provenance = {"config": merged, "config_files": [str(f) for f in CONFIG_FILES], "command": "pytest fixture",
+                  "checkout": str(REPO)}
+
+    def table(name):
+        return {"out": paths.table(str(results), name), "provenance_file": paths.provenance(paths.table(str(results), name))}
 
     for name in TABLES:
-        jobs.worked_table(name, paths.table(str(results), name), provenance=provenance)
+        jobs.worked_table(name, **table(name), provenance=provenance)
 
     first_study = next(iter(config.studies))
     for study_name, study in config.studies.items():
@@ -90,14 +95,12 @@ def build_results(results: Path) -> Config:
             path.write_text(json.dumps(_metrics(i, cfg, diverged)), encoding="utf-8")
             metric_files.append(str(path))
         summary = paths.study_summary(str(results), study_name)
-        about = {"name": study_name, "description": study.description, "metric": study.metric,
-                 "vary": list(study.vary), "x": study.x}
-        jobs.study_summary(study_name, list(points), [c.settings() for c in configs], metric_files, summary,
-                           about=about, provenance=provenance)
+        record = paths.study_record(str(results), study_name)
+        jobs.study_summary(study_record(config, study_name), list(points), [c.settings() for c in configs],
+                           metric_files, summary, record_file=record, provenance_file=paths.provenance(summary),
+                           provenance=provenance)
         figures = [paths.study_figure(str(results), study_name, fmt) for fmt in paths.FIGURE_FORMATS]
-        hue = list(study.vary)[1] if len(study.vary) > 1 else None
-        jobs.study_figure(summary, figures, x=study.x, metric=study.metric, hue=hue, title=study.description,
-                          provenance=provenance)
+        jobs.study_figure(summary, record, figures, provenance_file=paths.provenance(figures[0]), provenance=provenance)
 
     runs = config.all_runs()
     benchmark_files = []
@@ -107,7 +110,7 @@ def build_results(results: Path) -> Config:
         row = f"{10.0 + i}\t0:00:10\t{400 + i}\t900\t380\t390\t1.0\t2.0\t95.0\t{9.5 + i}\n"
         path.write_text(BENCHMARK_HEADER + row)
         benchmark_files.append(str(path))
-    jobs.benchmark_table(sorted(runs), benchmark_files, paths.table(str(results), "benchmarks"), provenance=provenance)
+    jobs.benchmark_table(sorted(runs), benchmark_files, **table("benchmarks"), provenance=provenance)
 
     corpora = {cfg.corpus_key: cfg.corpus for cfg in runs.values()}
     stats_files = []
@@ -118,7 +121,7 @@ def build_results(results: Path) -> Config:
                  "test_tokens": 29_846, "train_unk_rate": 0.0, "train_sentences": 20_000}
         path.write_text(json.dumps(stats), encoding="utf-8")
         stats_files.append(str(path))
-    jobs.corpus_table(sorted(corpora), stats_files, paths.table(str(results), "corpora"), provenance=provenance)
+    jobs.corpus_table(sorted(corpora), stats_files, **table("corpora"), provenance=provenance)
     return config
 
 

@@ -6,8 +6,8 @@ import math
 import pandas as pd
 import pytest
 
-from rnnbench.config import RunConfig
-from rnnbench.summary import RUN_METRICS, benchmark_table, corpus_table, summarize_study
+from rnnbench.config import RunConfig, load_config
+from rnnbench.summary import RUN_METRICS, benchmark_table, corpus_table, study_record, summarize_study
 
 
 def write_json(path, data):
@@ -104,7 +104,8 @@ def test_the_summary_feeds_the_study_figure(study_runs, tmp_path):
     points, configs, files = study_runs
     summary = tmp_path / "summary.csv"
     summarize_study("rnn_hidden", points, configs, files).to_csv(summary, index=False)
-    fig = study_figure(pd.read_csv(summary), x="hidden", metric="test_ppl", title="RNN hidden size")
+    record = {"name": "rnn_hidden", "description": "RNN hidden size", "vary": ["hidden"], "metric": "test_ppl"}
+    fig = study_figure(pd.read_csv(summary), record)
     assert fig.axes[0].get_title() == "RNN hidden size\n1 run(s) diverged and are not shown"
     assert fig.axes[0].get_ylabel() == "test perplexity"
     save(fig, str(tmp_path / "figure.png"))  # also closes the figure
@@ -120,6 +121,58 @@ def test_the_study_figure_uses_a_log_axis_only_for_positive_sizes(sizes, scale):
     # ff hidden = 0 (no hidden layer) next to 50 and 100: a log axis would drop the 0 without a word;
     # positive sizes spanning a factor of >= 16 do get a log2 axis
     rows = [{"hidden": h, "metric": "test_ppl", "value": 200.0 + h} for h in sizes]
-    fig = study_figure(pd.DataFrame(rows), x="hidden", metric="test_ppl")
+    fig = study_figure(pd.DataFrame(rows), {"name": "sizes", "vary": ["hidden"], "metric": "test_ppl"})
     assert fig.axes[0].get_xscale() == scale
+    plt.close(fig)
+
+
+def test_study_record_says_what_the_study_varies_fixes_and_measures():
+    config = load_config({
+        "run_overrides": {"max_epochs": 1, "hidden": 32},
+        "studies": {
+            "clip_hidden": {
+                "description": "clipping by hidden size",
+                "family": "rnn",
+                "corpus": "agreement",
+                "fixed": {"output": "full", "embed_dim": 16, "context": 9},
+                "vary": {"clip_mode": ["none", "norm"], "hidden": [8, 16]},
+                "seeds": [3, 1],
+                "metric": "agreement_accuracy",
+            }
+        },
+    })
+    record = study_record(config, "clip_hidden")
+    assert {k: record[k] for k in ("name", "description", "family", "corpus", "metric")} == {
+        "name": "clip_hidden", "description": "clipping by hidden size", "family": "rnn", "corpus": "agreement",
+        "metric": "agreement_accuracy",
+    }
+    assert record["vary"] == ["clip_mode", "hidden"]  # config order: x axis first, then hue
+    # fixed: the study's own settings, then run_overrides', as the runs use them; the override of a varied
+    # setting (hidden) is not fixed, and context is left out because an RNN does not read it
+    assert record["fixed"] == {"output": "full", "embed_dim": 16, "max_epochs": 1}
+    assert record["seeds"] == [3, 1]
+    # 2 x 2 settings x 2 seeds, in the order of the summary's rows
+    runs = config.study_runs("clip_hidden")
+    assert record["run_ids"] == [cfg.run_id for _, cfg in runs] and len(set(record["run_ids"])) == 8
+    assert [point for point, _ in runs][:2] == [
+        {"clip_mode": "none", "hidden": 8, "seed": 3}, {"clip_mode": "none", "hidden": 8, "seed": 1},
+    ]
+    json.dumps(record)  # written as study.json as it is
+
+
+def test_the_study_figure_takes_axes_and_title_from_the_record():
+    import matplotlib.pyplot as plt
+
+    from rnnbench.plots import study_figure
+
+    rows = [
+        {"clip_mode": mode, "hidden": h, "seed": 1, "metric": "agreement_accuracy", "value": 0.5 + h / 100}
+        for mode in ("none", "norm") for h in (8, 16)
+    ]
+    record = {"name": "clip_hidden", "description": "", "vary": ["clip_mode", "hidden"], "metric": "agreement_accuracy"}
+    fig = study_figure(pd.DataFrame(rows), record)
+    ax = fig.axes[0]
+    assert ax.get_xlabel() == "clip_mode" and ax.get_ylabel() == "agreement accuracy"
+    assert ax.get_title() == "clip_hidden"  # no description: the study's name
+    assert ax.get_legend().get_title().get_text() == "hidden"  # the second varied setting is the colour
     plt.close(fig)

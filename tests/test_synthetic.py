@@ -113,3 +113,15 @@ def test_sentences_start_where_recorded_and_end_with_eos():
 def test_bad_config_rejected(bad):
     with pytest.raises(ValueError):
         AgreementConfig(**bad)
+
+
+def test_options_are_checked_against_the_schema_once():
+    # ranges and types live in the config schema; the generator reads them from there
+    with pytest.raises(ValueError, match=r"agreement.attractor_prob: 1.5 is out of range; allowed: \{'minimum': 0, 'maximum': 1\}"):
+        AgreementConfig(attractor_prob=1.5)
+    with pytest.raises(ValueError, match=r"agreement.train_sentences: 'many' has the wrong type"):
+        AgreementConfig(train_sentences="many")
+    with pytest.raises(ValueError, match=r"max_distance must be >= min_distance \(9\), got 3"):
+        AgreementConfig(min_distance=9, max_distance=3)
+    whole = AgreementConfig(max_distance=12.0, attractor_prob=1)
+    assert whole == AgreementConfig(max_distance=12, attractor_prob=1.0) and isinstance(whole.max_distance, int)

@@ -12,7 +12,8 @@ import pandas as pd
 import pytest
 import torch
 
-from rnnbench import gradients, params, worked
+from rnnbench import gradients, jobs, params, worked
+from rnnbench.worked import chapter, claims, lessons
 from rnnbench.models import ElmanCell, ModelConfig, build_model
 
 
@@ -20,7 +21,7 @@ from rnnbench.models import ElmanCell, ModelConfig, build_model
 
 
 def test_unroll_first_step_by_hand():
-    t = worked.unroll().set_index(["step", "unit"])
+    t = chapter.unroll().set_index(["step", "unit"])
     # x_1 = "the" = (1, 0), h_0 = 0: pre = first column of W + b_h = (0.6 + 0.05, 0.2 - 0.05).
     assert t.loc[(1, 1), "pre_activation"] == pytest.approx(0.65)
     assert t.loc[(1, 2), "pre_activation"] == pytest.approx(0.15)
@@ -30,7 +31,7 @@ def test_unroll_first_step_by_hand():
 
 
 def test_unroll_second_step_by_hand():
-    t = worked.unroll().set_index(["step", "unit"])
+    t = chapter.unroll().set_index(["step", "unit"])
     h1 = (math.tanh(0.65), math.tanh(0.15))
     # x_2 = "dog" = (0, 1): input term = second column of W = (-0.3, 0.5); recurrent term = U h_1.
     assert t.loc[(2, 1), "input_term"] == pytest.approx(-0.3)
@@ -41,7 +42,7 @@ def test_unroll_second_step_by_hand():
 
 
 def test_unroll_third_step_carries_the_prefix():
-    t = worked.unroll()
+    t = chapter.unroll()
     assert t.word.tolist() == ["the", "the", "dog", "dog", "ran", "ran"]
     for step in (1, 2, 3):
         rows = t[t.step == step]
@@ -51,7 +52,7 @@ def test_unroll_third_step_carries_the_prefix():
     h3 = t[t.step == 3].h.to_numpy()
     h = np.zeros(2)
     for word in ("dog", "ran"):
-        h = np.tanh(worked.UNROLL_W @ np.array(worked.UNROLL_EMBEDDINGS[word]) + worked.UNROLL_U @ h + worked.UNROLL_B)
+        h = np.tanh(chapter.UNROLL_W @ np.array(chapter.UNROLL_EMBEDDINGS[word]) + chapter.UNROLL_U @ h + chapter.UNROLL_B)
     assert np.abs(h - h3).max() > 0.01
 
 
@@ -59,7 +60,7 @@ def test_unroll_third_step_carries_the_prefix():
 
 
 def test_params_totals_at_context_three_by_hand():
-    t = worked.params_totals().set_index("context")
+    t = chapter.params_totals().set_index("context")
     # |V| d + 3 d H + H + |V| H + |V| against |V| d + d H + H^2 + H + |V| H + |V|.
     assert t.loc[3, "ff"] == 10_000 * 100 + 300 * 500 + 500 + 10_000 * 500 + 10_000 == 6_160_500
     assert t.loc[3, "rnn"] == 10_000 * 100 + 100 * 500 + 500 * 500 + 500 + 10_000 * 500 + 10_000 == 6_310_500
@@ -71,10 +72,10 @@ def test_params_totals_at_context_three_by_hand():
 
 
 def test_crossover_closed_form_matches_the_table():
-    t = worked.params_totals()
+    t = chapter.params_totals()
     first_ff_larger = int(t[t.larger == "ff"].context.min())
     assert params.crossover_context(100, 500) == first_ff_larger == 7
-    grid = worked.crossover_grid()
+    grid = chapter.crossover_grid()
     assert grid.agrees.all()
     row = grid[(grid.embed_dim == 100) & (grid.hidden == 500)].iloc[0]
     assert row.tie_context == 6.0 and row.crossover_closed_form == 7
@@ -87,16 +88,16 @@ def _shape_multiset(model: torch.nn.Module) -> Counter:
 
 
 def test_params_table_against_real_models_every_context():
-    shapes = worked.params_ff_vs_rnn()
-    totals = worked.params_totals().set_index("context")
+    shapes = chapter.params_ff_vs_rnn()
+    totals = chapter.params_totals().set_index("context")
     with gradients.one_thread():
-        for context in worked.CONTEXTS:
-            model = build_model(ModelConfig("ff", vocab_size=10_000, embed_dim=100, hidden=500, context=context))
+        for context in chapter.CONTEXTS:
+            model = build_model(ModelConfig("ff", vocab_size=10_000, embed_dim=100, hidden=500, context=context, output="full"))
             assert sum(p.numel() for p in model.parameters()) == totals.loc[context, "ff"]
             rows = shapes[(shapes.context == context) & (shapes.model == "ff")]
             assert _shape_multiset(model) == Counter(rows["shape"])
         for impl in ("reference", "fast"):
-            rnn = build_model(ModelConfig("rnn", vocab_size=10_000, embed_dim=100, hidden=500, impl=impl))
+            rnn = build_model(ModelConfig("rnn", vocab_size=10_000, embed_dim=100, hidden=500, impl=impl, output="full"))
             assert sum(p.numel() for p in rnn.parameters()) == totals.loc[1, "rnn"] == 6_310_500
             rows = shapes[(shapes.context == 1) & (shapes.model == "rnn")]
             assert _shape_multiset(rnn) == Counter(rows["shape"])
@@ -107,14 +108,14 @@ def test_crossover_grid_against_real_models_small_vocab():
     with gradients.one_thread():
         for d, H in ((50, 100), (100, 250), (200, 500)):
             c = params.crossover_context(d, H)
-            rnn = sum(p.numel() for p in build_model(ModelConfig("rnn", 50, d, H)).parameters())
-            ff_at = {k: sum(p.numel() for p in build_model(ModelConfig("ff", 50, d, H, context=k)).parameters())
+            rnn = sum(p.numel() for p in build_model(ModelConfig("rnn", 50, d, H, output="full")).parameters())
+            ff_at = {k: sum(p.numel() for p in build_model(ModelConfig("ff", 50, d, H, context=k, output="full")).parameters())
                      for k in (c - 1, c)}
             assert ff_at[c] > rnn >= ff_at[c - 1]
 
 
 def test_lesson_params_by_hand():
-    t = worked.lesson_params()
+    t = lessons.lesson_params()
     count = {(q, None if pd.isna(tok) else int(tok)): n for q, tok, n in zip(t.quantity, t.tokens, t["count"])}
     assert count[("recurrence", None)] == 128 * 128 + 128 * 100 + 128 == 29_312
     assert count[("mlp_first_layer", 30)] == 128 * 30 * 100 == 384_000
@@ -132,7 +133,7 @@ def test_lesson_params_by_hand():
 
 
 def test_decay_table_by_hand():
-    t = worked.decay()
+    t = chapter.decay()
     assert len(t) == 6 * 100
     v = t.set_index(["factor", "distance"]).value
     assert v[(0.9, 50)] == pytest.approx(0.0051537752)  # 0.9^50: more than 99% of the signal removed
@@ -143,7 +144,7 @@ def test_decay_table_by_hand():
 
 
 def test_decay_47_words_checks_each_chapter_number():
-    t = worked.decay_47_words().set_index(["factor", "distance"])
+    t = chapter.decay_47_words().set_index(["factor", "distance"])
     assert t.loc[(0.01, 47), "computed"] == pytest.approx(1e-94)
     assert t.loc[(0.5, 47), "computed"] == pytest.approx(7.105427357601e-15)  # 2^-47
     assert t.loc[(1.2, 47), "computed"] == pytest.approx(5266.457, abs=1e-3)
@@ -156,20 +157,36 @@ def test_decay_47_words_checks_each_chapter_number():
 
 
 def test_clipping_keeps_direction_and_caps_the_norm():
-    t = worked.clipping(norms=(1.0, 5.0, 10.0, 100.0), threshold=5.0)
+    t = chapter.clipping(norms=(1.0, 5.0, 10.0, 100.0), threshold=5.0)
     np.testing.assert_allclose(t.norm_before, [1.0, 5.0, 10.0, 100.0])
     np.testing.assert_allclose(t.norm_after, [1.0, 5.0, 5.0, 5.0])
     np.testing.assert_allclose(t.scale, [1.0, 1.0, 0.5, 0.05])
     np.testing.assert_allclose(t.cosine, 1.0)
     np.testing.assert_allclose(t.torch_norm_after, t.norm_after, rtol=1e-5)
-    assert t.clipped.tolist() == [False, False, True, True]
+    assert t.clipped.tolist() == [False, False, True, True]  # a norm equal to the threshold is left alone
+
+
+def test_clipping_demonstrates_the_function_that_trains(monkeypatch):
+    """The table is made by train.clip_gradients itself, not by a copy of it."""
+    from rnnbench import train
+
+    assert chapter.clip_gradients is train.clip_gradients
+    calls = []
+
+    def spy(parameters, mode, threshold):
+        calls.append((mode, threshold))
+        return train.clip_gradients(parameters, mode, threshold)
+
+    monkeypatch.setattr(chapter, "clip_gradients", spy)
+    chapter.clipping(norms=(1.0, 10.0), threshold=5.0)
+    assert calls == [("norm", 5.0), ("norm", 5.0)]
 
 
 # ----------------------------------------------------------------------------------------------------- lessons
 
 
 def test_lesson_rnn_shapes():
-    t = worked.lesson_rnn_shapes().set_index(["model", "tensor"])
+    t = lessons.lesson_rnn_shapes().set_index(["model", "tensor"])
     assert t.loc[("uni", "outputs"), "shape"] == "2x6x16"
     assert t.loc[("uni", "h_n"), "shape"] == "1x2x16"
     assert t.loc[("bi", "outputs"), "shape"] == "2x6x32"  # 16 + 16
@@ -179,7 +196,7 @@ def test_lesson_rnn_shapes():
 
 
 def test_lesson_numpy_trace_is_the_lesson_code():
-    t = worked.lesson_numpy_trace()
+    t = lessons.lesson_numpy_trace()
     assert t.n_parameters.iloc[0] == 4 * 3 + 3 * 3 + 3 == 24
     # The lesson's cell, verbatim, on the global generator (its state restored afterwards).
     saved = np.random.get_state()
@@ -203,24 +220,24 @@ def test_lesson_numpy_trace_is_the_lesson_code():
 
 
 def test_lesson_two_sentences_share_one_set_of_weights():
-    t = worked.lesson_two_sentences()
+    t = lessons.lesson_two_sentences()
     first, second = (t[t.sentence == s] for s in t.sentence.unique())
     assert (len(first), len(second)) == (5, 10)
     # Position 1 is "the" from h_0 = 0 in both: identical rows.
     np.testing.assert_array_equal(first.iloc[0][["h1", "h2", "h3"]], second.iloc[0][["h1", "h2", "h3"]])
     # The "script" state of sentence 2 is one step of the same weights from its position-7 state.
-    rnn = worked.TinyRNN.seeded()
+    rnn = lessons.TinyRNN.seeded()
     h7 = second.iloc[6][["h1", "h2", "h3"]].to_numpy(float)
-    h8 = rnn.step(h7, rnn.E[worked.LESSON001_VOCAB.index("script")])
+    h8 = rnn.step(h7, rnn.E[lessons.LESSON001_VOCAB.index("script")])
     np.testing.assert_allclose(second.iloc[7][["h1", "h2", "h3"]].to_numpy(float), h8)
     assert second.iloc[7].token == "script" and first.iloc[1].token == "script"
     assert t.dist_to_other_script.notna().sum() == 2
-    assert len(worked.LESSON001_VOCAB) == 12 and rnn.E.shape == (12, 4) and rnn.W_hh.shape == (3, 3)
+    assert len(lessons.LESSON001_VOCAB) == 12 and rnn.E.shape == (12, 4) and rnn.W_hh.shape == (3, 3)
 
 
 def test_lesson_word_order_same_bag_different_states():
-    t = worked.lesson_word_order()
-    a, b = worked.LESSON001_ORDER_PAIR
+    t = lessons.lesson_word_order()
+    a, b = lessons.LESSON001_ORDER_PAIR
     assert sorted(a) == sorted(b) and a != b
     assert t.same_bag.all()
     first = t[t.sentence == " ".join(a)]
@@ -232,7 +249,7 @@ def test_lesson_word_order_same_bag_different_states():
 
 
 def test_seed_discrepancies_are_the_ones_worked_out():
-    d = worked.seed_discrepancies()
+    d = claims.seed_discrepancies()
     assert set(d.claim) == {
         "The verb agrees with book, eight words back",
         "The two cross over at five",
@@ -241,24 +258,24 @@ def test_seed_discrepancies_are_the_ones_worked_out():
     }
     row = d.set_index("claim").loc["The verb agrees with book, eight words back"]
     assert row.computed == "5"  # "the book that the committee rejected was": was(7) - book(2)
-    claims = worked.seed_claims()
-    assert len(claims) == len(worked.CLAIMS)
-    assert claims.set_index("claimed").loc["29312", "matches"]
-    assert claims.set_index("claimed").loc["24", "matches"]
+    table = claims.seed_claims()
+    assert len(table) == len(claims.CLAIMS)
+    assert table.set_index("claimed").loc["29312", "matches"]
+    assert table.set_index("claimed").loc["24", "matches"]
 
 
-def test_write_tables_atomic_csvs(tmp_path):
-    names = ["unroll", "params_totals", "decay_47_words", "lesson_params"]
-    paths = worked.write_tables(tmp_path / "tables", names)
-    assert [p.name for p in paths] == [f"{n}.csv" for n in names]
-    assert sorted(p.name for p in (tmp_path / "tables").iterdir()) == sorted(f"{n}.csv" for n in names)
+def test_the_worked_table_job_writes_each_table_atomically(tmp_path):
+    out = tmp_path / "tables" / "unroll.csv"
+    record = tmp_path / "tables" / "unroll.provenance.json"
+    provenance = {"config": {}, "config_files": [], "command": "pytest", "checkout": str(tmp_path)}
+    jobs.worked_table("unroll", str(out), provenance_file=str(record), provenance=provenance)
+    assert sorted(p.name for p in out.parent.iterdir()) == ["unroll.csv", "unroll.provenance.json"]  # no temporary
     mask = os.umask(0)
     os.umask(mask)
-    assert {p.stat().st_mode & 0o777 for p in paths} == {0o666 & ~mask}  # as open() would, not mkstemp's 0600
-    back = pd.read_csv(paths[0])
-    pd.testing.assert_frame_equal(back, worked.unroll(), check_dtype=False)
-    with pytest.raises(KeyError, match="unknown table"):
-        worked.write_tables(tmp_path, ["no_such_table"])
+    assert out.stat().st_mode & 0o777 == 0o666 & ~mask  # as open() would, not mkstemp's 0600
+    pd.testing.assert_frame_equal(pd.read_csv(out), chapter.unroll(), check_dtype=False)
+    with pytest.raises(KeyError):
+        jobs.worked_table("no_such_table", str(out), provenance_file=str(record), provenance=provenance)
 
 
 def test_every_table_builds_tidy():

@@ -1,10 +1,13 @@
-"""The Snakemake workflow: lint, a dry run of every shipped config, typos caught before any job, and a
-new study added to a config getting its jobs, table and figure with no code change."""
+"""The Snakemake workflow: lint, a dry run of every shipped config, typos and unknown targets caught before
+any job, a new study added to a config getting its jobs, table, record and figure with no code change, and
+provenance naming the workflow's own commit when run from another folder."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pandas as pd
@@ -20,12 +23,13 @@ SHIPPED = {
 }
 
 
-def snakemake(*args: str, configfiles: list[str] = ()) -> subprocess.CompletedProcess:
-    """Run snakemake in the repository; configfiles go last (the option takes every argument after it)."""
+def snakemake(*args: str, configfiles: list[str] = (), cwd: Path = REPO) -> subprocess.CompletedProcess:
+    """Run snakemake (in the repository by default); configfiles go last (the option takes every argument
+    after it)."""
     command = [SNAKEMAKE, *args]
     if configfiles:
         command += ["--configfile", *configfiles]
-    return subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=600)
+    return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=600)
 
 
 def jobs_by_rule(dry_run_output: str) -> dict[str, int]:
@@ -76,6 +80,24 @@ def test_config_typo_fails_before_any_job_naming_the_key(tmp_path, fixed, named)
     assert "Job stats" not in output  # failed while parsing: no DAG, no job
 
 
+@pytest.mark.parametrize(
+    ("target", "named"),
+    [
+        ("corpora/ptb-0badc0de.json", "corpus key 'ptb-0badc0de' is not in this config"),
+        ("runs/rnn-ptb-0123456789/metrics.json", "run id 'rnn-ptb-0123456789' is not in this config"),
+        ("studies/no_such_study/summary.csv", "study 'no_such_study' is not in this config"),
+        ("studies/no_such_study/figure.png", "study 'no_such_study' is not in this config"),
+    ],
+)
+def test_a_target_the_config_does_not_have_fails_in_one_line(target, named):
+    result = snakemake(f"results/smoke/{target}", "-n", configfiles=["config/smoke.yaml"])
+    output = result.stdout + result.stderr
+    assert result.returncode != 0
+    line = next(line for line in output.splitlines() if named in line)
+    assert "config files: config/config.yaml, config/smoke.yaml" in line and "known: " in line
+    assert "KeyError" not in output
+
+
 def test_a_new_study_in_the_config_gets_its_jobs_table_and_figure(tmp_path):
     """Adding a study is config only: its runs, summary and figure appear with no code change."""
     results = tmp_path / "results"
@@ -103,6 +125,7 @@ def test_a_new_study_in_the_config_gets_its_jobs_table_and_figure(tmp_path):
     configs = ["config/smoke.yaml", str(extra)]
     targets = [
         f"{results}/studies/activation_agreement/summary.csv",
+        f"{results}/studies/activation_agreement/study.json",
         f"{results}/studies/activation_agreement/figure.png",
         f"{results}/studies/activation_agreement/figure.pdf",
     ]
@@ -123,6 +146,34 @@ def test_a_new_study_in_the_config_gets_its_jobs_table_and_figure(tmp_path):
     assert set(summary["metric"]) >= {"agreement_accuracy", "test_ppl", "diverged"}
     assert summary["run_id"].nunique() == 2
     assert (results / "studies/activation_agreement/figure.provenance.json").exists()
+    record = json.loads(Path(targets[1]).read_text())
+    assert record["vary"] == ["activation"] and record["metric"] == "agreement_accuracy"
+    assert record["fixed"]["hidden"] == 32  # what the runs use: smoke.yaml's run_overrides over the study's 8
+    assert sorted(record["run_ids"]) == sorted(summary["run_id"].unique())
+    assert "study" not in json.loads((results / "studies/activation_agreement/summary.provenance.json").read_text())
+
+    # Snakemake's own report: the study's table and figure, flagged by the rules, under the study's category
+    report = tmp_path / "report.zip"
+    made = snakemake(*targets, "--report", str(report), configfiles=configs)
+    assert made.returncode == 0, made.stdout + made.stderr
+    with zipfile.ZipFile(report) as archive:
+        html = next(archive.read(name).decode() for name in archive.namelist() if name.endswith("report.html"))
+    assert "Study activation_agreement" in html  # the category
+    for target in (targets[0], targets[2]):  # summary.csv and figure.png, each with its caption
+        assert f'"{target}": {{"name": "{Path(target).name}"' in html
+    assert html.count("Study <tt class=\\\"docutils literal\\\">activation_agreement</tt>") == 2
 
     again = snakemake(*targets, "-n", configfiles=configs)
     assert "Nothing to be done" in again.stdout + again.stderr
+
+
+def test_provenance_names_the_workflows_commit_when_run_from_another_folder(tmp_path):
+    """`snakemake -s <checkout>/Snakefile --directory <elsewhere>`: the commit is the checkout's."""
+    configs = [str(REPO / "config" / "config.yaml"), str(REPO / "config" / "smoke.yaml")]
+    target = "results/smoke/tables/decay_47_words.csv"
+    run = snakemake("-s", str(REPO / "Snakefile"), "--directory", str(tmp_path), target, "--cores", "1",
+                    configfiles=configs, cwd=tmp_path)
+    assert run.returncode == 0, run.stdout + run.stderr
+    record = json.loads((tmp_path / "results/smoke/tables/decay_47_words.provenance.json").read_text())
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True).stdout.strip()
+    assert head and record["git_commit"].removesuffix("+dirty") == head

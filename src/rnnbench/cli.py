@@ -94,17 +94,36 @@ def _add_run_settings(parser: argparse.ArgumentParser) -> None:
             parser.add_argument(flag, dest=key, type=_parser_for(prop), help=f"{help_text} (default: {prop.get('default')})")
 
 
+def _flag(key: str) -> str:
+    return "--model" if key == "family" else "--corpus-option" if key == "corpus_options" else "--" + key.replace("_", "-")
+
+
 def _parser_for(prop: dict[str, Any]):
+    """A converter from flag text to the schema's type; bad text is an argparse error naming what is allowed."""
     kinds = prop["type"] if isinstance(prop["type"], list) else [prop["type"]]
-    if "array" in kinds:
-        return lambda text: [int(v) for v in text.split(",")]
-    if "boolean" in kinds:
-        return lambda text: {"true": True, "false": False, "1": True, "0": False}[text.lower()]
-    if "integer" in kinds:
-        return lambda text: None if text.lower() in ("none", "null") and "null" in kinds else int(text)
-    if "number" in kinds:
-        return float
-    return str
+
+    def convert(text: str) -> Any:
+        if "null" in kinds and text.lower() in ("none", "null"):
+            return None
+        try:
+            if "array" in kinds:
+                return [int(v) for v in text.split(",")]
+            if "boolean" in kinds:
+                return {"true": True, "false": False, "1": True, "0": False}[text.lower()]
+            if "integer" in kinds:
+                return int(text)
+            if "number" in kinds:
+                return float(text)
+        except (KeyError, ValueError):
+            allowed = {
+                "array": "comma-separated integers, e.g. 1000,5000", "boolean": "true or false",
+                "integer": "an integer", "number": "a number",
+            }
+            expected = " or ".join(allowed[k] for k in kinds if k in allowed) + (" or null" if "null" in kinds else "")
+            raise argparse.ArgumentTypeError(f"{text!r} is not allowed; expected {expected}") from None
+        return text
+
+    return convert
 
 
 def _key_values(pairs: Sequence[str] | None) -> dict[str, Any]:
@@ -141,7 +160,8 @@ def _train(args: argparse.Namespace) -> int:
     settings = {k: v for k, v in vars(args).items() if k in run_settings_schema()["properties"] and v is not None}
     if "corpus_options" in settings:
         settings["corpus_options"] = _key_values(settings["corpus_options"])
-    cfg = RunConfig.from_settings({**settings, "threads": args.threads}, where="train")
+    sources = {key: _flag(key) for key in run_settings_schema()["properties"]}
+    cfg = RunConfig.from_settings({**settings, "threads": args.threads}, where="train", sources=sources)
     out = args.out or Path("results") / "runs" / cfg.run_id
     metrics = train_run(cfg, out, data_dir=args.data_dir, cache_dir=args.cache_dir)
     print(json.dumps(metrics, indent=2))

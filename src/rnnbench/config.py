@@ -8,11 +8,12 @@ setting's type, range and default are written down. Everything here derives from
 
 Two studies that resolve to the same settings get the same ``run_id`` and so share one training job; a
 changed setting changes the hash and makes a new run, so an old result is never silently reused.
+Rules between settings are `rnnbench.rules`' (checked here with the corpus's known sizes, so that they
+fail before any job, naming the key where the user set it); config files are read by `configfile`.
 """
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import hashlib
 import itertools
@@ -24,7 +25,14 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
 
 import jsonschema
-import yaml
+
+from rnnbench import rules
+from rnnbench.configfile import ConfigError, config_files_in_merge_order, merge_config_files, read_yaml
+
+__all__ = [  # the config files' functions are part of this module's interface
+    "Config", "ConfigError", "RunConfig", "Study", "check_settings", "checked_corpus_options",
+    "config_files_in_merge_order", "load_config", "merge_config_files", "read_yaml", "run_defaults", "schema",
+]
 
 SCHEMA_RESOURCE = "schemas/config.schema.yaml"
 
@@ -33,18 +41,26 @@ SCHEMA_RESOURCE = "schemas/config.schema.yaml"
 NON_SEMANTIC_SETTINGS = ("threads",)
 
 
-class ConfigError(ValueError):
-    """A configuration that does not match the schema; the message names the key and what is allowed."""
-
-
 @cache
 def schema() -> dict[str, Any]:
-    text = resources.files("rnnbench").joinpath(SCHEMA_RESOURCE).read_text(encoding="utf-8")
-    return yaml.safe_load(text)
+    return read_yaml(SCHEMA_RESOURCE, text=resources.files("rnnbench").joinpath(SCHEMA_RESOURCE).read_text(encoding="utf-8"))
 
 
 def run_settings_schema() -> dict[str, Any]:
     return schema()["$defs"]["run_settings"]
+
+
+def check_settings(settings: Mapping[str, Any], where: str) -> None:
+    """Check some run settings against the schema, each on its own (types, ranges, allowed values)."""
+    as_json = {k: list(v) if isinstance(v, tuple) else v for k, v in settings.items()}
+    _validate(as_json, run_settings_schema(), where)
+
+
+def checked_corpus_options(options: Mapping[str, Any], where: str) -> dict[str, Any]:
+    """Corpus options checked against the schema (types, ranges) and as the Python types it names."""
+    node = run_settings_schema()["properties"]["corpus_options"]
+    _validate(dict(options), node, where)
+    return _as_schema_types(options, node["properties"])
 
 
 def run_defaults() -> dict[str, Any]:
@@ -87,49 +103,43 @@ class RunConfig:
     threads: int = 1
 
     @classmethod
-    def from_settings(cls, settings: Mapping[str, Any], *, where: str = "run") -> "RunConfig":
-        """Validate ``settings`` (defaults filled in) and build the frozen config."""
+    def from_settings(
+        cls, settings: Mapping[str, Any], *, where: str = "run", sources: Mapping[str, str] | None = None
+    ) -> "RunConfig":
+        """Validate ``settings`` (defaults filled in) and build the frozen config.
+
+        ``sources`` names where each setting was given (``run.hidden``, ``studies.s.fixed.hidden``, ``--hidden``),
+        so that an error names the key the user wrote; a setting not in it is named ``<where>.<key>``.
+        """
         merged = {**run_defaults(), **settings}
         threads = merged.pop("threads", 1)
-        _validate(merged, run_settings_schema(), where)
+        named = _Namer(where, sources or {})
+        _validate(merged, run_settings_schema(), where, named)
         properties = run_settings_schema()["properties"]
-        merged = _whole_numbers_as_int(merged, properties)
-        merged["adaptive_cutoffs"] = tuple(int(c) for c in merged["adaptive_cutoffs"])
+        merged = _as_schema_types(merged, properties)
         merged["corpus_options"] = dict(
-            sorted(_whole_numbers_as_int(merged["corpus_options"], properties["corpus_options"]["properties"]).items())
+            sorted(_as_schema_types(merged["corpus_options"], properties["corpus_options"]["properties"]).items())
         )
-        for key in ("lr", "clip", "dropout", "min_improvement", "divergence_norm"):
-            merged[key] = float(merged[key])
         config = cls(**merged, threads=threads)
-        config.check_consistency(where)
+        config.check_rules(named)
         return config
 
-    def check_consistency(self, where: str = "run") -> None:
-        """Rules that involve two settings at once (the schema checks one at a time)."""
-        if self.bptt == 0 and self.family != "ff" and self.corpus != "agreement":
-            raise ConfigError(
-                f"{where}.bptt: 0 (full BPTT over whole sentences) needs a corpus with sentence boundaries; "
-                f"allowed with corpus 'agreement', got corpus {self.corpus!r}. Use a truncation length >= 1."
-            )
-        # The model's own rules (rnnbench.models.ModelConfig), checked here too so that they fail before any job.
-        if self.family != "ff" and self.hidden == 0:
-            raise ConfigError(f"{where}.hidden: 0 (no hidden layer) is allowed for family 'ff' only; {self.family} needs >= 1")
-        if self.family == "rnn" and self.impl == "fast" and self.activation == "sigmoid":
-            raise ConfigError(
-                f"{where}.activation: 'sigmoid' has no fast path (torch.nn.RNN implements 'tanh' and 'relu'); "
-                f"allowed with impl 'reference' (same parameters, Python loop)"
-            )
-        if self.family == "lstm" and self.activation != "tanh":
-            raise ConfigError(f"{where}.activation: the LSTM's activations are fixed; allowed: 'tanh', got {self.activation!r}")
-        if self.direct and (self.family != "ff" or self.hidden == 0 or self.output != "full"):
-            raise ConfigError(f"{where}.direct: true needs family 'ff', hidden > 0 and output 'full'")
-        if self.output == "adaptive" and list(self.adaptive_cutoffs) != sorted(set(self.adaptive_cutoffs)):
-            raise ConfigError(f"{where}.adaptive_cutoffs: must be strictly increasing, got {list(self.adaptive_cutoffs)}")
-        opts = self.corpus_options
-        if "min_distance" in opts and "max_distance" in opts and opts["min_distance"] > opts["max_distance"]:
-            raise ConfigError(
-                f"{where}.corpus_options: min_distance ({opts['min_distance']}) exceeds max_distance ({opts['max_distance']})"
-            )
+    def check_rules(self, named: "_Namer") -> None:
+        """The rules between settings (rnnbench.rules), with what the corpus's known sizes allow."""
+        from rnnbench.data.facts import CorpusError
+
+        try:
+            known = _known_sizes(self.corpus, json.dumps(dict(self.corpus_options), sort_keys=True))
+        except CorpusError as err:
+            raise ConfigError(f"{named('corpus_options')}: {err}") from None
+        settings = self.to_dict()
+        for broken in (
+            rules.broken_run_rule(settings, known.has_sentences),
+            rules.broken_model_rule(settings, known.vocab_size),
+            rules.broken_batch_rule(settings, known.max_tokens),
+        ):
+            if broken:
+                raise ConfigError(named.broken(broken))
 
     def to_dict(self) -> dict[str, Any]:
         data = dataclasses.asdict(self)
@@ -187,6 +197,12 @@ class Study:
         ``fixed`` settings, ``run_overrides``, and last the varied values and the seed.
         """
         keys = list(self.vary)
+        here = f"studies.{self.name}"
+        sources = {k: f"run.{k}" for k in run_settings_schema()["properties"]}
+        sources |= {"family": f"{here}.family", "corpus": f"{here}.corpus", "seed": f"{here}.seeds"}
+        sources |= {k: f"{here}.fixed.{k}" for k in self.fixed} | {k: f"run_overrides.{k}" for k in overrides}
+        sources |= {k: f"{here}.vary.{k}" for k in keys}
+        seen: dict[str, dict[str, Any]] = {}
         for values in itertools.product(*(self.vary[k] for k in keys)):
             for seed in self.seeds:
                 point = dict(zip(keys, values)) | {"seed": seed}
@@ -194,7 +210,14 @@ class Study:
                     **base, "family": self.family, "corpus": self.corpus, **self.fixed, **overrides, **point,
                     "threads": threads,
                 }
-                yield point, RunConfig.from_settings(settings, where=f"studies.{self.name}")
+                config = RunConfig.from_settings(settings, where=here, sources=sources)
+                if config.run_id in seen:  # e.g. a varied setting this family's model does not read
+                    raise ConfigError(
+                        f"{here}.vary: {seen[config.run_id]} and {point} are the same run ({config.run_id}); the "
+                        f"study would count it twice. Vary only settings that change the run."
+                    )
+                seen[config.run_id] = point
+                yield point, config
 
 
 @dataclass(frozen=True)
@@ -218,8 +241,7 @@ class Config:
 
 def load_config(source: str | Path | Mapping[str, Any]) -> Config:
     """Read (if a path), validate and resolve a workflow configuration; raise ConfigError naming the key."""
-    raw = yaml.safe_load(Path(source).read_text(encoding="utf-8")) if isinstance(source, (str, Path)) else dict(source)
-    raw = raw or {}
+    raw = read_yaml(source) if isinstance(source, (str, Path)) else dict(source)
     _validate(raw, schema(), "config")
     top = schema()["properties"]
     resolved = {key: raw.get(key, prop.get("default")) for key, prop in top.items()}
@@ -234,25 +256,15 @@ def load_config(source: str | Path | Mapping[str, Any]) -> Config:
         studies=studies,
         tables={"worked": True, **resolved["tables"]},
     )
+    if config.data_dir is not None and not Path(config.data_dir).is_dir():
+        found = "a file" if Path(config.data_dir).exists() else "nothing"
+        raise ConfigError(
+            f"config.data_dir: {config.data_dir!r} is not a folder (found {found} there); allowed: a folder holding "
+            f"ptb/ and brown/, or null to use $RNNBENCH_DATA or download"
+        )
     for name in studies:  # expand now, so a bad varied value fails before any job
         config.study_runs(name)
     return config
-
-
-def merge_config_files(paths: Sequence[str | Path]) -> dict[str, Any]:
-    """Later files over earlier ones, dictionaries merged key by key (Snakemake's ``--configfile`` rule)."""
-    merged: dict[str, Any] = {}
-    for path in paths:
-        _deep_update(merged, yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {})
-    return merged
-
-
-def _deep_update(target: dict[str, Any], source: Mapping[str, Any]) -> None:
-    for key, value in source.items():
-        if isinstance(value, Mapping) and isinstance(target.get(key), dict):
-            _deep_update(target[key], value)
-        else:
-            target[key] = copy.deepcopy(value)
 
 
 def _study(name: str, body: Mapping[str, Any]) -> Study:
@@ -272,8 +284,14 @@ def _study(name: str, body: Mapping[str, Any]) -> Study:
             raise ConfigError(f"{where}.vary.{key}: also set in {where}.fixed; a setting is either fixed or varied")
         for i, value in enumerate(values):
             _validate(value, properties[key], f"{where}.vary.{key}[{i}]")
+        _refuse_duplicates(f"{where}.vary.{key}", [_as_schema_types({key: v}, properties)[key] for v in values], values)
         vary[key] = tuple(values)
     study_props = schema()["$defs"]["study"]["properties"]
+    seeds = tuple(int(seed) for seed in body.get("seeds", study_props["seeds"]["default"]))
+    _refuse_duplicates(f"{where}.seeds", list(seeds), list(seeds))
+    metric = body.get("metric", study_props["metric"]["default"])
+    if problem := rules.metric_problem(metric, body["corpus"]):
+        raise ConfigError(f"{where}.metric: {problem}")
     return Study(
         name=name,
         description=body.get("description", study_props["description"]["default"]),
@@ -281,31 +299,77 @@ def _study(name: str, body: Mapping[str, Any]) -> Study:
         corpus=body["corpus"],
         fixed=fixed,
         vary=vary,
-        seeds=tuple(body.get("seeds", study_props["seeds"]["default"])),
-        metric=body.get("metric", study_props["metric"]["default"]),
+        seeds=seeds,
+        metric=metric,
     )
 
 
-def _whole_numbers_as_int(values: Mapping[str, Any], properties: Mapping[str, Any]) -> dict[str, Any]:
-    """JSON Schema accepts 200.0 where an integer is required; make it 200, so that sizes work as sizes
-    and ``hidden: 200.0`` gets the same run id as ``hidden: 200``."""
-
-    def integer(key: str) -> bool:
-        kind = properties.get(key, {}).get("type", ())
-        return "integer" in ([kind] if isinstance(kind, str) else kind)
-
-    return {k: int(v) if isinstance(v, float) and integer(k) else v for k, v in values.items()}
+def _refuse_duplicates(where: str, normalized: list[Any], given: Sequence[Any]) -> None:
+    """A value listed twice (``2`` and ``2.0`` are one value) would be one run counted twice in a summary."""
+    for j, value in enumerate(normalized):
+        i = normalized.index(value)
+        if i != j:
+            raise ConfigError(f"{where}[{j}]: {given[j]!r} repeats {where}[{i}] ({given[i]!r}); list each value once")
 
 
-def _validate(instance: Any, node: Mapping[str, Any], where: str) -> None:
-    """Validate against a schema node; the first error becomes a ConfigError naming the key."""
+def _kinds(prop: Mapping[str, Any]) -> list[str]:
+    kind = prop.get("type", ())
+    return [kind] if isinstance(kind, str) else list(kind)
+
+
+def _as_schema_types(values: Mapping[str, Any], properties: Mapping[str, Any]) -> dict[str, Any]:
+    """Each value as the Python type its schema type names: JSON Schema accepts 200.0 where an integer is
+    required, so 200.0 becomes 200 (sizes work as sizes, and ``hidden: 200.0`` gets the run id of ``hidden: 200``);
+    a number becomes a float (``lr: 1`` is ``lr: 1.0``); an array of integers becomes a tuple of ints."""
+
+    def convert(value: Any, prop: Mapping[str, Any]) -> Any:
+        kinds = _kinds(prop)
+        if isinstance(value, bool) or value is None:
+            return value
+        if "integer" in kinds and isinstance(value, float):
+            return int(value)
+        if "number" in kinds and isinstance(value, (int, float)):
+            return float(value)
+        if "array" in kinds and isinstance(value, (list, tuple)):
+            return tuple(convert(v, prop.get("items", {})) for v in value)
+        return value
+
+    return {k: convert(v, properties.get(k, {})) for k, v in values.items()}
+
+
+@cache
+def _known_sizes(corpus: str, options_json: str):
+    from rnnbench.data.facts import known_sizes
+
+    return known_sizes(corpus, json.loads(options_json))
+
+
+class _Namer:
+    """Names a run setting by where the user gave it: ``named("hidden")`` -> ``studies.s.fixed.hidden``."""
+
+    def __init__(self, where: str, sources: Mapping[str, str]):
+        self.where, self.sources = where, sources
+
+    def __call__(self, key: str) -> str:
+        return self.sources.get(key, f"{self.where}.{key}")
+
+    def broken(self, broken: rules.Broken) -> str:
+        first, *others = broken.keys
+        also = "; ".join(f"{k} from {self(k)}" for k in others if k in self.sources)
+        return f"{self(first)}: {broken.message}" + (f" ({also})" if also else "")
+
+
+def _validate(instance: Any, node: Mapping[str, Any], where: str, named: _Namer | None = None) -> None:
+    """Validate against a schema node; the first error becomes a ConfigError naming the key
+    (through ``named`` when the top-level keys of ``instance`` came from different places)."""
     resolver_root = {**node, "$defs": schema()["$defs"]}
     validator = jsonschema.Draft202012Validator(resolver_root)
     errors = sorted(validator.iter_errors(instance), key=lambda e: (len(e.absolute_path), list(map(str, e.absolute_path))))
     if not errors:
         return
     error = errors[0]
-    path = ".".join([where, *map(str, error.absolute_path)])
+    keys = list(map(str, error.absolute_path))
+    path = ".".join([named(keys[0]), *keys[1:]] if named and keys else [where, *keys])
     raise ConfigError(f"{path}: {_explain(error)}")
 
 

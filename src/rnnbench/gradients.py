@@ -294,12 +294,6 @@ def jacobian_decay(
     return pd.DataFrame(rows)
 
 
-def clip_by_norm(grad: np.ndarray, threshold: float) -> np.ndarray:
-    """(12.7): if ||g|| > threshold, g <- (threshold / ||g||) g; otherwise g unchanged. Direction is kept."""
-    norm = np.linalg.norm(grad)
-    return grad * (threshold / norm) if norm > threshold else grad.copy()
-
-
 def gradient_reach(lengths: Sequence[int] = (5, 20, 50, 100)) -> pd.DataFrame:
     """The lesson's measurement: mean |d out[-1].sum() / d x_1| for an untrained nn.RNN(8, 32), seeded as printed.
 

@@ -1,12 +1,15 @@
 """One function per workflow rule: what a Snakemake job does, importable and testable without Snakemake.
 
 Each function takes plain paths and values, writes its outputs atomically, and writes the provenance
-record (config hash, git commit, package versions, command) beside every table and figure it makes.
+record (config hash, git commit, package versions, command) of every table and figure it makes to the
+path the rule declares. ``provenance`` is the record's fields: the merged ``config``, its
+``config_files``, the ``command`` and the ``checkout`` of the workflow's code (rnnbench.provenance.record).
 The shims in ``workflow/scripts/`` only unpack the ``snakemake`` object and call one of these.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import shutil
@@ -46,46 +49,61 @@ def train(run: Mapping[str, Any], out_dir: str, *, threads: int, data_dir: str |
 
 
 def study_summary(
-    study: str, points, runs, metric_files, out: str, *, about: Mapping[str, Any], provenance: Mapping[str, Any]
+    record: Mapping[str, Any],
+    points: Sequence[Mapping[str, Any]],
+    runs: Sequence[Mapping[str, Any]],
+    metric_files: Sequence[str],
+    out: str,
+    *,
+    record_file: str,
+    provenance_file: str,
+    provenance: Mapping[str, Any],
 ) -> None:
-    """``about``: the study's description, metric and varied settings, kept with the table for the report."""
+    """The study's table and its record (rnnbench.summary.study_record), read by its figure and the book."""
     from rnnbench.summary import summarize_study
 
     configs = [RunConfig.from_settings(run) for run in runs]
-    write_csv(out, summarize_study(study, points, configs, metric_files))
-    write_provenance(
-        out, producer="rnnbench.summary.summarize_study", inputs=list(metric_files), study=dict(about), **provenance
-    )
+    write_csv(out, summarize_study(record["name"], points, configs, metric_files))
+    write_json(record_file, dict(record))
+    write_provenance(provenance_file, producer="rnnbench.summary.summarize_study", inputs=list(metric_files), **provenance)
 
 
-def study_figure(summary: str, outs: Sequence[str], *, x: str, metric: str, hue: str | None, title: str, provenance: Mapping[str, Any]) -> None:
+def study_figure(
+    summary: str, record: str, outs: Sequence[str], *, provenance_file: str, provenance: Mapping[str, Any]
+) -> None:
+    """The study's figure, in every format of ``outs``; what to plot comes from the study's record."""
     from rnnbench.plots import save, study_figure as draw
 
     table = pd.read_csv(summary)
+    study = json.loads(Path(record).read_text(encoding="utf-8"))
     for out in outs:
-        save(draw(table, x=x, metric=metric, hue=hue, title=title, source=f"data: {summary} (rule study_figure)"), out)
-    write_provenance(outs[0], producer="rnnbench.plots.study_figure", inputs=[summary], **provenance)
+        save(draw(table, study, source=f"data: {summary} (rule study_figure)"), out)
+    write_provenance(provenance_file, producer="rnnbench.plots.study_figure", inputs=[summary, record], **provenance)
 
 
-def benchmark_table(run_ids: Sequence[str], benchmark_files: Sequence[str], out: str, *, provenance: Mapping[str, Any]) -> None:
+def benchmark_table(
+    run_ids: Sequence[str], benchmark_files: Sequence[str], out: str, *, provenance_file: str, provenance: Mapping[str, Any]
+) -> None:
     from rnnbench.summary import benchmark_table as gather
 
     write_csv(out, gather(run_ids, benchmark_files))
-    write_provenance(out, producer="rnnbench.summary.benchmark_table", inputs=list(benchmark_files), **provenance)
+    write_provenance(provenance_file, producer="rnnbench.summary.benchmark_table", inputs=list(benchmark_files), **provenance)
 
 
-def corpus_table(corpus_keys: Sequence[str], stats_files: Sequence[str], out: str, *, provenance: Mapping[str, Any]) -> None:
+def corpus_table(
+    corpus_keys: Sequence[str], stats_files: Sequence[str], out: str, *, provenance_file: str, provenance: Mapping[str, Any]
+) -> None:
     from rnnbench.summary import corpus_table as gather
 
     write_csv(out, gather(corpus_keys, stats_files))
-    write_provenance(out, producer="rnnbench.summary.corpus_table", inputs=list(stats_files), **provenance)
+    write_provenance(provenance_file, producer="rnnbench.summary.corpus_table", inputs=list(stats_files), **provenance)
 
 
-def worked_table(name: str, out: str, *, provenance: Mapping[str, Any]) -> None:
+def worked_table(name: str, out: str, *, provenance_file: str, provenance: Mapping[str, Any]) -> None:
     from rnnbench.worked import TABLES
 
     write_csv(out, TABLES[name]())
-    write_provenance(out, producer=f"rnnbench.worked.TABLES[{name!r}]", **provenance)
+    write_provenance(provenance_file, producer=f"rnnbench.worked.TABLES[{name!r}]", **provenance)
 
 
 class QuartoMissing(RuntimeError):

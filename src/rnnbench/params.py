@@ -19,6 +19,8 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
+from rnnbench.rules import adaptive_problem, broken_model_rule
+
 Shape = tuple[int, ...]
 Shapes = dict[str, Shape]
 
@@ -44,13 +46,9 @@ def adaptive_softmax_shapes(
     Our models use `head_bias=True`, the counterpart of the full softmax's b_y.
     """
     _check_positive(hidden=hidden, vocab_size=vocab_size)
-    bounds = list(cutoffs)
-    if not bounds or bounds != sorted(set(bounds)) or bounds[0] < 1 or bounds[-1] >= vocab_size:
-        raise ValueError(
-            f"cutoffs must be strictly increasing integers in [1, vocab_size - 1] = [1, {vocab_size - 1}], "
-            f"got {tuple(cutoffs)}"
-        )
-    bounds.append(vocab_size)
+    if problem := adaptive_problem(hidden, vocab_size, cutoffs, div_value):
+        raise ValueError(problem)
+    bounds = [*cutoffs, vocab_size]
     n_clusters = len(bounds) - 1
     head_size = bounds[0] + n_clusters
     shapes: Shapes = {"out.head": (head_size, hidden)}
@@ -58,9 +56,7 @@ def adaptive_softmax_shapes(
         shapes["out.head_bias"] = (head_size,)
     for i in range(n_clusters):
         # Same integer division as torch: int(in_features // div_value ** (i + 1)).
-        proj = int(hidden // (div_value ** (i + 1)))
-        if proj < 1:
-            raise ValueError(f"div_value={div_value} leaves tail cluster {i} with no units for hidden={hidden}")
+        proj = int(hidden // (div_value ** (i + 1)))  # >= 1: checked by adaptive_problem
         shapes[f"out.tail.{i}.proj"] = (proj, hidden)
         shapes[f"out.tail.{i}.out"] = (bounds[i + 1] - bounds[i], proj)
     return shapes
@@ -91,11 +87,13 @@ def ff_lm_shapes(
     _check_positive(vocab_size=vocab_size, embed_dim=embed_dim, context=context)
     if int(hidden) != hidden or hidden < 0:
         raise ValueError(f"hidden must be a non-negative integer, got {hidden!r}")
+    settings = {"family": "ff", "hidden": hidden, "direct": direct, "context": context, "embed_dim": embed_dim,
+                "output": "full" if cutoffs is None else "adaptive", "adaptive_cutoffs": cutoffs, "adaptive_div_value": div_value}
+    if broken := broken_model_rule(settings, vocab_size):
+        raise ValueError(f"{broken.keys[0]}: {broken.message}")
     x_dim = context * embed_dim
     shapes: Shapes = {"embedding": (vocab_size, embed_dim)}
     if hidden == 0:
-        if direct:
-            raise ValueError("direct=True needs a hidden layer: with hidden=0 the output already reads the input")
         shapes.update(_output_shapes(vocab_size, x_dim, cutoffs, div_value))
         return shapes
     shapes["W_h"] = (hidden, x_dim)

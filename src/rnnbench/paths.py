@@ -1,21 +1,28 @@
-"""The layout of ``results/``, written once: the workflow's rules, the CI check and the report all ask here.
+"""The layout of a results folder, written once: the workflow's rules, the CI check and the report all ask here.
 
-    results/
+    <results_dir>/
       corpora/<corpus_key>.json          statistics of each prepared corpus
-      runs/<run_id>/                     one training run (see rnnbench.train)
+      runs/<run_id>/                     one training run: config.json, epochs.csv, steps.csv, metrics.json, model.pt
       studies/<study>/summary.csv        tidy: one row per run and metric
+      studies/<study>/study.json         what the study is: family, corpus, metric, varied and fixed settings, runs
       studies/<study>/figure.{png,pdf}   the study's default figure
       tables/<name>.csv                  worked examples, parameter tables, corpora, benchmarks
       benchmarks/train/<run_id>.tsv      Snakemake's time and memory record of each training job
       logs/<rule>/<name>.log             every job's log
     (each table and figure has a <name>.provenance.json beside it)
+
+Every function takes the results folder first (``config.results_dir``), so one checkout can hold the
+results of several configurations side by side. The names work with Snakemake wildcards too:
+``study_summary(results, "{study}")`` is the rule's output pattern.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from rnnbench.config import Config
+if TYPE_CHECKING:  # paths.py is imported by the report, which must not need the config machinery at runtime
+    from rnnbench.config import Config
 
 FIGURE_FORMATS = ("png", "pdf")
 
@@ -28,20 +35,53 @@ def run_metrics(results: str, run_id: str) -> str:
     return f"{run_dir(results, run_id)}/metrics.json"
 
 
+def run_epochs(results: str, run_id: str) -> str:
+    return f"{run_dir(results, run_id)}/epochs.csv"
+
+
+def run_steps(results: str, run_id: str) -> str:
+    return f"{run_dir(results, run_id)}/steps.csv"
+
+
+def run_config(results: str, run_id: str) -> str:
+    return f"{run_dir(results, run_id)}/config.json"
+
+
+def run_model(results: str, run_id: str) -> str:
+    return f"{run_dir(results, run_id)}/model.pt"
+
+
 def corpus_stats(results: str, corpus_key: str) -> str:
     return f"{results}/corpora/{corpus_key}.json"
 
 
+def study_dir(results: str, study: str) -> str:
+    return f"{results}/studies/{study}"
+
+
 def study_summary(results: str, study: str) -> str:
-    return f"{results}/studies/{study}/summary.csv"
+    return f"{study_dir(results, study)}/summary.csv"
+
+
+def study_record(results: str, study: str) -> str:
+    """The study's metadata (rnnbench.summary.study_record), read by its figure and by the book."""
+    return f"{study_dir(results, study)}/study.json"
 
 
 def study_figure(results: str, study: str, fmt: str) -> str:
-    return f"{results}/studies/{study}/figure.{fmt}"
+    return f"{study_dir(results, study)}/figure.{fmt}"
 
 
 def table(results: str, name: str) -> str:
     return f"{results}/tables/{name}.csv"
+
+
+def train_benchmark(results: str, run_id: str) -> str:
+    return f"{results}/benchmarks/train/{run_id}.tsv"
+
+
+def log(results: str, rule: str, name: str) -> str:
+    return f"{results}/logs/{rule}/{name}.log"
 
 
 def provenance(path: str) -> str:
@@ -51,7 +91,7 @@ def provenance(path: str) -> str:
 
 
 def expected_outputs(config: Config, worked_tables: list[str]) -> list[str]:
-    """Every table and figure a complete run of ``config`` produces (the CI check reads this list)."""
+    """Every table, figure and study record a complete run of ``config`` produces (the CI check reads this)."""
     results = config.results_dir
     outputs = [table(results, "corpora"), table(results, "benchmarks")]
     if config.tables.get("worked", True):
@@ -59,5 +99,5 @@ def expected_outputs(config: Config, worked_tables: list[str]) -> list[str]:
     for study in config.studies:
         outputs.append(study_summary(results, study))
         outputs += [study_figure(results, study, fmt) for fmt in FIGURE_FORMATS]
-    records = dict.fromkeys(provenance(p) for p in outputs)  # a figure's formats share one record
-    return outputs + list(records)
+    records = dict.fromkeys(provenance(p) for p in outputs)  # a figure's formats share one
+    return outputs + list(records) + [study_record(results, study) for study in config.studies]

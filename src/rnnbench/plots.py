@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import textwrap
+from typing import Mapping
 
 import matplotlib
 
@@ -21,16 +22,18 @@ METRIC_LABELS = {
 }
 
 
-def study_figure(
-    summary: pd.DataFrame, *, x: str, metric: str, hue: str | None = None, title: str = "", source: str = ""
-) -> plt.Figure:
-    """The study's metric against its first varied setting; seeds give the spread (min to max).
+def study_figure(summary: pd.DataFrame, study: Mapping, *, source: str = "") -> plt.Figure:
+    """The study's metric against its first varied setting (its second, if any, as colour); seeds give
+    the spread (min to max). ``study`` is the study's record (study.json): vary, metric, description.
 
     ``source`` (the table and rule that produced the figure) is printed small under the axes.
 
     Runs that diverged have no value for the metric; their count is printed under the title rather
     than silently dropped.
     """
+    x, metric = study["vary"][0], study["metric"]
+    hue = study["vary"][1] if len(study["vary"]) > 1 else None
+    title = study.get("description") or study["name"]
     data = summary[summary["metric"] == metric]
     diverged = summary[(summary["metric"] == "diverged") & (summary["value"] > 0)]
     sns.set_theme(style="whitegrid", context="paper")
@@ -64,6 +67,63 @@ def save(fig: plt.Figure, path: str) -> None:
     with atomic_path(path) as tmp:
         fig.savefig(tmp, format=path.rsplit(".", 1)[-1], dpi=150)
     plt.close(fig)
+
+
+def crossover_figure(table: pd.DataFrame, *, title: str = "", source: str = "") -> plt.Figure:
+    """Test perplexity against parameter count, both families (rnnbench.comparison.crossover_table, one scale).
+
+    The Elman runs form one line over H; the feed-forward runs one line per H over the context n-1, each
+    point labelled with its n-1, hollow once the analytic formula makes it larger than the Elman LM of the
+    same d and H. A dotted vertical line per feed-forward H marks that Elman LM's size: where the
+    feed-forward line crosses it is the analytic tie, n-1 = 1 + H/d. Runs without a perplexity
+    (diverged, or trained on part of the corpus) are counted under the title, not drawn.
+    """
+    drawn = table[table["status"].isin(["converged", "epoch cap"]) & table["test_ppl"].notna()]
+    sns.set_theme(style="whitegrid", context="paper")
+    fig, ax = plt.subplots(figsize=(5.6, 3.8), layout="constrained")
+    rnn = drawn[drawn["family"] == "rnn"].sort_values("parameters")
+    if len(rnn):
+        ax.plot(rnn["parameters"], rnn["test_ppl"], "-o", color="black", label="Elman RNN (over H)")
+        for row in rnn.itertuples():
+            ax.annotate(f"H={row.hidden}", (row.parameters, row.test_ppl), textcoords="offset points",
+                        xytext=(4, -10), fontsize=7)
+    ff = drawn[drawn["family"] == "ff"]
+    palette = sns.color_palette("viridis", max(ff["hidden"].nunique(), 1))
+    for color, (hidden, group) in zip(palette, ff.groupby("hidden")):
+        group = group.sort_values("context")
+        ax.plot(group["parameters"], group["test_ppl"], "-", color=color, label=f"feed-forward, H={hidden} (over n-1)")
+        larger = group["ff_larger"].fillna(False).astype(bool)
+        ax.scatter(group.loc[~larger, "parameters"], group.loc[~larger, "test_ppl"], color=color, zorder=3)
+        ax.scatter(group.loc[larger, "parameters"], group.loc[larger, "test_ppl"], facecolors="white",
+                   edgecolors=[color], zorder=3)
+        for row in group.itertuples():
+            ax.annotate(f"{row.context}", (row.parameters, row.test_ppl), textcoords="offset points",
+                        xytext=(3, 3), fontsize=7, color=color)
+        for size in group["rnn_equivalent_parameters"].dropna().unique():
+            ax.axvline(float(size), color=color, linestyle=":", linewidth=1)
+    ax.set_xscale("log")
+    ax.set_xlabel("parameters")
+    ax.set_ylabel(METRIC_LABELS["test_ppl"])
+    lines = textwrap.wrap(title, 70)
+    left_out = len(table) - len(drawn)
+    if left_out:
+        lines.append(f"{left_out} run(s) without a comparable perplexity are not shown")
+    ax.set_title("\n".join(lines), fontsize=9)
+    if len(drawn):
+        from matplotlib.lines import Line2D
+
+        handles, _ = ax.get_legend_handles_labels()
+        if len(ff):
+            handles += [
+                Line2D([], [], color="0.4", linestyle=":", label="Elman RNN of the same d and H (analytic tie)"),
+                Line2D([], [], color="0.4", marker="o", markerfacecolor="white", linestyle="",
+                       label="feed-forward larger than that RNN"),
+            ]
+        ax.legend(handles=handles, fontsize=7)
+    if source:
+        fig.text(0.01, 0.005, source, fontsize=6, color="0.4", ha="left", va="bottom")
+        fig.get_layout_engine().set(h_pad=0.12)
+    return fig
 
 
 def decay_figure(

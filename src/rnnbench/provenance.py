@@ -1,8 +1,9 @@
 """Provenance records: what made a table or a figure, written as a small JSON beside it.
 
-A record names the configuration (its hash and the files it came from), the git commit of the code,
-the versions of the packages that computed it, and the command and function that wrote it, so any
-number in the report can be traced back and regenerated.
+A record names the configuration (its hash and the files it came from), the git commit of the
+workflow's checkout, the versions of the packages that computed it, and the command and function that
+wrote it, so any number in the report can be traced back and regenerated. It says how an output was
+made, not what it is about: a study's description and metric are in its study.json.
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from rnnbench.io import write_json
-from rnnbench.paths import provenance as provenance_path
 
 PACKAGES = ("rnnbench", "torch", "numpy", "pandas", "seaborn", "matplotlib", "snakemake")
 
@@ -26,8 +26,13 @@ def config_hash(config: Mapping[str, Any]) -> str:
     return hashlib.sha256(json.dumps(config, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
-def git_commit(cwd: str | Path = ".") -> str:
-    """The commit of the working tree, with ``+dirty`` when it has uncommitted changes."""
+def git_commit(checkout: str | Path) -> str:
+    """The commit checked out in ``checkout``, with ``+dirty`` when tracked files have uncommitted changes.
+
+    ``checkout`` is the workflow's own folder (Snakemake's ``workflow.basedir``), not the working
+    directory: ``snakemake -s <checkout>/Snakefile --directory <elsewhere>`` still records the code's commit.
+    """
+    cwd = Path(checkout)
     try:
         commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=cwd, capture_output=True, text=True, check=True).stdout.strip()
         dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=cwd, capture_output=True, text=True).stdout.strip()
@@ -51,16 +56,16 @@ def record(
     config: Mapping[str, Any],
     config_files: Sequence[str],
     command: str,
+    checkout: str | Path,
     producer: str,
     inputs: Sequence[str] = (),
-    **about: Any,
 ) -> dict[str, Any]:
-    """The provenance fields; ``about`` adds what the output is of (e.g. ``study={...}``)."""
+    """The provenance fields of one output: ``config`` is the merged configuration the job ran with,
+    ``checkout`` the folder of the workflow's code, ``producer`` the function that computed the output."""
     return {
-        **about,
         "config_hash": config_hash(config),
         "config_files": list(config_files),
-        "git_commit": git_commit(),
+        "git_commit": git_commit(checkout),
         "packages": package_versions(),
         "command": command,
         "producer": producer,
@@ -69,6 +74,6 @@ def record(
     }
 
 
-def write_provenance(output: str | Path, **fields: Any) -> None:
-    """Write the provenance record of ``output`` beside it (``<stem>.provenance.json``)."""
-    write_json(provenance_path(str(output)), record(**fields))
+def write_provenance(path: str | Path, **fields: Any) -> None:
+    """Write the provenance record ``path`` (the one the rule declares, see rnnbench.paths.provenance)."""
+    write_json(path, record(**fields))

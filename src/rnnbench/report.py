@@ -117,8 +117,6 @@ def package_versions(results: str | Path | None = None) -> pd.DataFrame:
 # --------------------------------------------------------------------------------------------------------------
 # Studies: whatever results/studies/* holds, so a study added to the config gets its section with no edit.
 
-# Columns of a study's summary that are not its varied settings (rnnbench.summary.summarize_study).
-SUMMARY_KEYS = ("study", "run_id", "family", "corpus", "seed", "metric", "value")
 # Lower is better for these; higher for the rest. Used only to word "best" in the study's prose.
 LOWER_IS_BETTER = frozenset({"test_ppl", "valid_ppl", "clipped_fraction"})
 METRIC_NAMES = {
@@ -177,18 +175,18 @@ class StudyInfo:
 
 
 def study_info(study: str, results: str | Path | None = None) -> StudyInfo:
-    """What a study is: its runs from its summary; its description and metric from the summary's
-    provenance record (key ``study``, written by the study_summary rule from the config)."""
+    """What a study is: its runs from its summary; its description, metric and varied settings from its
+    record (study.json, written by the study_summary rule from the config)."""
     summary = study_summary(study, results)
-    varied = tuple(c for c in summary.columns if c not in SUMMARY_KEYS)
-    family, corpus = str(summary["family"].iloc[0]), str(summary["corpus"].iloc[0])
-    record = Path(paths.provenance(paths.study_summary(_root(results), study)))
+    record = Path(paths.study_record(_root(results), study))
     if not record.is_file():
-        raise FileNotFoundError(f"{record}: the study's provenance record is missing; rerun `snakemake --cores 8 results`")
-    named = json.loads(record.read_text(encoding="utf-8"))["study"]
+        raise FileNotFoundError(f"{record}: the study's record is missing; rerun `snakemake --cores 8 results`")
+    named = json.loads(record.read_text(encoding="utf-8"))
+    varied = tuple(named["vary"])
+    family, corpus = named["family"], named["corpus"]
     metric = named["metric"]
     description = named["description"] or (
-        f"{FAMILY_NAMES.get(family, family)} on the {corpus} corpus: {METRIC_NAMES.get(metric, metric)} against {named['x']}"
+        f"{FAMILY_NAMES.get(family, family)} on the {corpus} corpus: {METRIC_NAMES.get(metric, metric)} against {varied[0]}"
     )
     seeds = tuple(sorted(int(s) for s in summary["seed"].unique())) if "seed" in summary else ()
     runs = summary["run_id"].nunique()

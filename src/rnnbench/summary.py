@@ -3,7 +3,8 @@
     study, run_id, family, corpus, seed, <the study's varied settings...>, metric, value
 
 Reading the table needs no knowledge of the run directories, and a figure or a report section can
-select any metric of any study with one filter.
+select any metric of any study with one filter. Beside each study's table, its record (study.json)
+says what the study is, so that its figure and the book need not read the config.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Mapping, Sequence
 
 import pandas as pd
 
-from rnnbench.config import RunConfig
+from rnnbench.config import Config, RunConfig
 
 # Metrics every run reports (metrics.json), in the order the summary lists them.
 RUN_METRICS = (
@@ -24,6 +25,32 @@ RUN_METRICS = (
 
 # Snakemake benchmark columns worth keeping, with clearer names.
 BENCHMARK_COLUMNS = {"s": "wall_seconds", "max_rss": "max_rss_mb", "cpu_time": "cpu_seconds", "mean_load": "mean_load"}
+
+
+def study_record(config: Config, name: str) -> dict[str, object]:
+    """What study ``name`` is, as its study.json holds it:
+
+        name, description, family, corpus, metric,
+        vary      the varied settings in config order (the first is the figure's x axis, the second its hue)
+        fixed     each setting the study fixes or run_overrides sets, with the value its runs use
+                  (settings its model family does not read are left out)
+        seeds, run_ids   the run ids in the summary's order (varied values, then seed)
+    """
+    study = config.studies[name]
+    runs = [cfg for _, cfg in config.study_runs(name)]
+    used = runs[0].settings()
+    named = dict.fromkeys([*study.fixed, *config.run_overrides])
+    return {
+        "name": name,
+        "description": study.description,
+        "family": study.family,
+        "corpus": study.corpus,
+        "metric": study.metric,
+        "vary": list(study.vary),
+        "fixed": {key: used[key] for key in named if key in used and key not in study.vary},
+        "seeds": list(study.seeds),
+        "run_ids": [cfg.run_id for cfg in runs],
+    }
 
 
 def summarize_study(

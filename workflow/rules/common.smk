@@ -3,19 +3,17 @@ import glob
 import os
 
 from rnnbench import paths
+from rnnbench.summary import study_record
 from rnnbench.worked import TABLES
 
-R = CFG.results_dir
+RESULTS_DIR = CFG.results_dir
 RUNS = CFG.all_runs()  # run_id -> RunConfig, shared runs appear once
 CORPORA = {cfg.corpus_key: cfg for cfg in RUNS.values()}  # corpus_key -> a run that reads it
 WORKED_TABLES = list(TABLES) if CFG.tables["worked"] else []
 RESULTS = paths.expected_outputs(CFG, WORKED_TABLES)
 REPORT = "reports/_book/index.html"
 DATA_DIR = CFG.data_dir  # None: the loader falls back to $RNNBENCH_DATA, then downloads
-# Snakemake lists --configfile files first and the Snakefile's own last; record them in the order they
-# were merged (each overriding the ones before it), relative to the working directory.
-_CONFIG_FILES = [os.path.relpath(f) for f in workflow.configfiles]
-CONFIG_FILES = _CONFIG_FILES[-1:] + _CONFIG_FILES[:-1]
+# CONFIG_FILES (the Snakefile): the config files in the order they were merged, for provenance.
 
 wildcard_constraints:
     run_id=r"[a-z]+-[a-z]+-[0-9a-f]{10}",
@@ -23,23 +21,47 @@ wildcard_constraints:
     corpus_key=r"[a-z]+-[0-9a-f]{8}",
 
 
+class NotInConfig(ValueError):
+    """A target names a run, corpus or study the config does not have (e.g. a typo, or another config)."""
+
+
+def _known(kind, key, known):
+    if key not in known:
+        names = sorted(known)
+        listed = ", ".join(names[:8]) + (f", ... ({len(names)} in all)" if len(names) > 8 else "") if names else "none"
+        raise NotInConfig(
+            f"{kind} {key!r} is not in this config (config files: {', '.join(CONFIG_FILES)}); known: {listed}"
+        )
+    return known[key]
+
+
+def run_config(run_id):
+    """The RunConfig of ``run_id``."""
+    return _known("run id", run_id, RUNS)
+
+
+def corpus_run(corpus_key):
+    """A run that reads the corpus ``corpus_key`` (its corpus name and options)."""
+    return _known("corpus key", corpus_key, CORPORA)
+
+
 def study_points(study):
     """(varied values + seed, run config) of each run of ``study``."""
+    _known("study", study, CFG.studies)
     return CFG.study_runs(study)
 
 
 def study_metric_files(wildcards):
-    return [paths.run_metrics(R, cfg.run_id) for _, cfg in study_points(wildcards.study)]
-
-
-def study_about(study):
-    """What the report needs to know of a study beyond its table."""
-    s = CFG.studies[study]
-    return {"name": study, "description": s.description, "metric": s.metric, "vary": list(s.vary), "x": s.x}
+    return [paths.run_metrics(RESULTS_DIR, cfg.run_id) for _, cfg in study_points(wildcards.study)]
 
 
 def provenance_for(rule):
-    """Config files and command of a job's provenance record. The config itself reaches the job as
-    `snakemake.config`, not as a param: a param would make every table rerun when any study changes."""
+    """Config files, command and code checkout of a job's provenance record. The config itself reaches the
+    job as `snakemake.config`, not as a param: a param would make every table rerun when any study changes.
+    The checkout is the Snakefile's folder, not the working directory (`--directory` may point elsewhere)."""
     files = " ".join(f"--configfile {f}" for f in CONFIG_FILES)
-    return {"config_files": CONFIG_FILES, "command": f"snakemake {files} (rule {rule})"}
+    return {
+        "config_files": CONFIG_FILES,
+        "command": f"snakemake {files} (rule {rule})",
+        "checkout": workflow.basedir,
+    }

@@ -9,9 +9,9 @@ rule report:
         "reports/_book/rnnbench-report.pdf",
     params:
         book_dir=lambda wc, input: os.path.dirname(input.book),
-        results_dir=lambda wc: R,
+        results_dir=lambda wc: RESULTS_DIR,
     log:
-        f"{R}/logs/report/report.log",
+        paths.log(RESULTS_DIR, "report", "report"),
     localrule: True
     conda:
         "../envs/rnnbench.yaml"

@@ -4,27 +4,30 @@ rule train:
     An interrupted job leaves checkpoint.pt (not a declared output) behind; rerunning resumes from it.
     """
     input:
-        corpus=lambda wc: paths.corpus_stats(R, RUNS[wc.run_id].corpus_key),
+        corpus=lambda wc: paths.corpus_stats(RESULTS_DIR, run_config(wc.run_id).corpus_key),
     output:
-        metrics=f"{R}/runs/{{run_id}}/metrics.json",
-        epochs=f"{R}/runs/{{run_id}}/epochs.csv",
-        steps=f"{R}/runs/{{run_id}}/steps.csv",
-        config=f"{R}/runs/{{run_id}}/config.json",
-        model=f"{R}/runs/{{run_id}}/model.pt",
+        metrics=paths.run_metrics(RESULTS_DIR, "{run_id}"),
+        epochs=paths.run_epochs(RESULTS_DIR, "{run_id}"),
+        steps=paths.run_steps(RESULTS_DIR, "{run_id}"),
+        config=paths.run_config(RESULTS_DIR, "{run_id}"),
+        model=paths.run_model(RESULTS_DIR, "{run_id}"),
     params:
-        # Without `threads`: more cores must not make Snakemake think the run's settings changed.
-        run=lambda wc: RUNS[wc.run_id].settings(),
+        # Without `threads`: more cores must not make Snakemake think the run's settings changed (a changed
+        # param reruns the job; so would a newer scripts/train.py, so that shim changes only when it must).
+        run=lambda wc: run_config(wc.run_id).settings(),
         data_dir=DATA_DIR,
         cache_dir=CFG.cache_dir,
     log:
-        f"{R}/logs/train/{{run_id}}.log",
+        paths.log(RESULTS_DIR, "train", "{run_id}"),
     benchmark:
-        f"{R}/benchmarks/train/{{run_id}}.tsv"
+        paths.train_benchmark(RESULTS_DIR, "{run_id}")
     # torch's intra-op threads; Snakemake exports OMP/MKL_NUM_THREADS to the same number.
     threads: CFG.threads
     resources:
-        mem_mb=6000,
-        runtime=180,
+        # Sized for config/paper.yaml on a cluster (a paper-scale run takes up to 12 h); a local run is
+        # limited by these only when started with --resources.
+        mem_mb=16000,
+        runtime=720,
     conda:
         "../envs/rnnbench.yaml"
     script:

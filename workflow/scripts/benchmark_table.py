@@ -3,7 +3,8 @@ from rnnbench import jobs
 jobs.log_to(snakemake.log[0])
 jobs.benchmark_table(
     snakemake.params.run_ids,
-    list(snakemake.input),
-    snakemake.output[0],
+    list(snakemake.input.benchmarks),
+    snakemake.output.table,
+    provenance_file=snakemake.output.provenance,
     provenance={**snakemake.params.provenance, "config": snakemake.config},
 )

@@ -3,7 +3,8 @@ from rnnbench import jobs
 jobs.log_to(snakemake.log[0])
 jobs.corpus_table(
     snakemake.params.corpus_keys,
-    list(snakemake.input),
-    snakemake.output[0],
+    list(snakemake.input.stats),
+    snakemake.output.table,
+    provenance_file=snakemake.output.provenance,
     provenance={**snakemake.params.provenance, "config": snakemake.config},
 )

@@ -3,11 +3,9 @@ from rnnbench.paths import FIGURE_FORMATS
 
 jobs.log_to(snakemake.log[0])
 jobs.study_figure(
-    snakemake.input[0],
-    list(snakemake.output)[: len(FIGURE_FORMATS)],
-    x=snakemake.params.x,
-    metric=snakemake.params.metric,
-    hue=snakemake.params.hue,
-    title=snakemake.params.title,
+    snakemake.input.table,
+    snakemake.input.record,
+    [snakemake.output[fmt] for fmt in FIGURE_FORMATS],
+    provenance_file=snakemake.output.provenance,
     provenance={**snakemake.params.provenance, "config": snakemake.config},
 )

@@ -2,11 +2,12 @@ from rnnbench import jobs
 
 jobs.log_to(snakemake.log[0])
 jobs.study_summary(
-    snakemake.wildcards.study,
+    snakemake.params.record,
     snakemake.params.points,
     snakemake.params.runs,
-    list(snakemake.input),
-    snakemake.output[0],
-    about=snakemake.params.about,
+    list(snakemake.input.metrics),
+    snakemake.output.table,
+    record_file=snakemake.output.record,
+    provenance_file=snakemake.output.provenance,
     provenance={**snakemake.params.provenance, "config": snakemake.config},
 )

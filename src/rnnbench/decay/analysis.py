@@ -22,7 +22,7 @@ import torch
 from rnnbench.decay.measure import backward_decay, check_recurrent, forward_decay, summarise
 from rnnbench.decay.networks import sequences, untrained_rnn
 from rnnbench.decay.rates import forward_rates, rates
-from rnnbench.models import RecurrentLM, build_model
+from rnnbench.models import ModelConfig, RecurrentLM, build_model
 
 UNTRAINED_SETTINGS = ("radius", "activation", "hidden", "embed_dim", "seed")
 DTYPES = {"float32": torch.float32, "float64": torch.float64}
@@ -31,7 +31,6 @@ DTYPES = {"float32": torch.float32, "float64": torch.float64}
 def load_trained(path: str | os.PathLike) -> RecurrentLM:
     """A recurrent LM from a run's model file ({"config": run settings, "state_dict"}), in eval mode."""
     from rnnbench.config import RunConfig  # imported here: the measurement itself never needs the run schema
-    from rnnbench.train import model_config
 
     data = torch.load(path, map_location="cpu", weights_only=True)
     if not isinstance(data, dict) or not {"config", "state_dict"} <= set(data):
@@ -40,7 +39,7 @@ def load_trained(path: str | os.PathLike) -> RecurrentLM:
     if cfg.family not in ("rnn", "lstm"):
         raise ValueError(f"{path}: gradient decay needs a recurrent model (rnn or lstm), got family {cfg.family!r}")
     vocab_size = int(data["state_dict"]["embedding.weight"].shape[0])
-    model = build_model(model_config(cfg, vocab_size))
+    model = build_model(ModelConfig.from_run(cfg, vocab_size))
     model.load_state_dict(data["state_dict"])
     return model.eval()
 

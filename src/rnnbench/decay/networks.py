@@ -34,7 +34,13 @@ def untrained_rnn(
 ) -> ElmanLM:
     """A freshly initialised Elman LM (the project's own init, seeded) with U rescaled to spectral radius `radius`."""
     cfg = ModelConfig(
-        family="rnn", vocab_size=vocab_size, embed_dim=embed_dim, hidden=hidden, activation=activation, impl="reference"
+        family="rnn",
+        vocab_size=vocab_size,
+        embed_dim=embed_dim,
+        hidden=hidden,
+        activation=activation,
+        impl="reference",
+        output="full",  # the exact softmax: the output layer is not what is measured, and it fits any vocabulary
     )
     torch.manual_seed(seed)
     model = build_model(cfg).to(dtype)

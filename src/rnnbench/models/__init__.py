@@ -1,6 +1,6 @@
 """Language models: Bengio's feed-forward n-gram LM, the Elman RNN LM, and an LSTM for contrast."""
 
-from rnnbench.models.base import LanguageModel, ModelConfig, RecurrentLM, build_model, default_cutoffs, unroll
+from rnnbench.models.base import LanguageModel, ModelConfig, RecurrentLM, build_model, unroll
 from rnnbench.models.ff import FeedForwardLM
 from rnnbench.models.lstm import LSTMLM, LSTMCell
 from rnnbench.models.output import IGNORE_INDEX, AdaptiveSoftmax, FullSoftmax
@@ -19,6 +19,5 @@ __all__ = [
     "ModelConfig",
     "RecurrentLM",
     "build_model",
-    "default_cutoffs",
     "unroll",
 ]

@@ -15,92 +15,57 @@ from typing import Any
 import torch
 from torch import nn
 
+from rnnbench import rules
+from rnnbench.config import RunConfig, check_settings, run_defaults
 from rnnbench.models.output import build_output
-from rnnbench.params import Shapes, adaptive_softmax_shapes, count
+from rnnbench.params import Shapes, count
+from rnnbench.rules import ADAPTIVE_DIV_VALUE
 
-FAMILIES = ("ff", "rnn", "lstm")
-ACTIVATIONS = ("tanh", "sigmoid", "relu")
-IMPLS = ("reference", "fast")
-OUTPUTS = ("full", "adaptive")
-# nn.RNN implements only these two nonlinearities.
-FAST_ACTIVATIONS = ("tanh", "relu")
 ACTIVATION_FUNCTIONS = {"tanh": torch.tanh, "sigmoid": torch.sigmoid, "relu": torch.relu}
 
 State = torch.Tensor | tuple[torch.Tensor, torch.Tensor] | None
-
-
-def default_cutoffs(vocab_size: int) -> tuple[int, ...]:
-    """Adaptive-softmax cluster bounds used when none are given: a head of the 10% most frequent words,
-    a second cluster up to half the vocabulary, a third for the rest: (1000, 5000) for PTB's 10,000 words.
-
-    On PTB-sized shapes that trains at about 5x the speed of a full softmax (benchmarks/bench_rnn_step.py),
-    where (2000, 6000) reaches about 3.5x; after one epoch on PTB it was no worse in validation perplexity.
-    """
-    bounds = sorted({max(1, vocab_size // 10), max(1, vocab_size // 2)})
-    return tuple(b for b in bounds if b < vocab_size)
+_DEFAULTS = run_defaults()  # the schema's: the one home of every setting's default
 
 
 @dataclass(frozen=True)
 class ModelConfig:
-    """Everything that defines a model's architecture. `context` is n-1 (ff only)."""
+    """Everything that defines a model's architecture. `context` is n-1 (ff only).
+
+    Each field but `vocab_size` and `adaptive_div_value` is a run setting: its type, range and default are
+    the schema's (config.schema.yaml), its rules with other settings are `rnnbench.rules`'; `from_run` builds
+    one from a run's config.
+    """
 
     family: str  # "ff" | "rnn" | "lstm"
     vocab_size: int
-    embed_dim: int = 200
-    hidden: int = 200  # ff: 0 means no hidden layer
-    context: int = 4  # ff: n-1 words of context
-    activation: str = "tanh"  # rnn: tanh | sigmoid | relu; ff hidden layer likewise; lstm: tanh only
-    impl: str = "fast"  # rnn/lstm: "reference" (explicit cell, Python loop) | "fast" (torch's fused RNN)
-    output: str = "full"  # "full" softmax | "adaptive" softmax
-    adaptive_cutoffs: tuple[int, ...] = ()  # empty with output="adaptive": default_cutoffs(vocab_size)
-    adaptive_div_value: float = 4.0
-    direct: bool = False  # ff: direct input-to-output connections (needs output="full" and hidden > 0)
-    dropout: float = 0.0  # on the embeddings and on the hidden outputs fed to the softmax
+    embed_dim: int = _DEFAULTS["embed_dim"]
+    hidden: int = _DEFAULTS["hidden"]  # ff: 0 means no hidden layer
+    context: int = _DEFAULTS["context"]  # ff: n-1 words of context
+    activation: str = _DEFAULTS["activation"]  # rnn: tanh | sigmoid | relu; ff hidden layer likewise; lstm: tanh only
+    impl: str = _DEFAULTS["impl"]  # rnn/lstm: "reference" (explicit cell, Python loop) | "fast" (torch's fused RNN)
+    output: str = _DEFAULTS["output"]  # "full" softmax | "adaptive" softmax
+    adaptive_cutoffs: tuple[int, ...] = tuple(_DEFAULTS["adaptive_cutoffs"])
+    adaptive_div_value: float = ADAPTIVE_DIV_VALUE
+    direct: bool = _DEFAULTS["direct"]  # ff: direct input-to-output connections
+    dropout: float = _DEFAULTS["dropout"]  # on the embeddings and on the hidden outputs fed to the softmax
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "adaptive_cutoffs", tuple(int(c) for c in self.adaptive_cutoffs))
-        if self.output == "adaptive" and not self.adaptive_cutoffs:
-            object.__setattr__(self, "adaptive_cutoffs", default_cutoffs(self.vocab_size))
-        for name, allowed in (("family", FAMILIES), ("activation", ACTIVATIONS), ("impl", IMPLS), ("output", OUTPUTS)):
-            if getattr(self, name) not in allowed:
-                raise ValueError(f"ModelConfig.{name} must be one of {allowed}, got {getattr(self, name)!r}")
-        for name in ("vocab_size", "embed_dim", "context"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"ModelConfig.{name} must be >= 1, got {getattr(self, name)}")
-        if self.hidden < (0 if self.family == "ff" else 1):
-            raise ValueError(
-                f"ModelConfig.hidden must be >= 1 for {self.family} (0 is allowed for ff), got {self.hidden}"
-            )
-        if not 0.0 <= self.dropout < 1.0:
-            raise ValueError(f"ModelConfig.dropout must be in [0, 1), got {self.dropout}")
-        if self.family == "rnn" and self.impl == "fast" and self.activation not in FAST_ACTIVATIONS:
-            raise ValueError(
-                f"activation={self.activation!r} has no fast path: torch.nn.RNN implements only {FAST_ACTIVATIONS}. "
-                "Use impl='reference' (same parameters, Python loop) for it."
-            )
-        if self.family == "lstm" and self.activation != "tanh":
-            raise ValueError(
-                f"the LSTM's activations are fixed (sigmoid gates, tanh cell); got activation={self.activation!r}"
-            )
-        if self.direct and (self.family != "ff" or self.hidden == 0 or self.output != "full"):
-            raise ValueError("direct=True needs family='ff', hidden > 0 and output='full'")
-        if self.output == "adaptive":
-            in_features = self.hidden if self.hidden > 0 else self.context * self.embed_dim
-            try:
-                adaptive_softmax_shapes(in_features, self.vocab_size, self.adaptive_cutoffs, self.adaptive_div_value)
-            except ValueError as err:
-                raise ValueError(f"ModelConfig.adaptive_cutoffs / adaptive_div_value: {err}") from None
+        if not (isinstance(self.vocab_size, int) and self.vocab_size >= 1):
+            raise ValueError(f"ModelConfig.vocab_size must be an integer >= 1, got {self.vocab_size!r}")
+        settings = {k: v for k, v in self.to_dict().items() if k not in ("vocab_size", "adaptive_div_value")}
+        check_settings(settings, where="ModelConfig")
+        if broken := rules.broken_model_rule(self.to_dict(), self.vocab_size):
+            raise ValueError(f"ModelConfig.{broken.keys[0]}: {broken.message}")
+
+    @classmethod
+    def from_run(cls, run: RunConfig, vocab_size: int) -> ModelConfig:
+        """The model of a training run: its architecture settings, with the vocabulary its corpus has."""
+        names = {f.name for f in dataclasses.fields(cls)} - {"vocab_size", "adaptive_div_value"}
+        return cls(vocab_size=vocab_size, **{name: getattr(run, name) for name in names})
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
-
-    @classmethod
-    def from_dict(cls, values: dict[str, Any]) -> ModelConfig:
-        known = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(values) - known)
-        if unknown:
-            raise ValueError(f"unknown ModelConfig keys {unknown}; allowed: {sorted(known)}")
-        return cls(**values)
 
 
 class LanguageModel(nn.Module):

@@ -13,7 +13,8 @@ Two paths, one set of parameters (`cell.W`, `cell.U`, `cell.b_h`; one state_dict
 - fast: torch.nn.RNN's fused kernel, handed W, U, b_h through `torch.func.functional_call`. nn.RNN adds two
   biases (b_ih + b_hh); the second is supplied as zeros, so the model keeps the chapter's single b_h.
   nn.RNN implements tanh and relu only: `ModelConfig` refuses impl='fast' with activation='sigmoid' (no silent
-  fallback), and `fast` raises the same error if called directly.
+  fallback; the rule is `rnnbench.rules`'), and a model built with impl='reference' and the sigmoid has no
+  fused module, so `fast` cannot be called on it.
 """
 
 from __future__ import annotations
@@ -24,8 +25,9 @@ import torch
 from torch import nn
 from torch.func import functional_call
 
-from rnnbench.models.base import ACTIVATION_FUNCTIONS, FAST_ACTIVATIONS, ModelConfig, RecurrentLM
+from rnnbench.models.base import ACTIVATION_FUNCTIONS, ModelConfig, RecurrentLM
 from rnnbench.params import Shapes, rnn_lm_shapes
+from rnnbench.rules import FAST_ACTIVATIONS
 
 
 class ElmanCell(nn.Module):
@@ -68,11 +70,8 @@ class ElmanLM(RecurrentLM):
         return torch.zeros(batch_size, self.cfg.hidden, dtype=w.dtype, device=w.device)  # (B, H)
 
     def fast(self, x_emb: torch.Tensor, state0: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        if self._fused is None:
-            raise ValueError(
-                f"activation={self.cfg.activation!r} has no fast path: torch.nn.RNN implements only "
-                f"{FAST_ACTIVATIONS}. Use impl='reference'."
-            )
+        if self._fused is None:  # built for impl='reference' with an activation nn.RNN lacks
+            raise ValueError(f"activation={self.cfg.activation!r} has no fused path; this model runs with impl='reference'")
         c = self.cell
         weights = {
             "weight_ih_l0": c.W,

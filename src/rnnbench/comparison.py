@@ -1,0 +1,302 @@
+"""Our runs beside the published rows, and test perplexity against parameter count (the crossover in practice).
+
+Inputs are plain data: the published table (`rnnbench.published.load_published`), one record per run
+(``{"config": <config.json>, "metrics": <metrics.json>, "scale": "paper" | "short"}``, as `read_run`
+returns), and optionally each corpus's statistics (results/corpora/*.json). Every number in the outputs
+is a copy of an input or computed from inputs; none is typed here.
+
+    our_runs(records)                      one row per run: settings, status, perplexity, size, time
+    comparison_table(published, ours)      published rows and ours side by side, each of ours with the
+                                           published row of its corpus and family it is measured against
+    crossover_table(ours, corpus)          both families' test perplexity against parameter count, with the
+                                           analytic crossover of rnnbench.params beside every feed-forward run
+    matched_cost(crossover, by)            the RNN's perplexity at each feed-forward run's parameter count
+                                           (or training time), read off the RNN curve
+
+A run's ``status`` says whether its perplexity can stand beside a published one:
+    converged   Mikolov's schedule stopped it before its epoch cap (validation stopped improving)
+    epoch cap   it ran its full max_epochs: a short run, or one the cap cut off before convergence
+    subset      it trained or was evaluated on part of the corpus (smoke runs): not comparable
+    diverged    no perplexity
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+import numpy as np
+import pandas as pd
+
+from rnnbench.params import crossover_context, ff_minus_rnn
+from rnnbench.published import reference_rows
+
+SCALES = ("paper", "short")
+STATUSES = ("converged", "epoch cap", "subset", "diverged")
+FAMILY_NAMES = {"ff": "feed-forward n-gram network", "rnn": "Elman RNN", "lstm": "LSTM"}
+CORPUS_ORDER = ("ptb", "brown")
+
+OUR_COLUMNS = (
+    "run_id", "scale", "status", "family", "corpus", "description", "embed_dim", "hidden", "context", "direct",
+    "dropout", "output", "optimizer", "epochs", "max_epochs", "parameters", "train_seconds", "tokens_per_second",
+    "test_ppl", "valid_ppl",
+)
+COMPARISON_COLUMNS = (
+    "corpus", "origin", "model", "family", "description", "test_ppl", "valid_ppl", "parameters", "epochs",
+    "train_seconds", "status", "reference_model", "reference_ppl", "ratio_to_reference", "source", "table", "page",
+    "split", "train_tokens", "valid_tokens", "test_tokens", "vocab_size", "counting", "checked_against", "notes",
+)
+CROSSOVER_COLUMNS = (
+    "corpus", "scale", "family", "run_id", "status", "embed_dim", "hidden", "context", "parameters", "test_ppl",
+    "train_seconds", "tie_context", "crossover_context", "ff_larger", "rnn_equivalent_parameters", "pareto",
+)
+
+
+def read_run(run_dir: str | Path, scale: str) -> dict[str, Any]:
+    """The record of one finished run directory (its config.json and metrics.json) at the given scale."""
+    if scale not in SCALES:
+        raise ValueError(f"scale must be one of {SCALES}, got {scale!r}")
+    run_dir = Path(run_dir)
+    record: dict[str, Any] = {"scale": scale}
+    for name in ("config", "metrics"):
+        path = run_dir / f"{name}.json"
+        if not path.exists():
+            raise FileNotFoundError(f"{path} is missing: {run_dir} is not a finished run (train it first)")
+        record[name] = json.loads(path.read_text(encoding="utf-8"))
+    return record
+
+
+def read_corpus_stats(paths: Iterable[str | Path]) -> dict[str, dict[str, Any]]:
+    """corpus name -> its statistics, from the corpus records the workflow writes (results/corpora/*.json)."""
+    stats: dict[str, dict[str, Any]] = {}
+    for path in paths:
+        record = json.loads(Path(path).read_text(encoding="utf-8"))
+        if "corpus" not in record:
+            raise ValueError(f"{path}: not a corpus statistics record (no 'corpus' key)")
+        stats[record["corpus"]] = record
+    return stats
+
+
+def run_status(config: Mapping[str, Any], metrics: Mapping[str, Any]) -> str:
+    """One of STATUSES (see the module docstring)."""
+    if metrics.get("diverged"):
+        return "diverged"
+    if any(config.get(key) is not None for key in ("train_tokens", "eval_tokens", "max_steps_per_epoch")):
+        return "subset"
+    if config.get("schedule") == "mikolov" and metrics["epochs"] < config["max_epochs"]:
+        return "converged"
+    return "epoch cap"
+
+
+def describe(config: Mapping[str, Any]) -> str:
+    """The model in a few words, from its settings."""
+    family = config["family"]
+    parts = [FAMILY_NAMES.get(family, family)]
+    if family == "ff":
+        parts.append(f"n - 1 = {config['context']}")
+    parts += [f"H = {config['hidden']}", f"d = {config['embed_dim']}"]
+    if family == "ff" and config.get("direct"):
+        parts.append("direct connections")
+    if config.get("dropout"):
+        parts.append(f"dropout {config['dropout']:g}")
+    parts.append(f"{config['output']} softmax, {config['optimizer']}")
+    return ", ".join(parts)
+
+
+def our_runs(records: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
+    """One row per run record (see `read_run`), columns OUR_COLUMNS."""
+    rows = []
+    for record in records:
+        config, metrics, scale = record["config"], record["metrics"], record["scale"]
+        if scale not in SCALES:
+            raise ValueError(f"run {config.get('run_id')!r}: scale must be one of {SCALES}, got {scale!r}")
+        for key in ("test_ppl", "epochs", "parameters"):
+            if key not in metrics:
+                raise ValueError(f"run {config.get('run_id')!r}: metrics.json has no {key!r}")
+        ff = config["family"] == "ff"
+        rows.append({
+            "run_id": config["run_id"],
+            "scale": scale,
+            "status": run_status(config, metrics),
+            "family": config["family"],
+            "corpus": config["corpus"],
+            "description": describe(config),
+            "embed_dim": config["embed_dim"],
+            "hidden": config["hidden"],
+            "context": config["context"] if ff else None,  # the recurrent families read no window
+            "direct": bool(config.get("direct")) if ff else False,
+            "dropout": config.get("dropout", 0.0),
+            "output": config["output"],
+            "optimizer": config["optimizer"],
+            "epochs": metrics["epochs"],
+            "max_epochs": config["max_epochs"],
+            "parameters": metrics["parameters"],
+            "train_seconds": metrics.get("train_seconds"),
+            "tokens_per_second": metrics.get("tokens_per_second"),
+            "test_ppl": _number(metrics.get("test_ppl")),
+            "valid_ppl": _number(metrics.get("valid_ppl")),
+        })
+    table = pd.DataFrame(rows, columns=list(OUR_COLUMNS))
+    table["context"] = table["context"].astype("Int64")
+    return table
+
+
+def comparison_table(
+    published: pd.DataFrame, ours: pd.DataFrame, corpus_stats: Mapping[str, Mapping[str, Any]] | None = None
+) -> pd.DataFrame:
+    """Published rows and ours, corpus by corpus (published first, then our paper-scale and short runs).
+
+    Each of our rows carries the published row it is measured against (same corpus and family, marked
+    ``reference_for`` in the published table) and the ratio of its test perplexity to that row's.
+    ``corpus_stats`` (corpus name -> statistics with train/valid/test_tokens and vocab_size) fills in our
+    split beside the paper's; only corpora that have published rows appear.
+    """
+    corpora = [c for c in CORPUS_ORDER if c in set(published["corpus"])]
+    corpora += sorted(set(published["corpus"]) - set(corpora))
+    references = {(r.corpus, r.reference_for): r for r in reference_rows(published).itertuples()}
+    theirs = published.assign(
+        origin="published", parameters=np.nan, epochs=np.nan, train_seconds=np.nan, status="", reference_model="",
+        reference_ppl=np.nan, ratio_to_reference=np.nan,
+    )
+    mine = []
+    for row in ours[ours["corpus"].isin(corpora)].itertuples():
+        ref = references.get((row.corpus, row.family))
+        stats = (corpus_stats or {}).get(row.corpus, {})
+        comparable = row.status not in ("diverged", "subset") and ref is not None
+        mine.append({
+            "corpus": row.corpus,
+            "origin": f"ours ({row.scale})",
+            "model": row.run_id,
+            "family": row.family,
+            "description": row.description,
+            "test_ppl": row.test_ppl,
+            "valid_ppl": row.valid_ppl,
+            "parameters": row.parameters,
+            "epochs": row.epochs,
+            "train_seconds": row.train_seconds,
+            "status": row.status,
+            "reference_model": ref.model if ref is not None else "",
+            "reference_ppl": ref.test_ppl if ref is not None else np.nan,
+            "ratio_to_reference": row.test_ppl / ref.test_ppl if comparable else np.nan,
+            "source": f"results/runs/{row.run_id}",
+            "table": "",
+            "page": "",
+            "split": _our_split(row.corpus, stats),
+            "train_tokens": stats.get("train_tokens"),
+            "valid_tokens": stats.get("valid_tokens"),
+            "test_tokens": stats.get("test_tokens"),
+            "vocab_size": stats.get("vocab_size"),
+            "counting": _our_counting(row),
+            "checked_against": "",
+            "notes": "",
+        })
+    mine = pd.DataFrame(mine, columns=list(COMPARISON_COLUMNS))
+    families = {f: i for i, f in enumerate(("ff", "rnn", "lstm"))}
+    mine = mine.assign(_f=mine["family"].map(families)).sort_values(["_f", "test_ppl"], kind="stable").drop(columns="_f")
+    # Published rows keep the order of their paper's table; ours follow, feed-forward first, best first.
+    table = pd.concat([theirs[list(COMPARISON_COLUMNS)], mine], ignore_index=True)
+    keys = pd.DataFrame({
+        "corpus": table["corpus"].map({c: i for i, c in enumerate(corpora)}),
+        "origin": table["origin"].map({"published": 0, "ours (paper)": 1, "ours (short)": 2}),
+    })
+    return table.loc[keys.sort_values(["corpus", "origin"], kind="stable").index].reset_index(drop=True)
+
+
+def crossover_table(ours: pd.DataFrame, corpus: str = "ptb") -> pd.DataFrame:
+    """Feed-forward and Elman runs on one corpus: test perplexity against parameter count.
+
+    For every feed-forward run without direct connections, the analytic crossover of rnnbench.params at
+    its d and H: ``tie_context`` = 1 + H/d (the n-1 at which it has exactly as many parameters as the Elman
+    LM of the same d, H and output layer), ``crossover_context`` (the smallest n-1 at which it has more),
+    ``ff_larger`` (whether this run is past it) and ``rnn_equivalent_parameters``, the size of that Elman LM
+    (its own count minus the difference the analytic formula gives). ``pareto`` marks the runs no other
+    run of the same scale beats with fewer or as many parameters.
+    """
+    table = ours[(ours["corpus"] == corpus) & ours["family"].isin(["ff", "rnn"])].copy()
+    ff = (table["family"] == "ff") & ~table["direct"].astype(bool)
+    table["tie_context"] = np.where(ff, 1 + table["hidden"] / table["embed_dim"], np.nan)
+    table["crossover_context"] = pd.array(
+        [crossover_context(d, h) if is_ff else None for is_ff, d, h in zip(ff, table["embed_dim"], table["hidden"])],
+        dtype="Int64",
+    )
+    table["ff_larger"] = pd.array(
+        [bool(c >= x) if is_ff else None for is_ff, c, x in zip(ff, table["context"], table["crossover_context"])],
+        dtype="boolean",
+    )
+    table["rnn_equivalent_parameters"] = pd.array(
+        [
+            p - ff_minus_rnn(c, d, h) if is_ff else None
+            for is_ff, p, c, d, h in zip(ff, table["parameters"], table["context"], table["embed_dim"], table["hidden"])
+        ],
+        dtype="Int64",
+    )
+    table["pareto"] = False
+    for _, group in table.groupby("scale"):
+        table.loc[group.index, "pareto"] = _pareto(group)
+    table = table.sort_values(["scale", "family", "parameters"], kind="stable")
+    return table[list(CROSSOVER_COLUMNS)].reset_index(drop=True)
+
+
+def matched_cost(crossover: pd.DataFrame, by: str = "parameters") -> pd.DataFrame:
+    """Each feed-forward run against the Elman curve of the same corpus and scale at equal ``by``.
+
+    ``by`` is "parameters" or "train_seconds". The RNN's perplexity at the feed-forward run's cost is read
+    off the RNN runs by linear interpolation in log(cost) between the two nearest; outside the range the
+    RNN runs span it is NaN (no extrapolation). ``rnn_advantage`` = FF perplexity - RNN perplexity, so a
+    positive value says by how much the RNN beats the feed-forward model at that cost.
+    """
+    if by not in ("parameters", "train_seconds"):
+        raise ValueError(f"by must be 'parameters' or 'train_seconds', got {by!r}")
+    usable = crossover[crossover["status"].isin(["converged", "epoch cap"]) & crossover[by].notna()]
+    rows = []
+    for (corpus, scale), group in usable.groupby(["corpus", "scale"], sort=False):
+        rnn = group[group["family"] == "rnn"].sort_values(by)
+        for ff in group[group["family"] == "ff"].itertuples():
+            cost = float(getattr(ff, by))
+            rnn_ppl = log_interpolate(cost, rnn[by].to_numpy(float), rnn["test_ppl"].to_numpy(float))
+            rows.append({
+                "corpus": corpus, "scale": scale, "by": by, "run_id": ff.run_id, "context": ff.context,
+                "hidden": ff.hidden, "cost": cost, "ff_test_ppl": ff.test_ppl, "rnn_test_ppl": rnn_ppl,
+                "rnn_advantage": ff.test_ppl - rnn_ppl, "ratio": ff.test_ppl / rnn_ppl,
+            })
+    columns = ["corpus", "scale", "by", "run_id", "context", "hidden", "cost", "ff_test_ppl", "rnn_test_ppl",
+               "rnn_advantage", "ratio"]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def log_interpolate(x: float, xs: np.ndarray, ys: np.ndarray) -> float:
+    """y at x on the piecewise-linear curve through (log xs, ys); NaN outside [min xs, max xs] or x <= 0."""
+    if len(xs) == 0 or x <= 0 or x < xs.min() or x > xs.max():
+        return math.nan
+    order = np.argsort(xs)
+    return float(np.interp(math.log(x), np.log(xs[order]), ys[order]))
+
+
+def _pareto(group: pd.DataFrame) -> pd.Series:
+    """True for runs that no other run beats (lower perplexity) with at most as many parameters."""
+    ok = group["status"].isin(["converged", "epoch cap"]) & group["test_ppl"].notna()
+    flags = pd.Series(False, index=group.index)
+    for i in group.index[ok]:
+        others = group[ok & (group.index != i)]
+        beaten = (others["parameters"] <= group.at[i, "parameters"]) & (others["test_ppl"] < group.at[i, "test_ppl"])
+        flags[i] = not beaten.any()
+    return flags
+
+
+def _our_split(corpus: str, stats: Mapping[str, Any]) -> str:
+    if not stats:
+        return ""
+    counts = " / ".join(f"{int(stats[k]):,}" for k in ("train_tokens", "valid_tokens", "test_tokens"))
+    return f"ours ({corpus}): {counts} tokens train / valid / test, |V| = {int(stats['vocab_size']):,}"
+
+
+def _our_counting(row) -> str:
+    """Which test tokens our perplexity averages over (rnnbench.evaluate reads the test split as one stream)."""
+    skipped = "the first" if row.family != "ff" else f"the first n - 1 = {row.context}"
+    return f"every test token but {skipped}, <eos> included, all alike"
+
+
+def _number(value: Any) -> float:
+    return float(value) if value is not None else math.nan

@@ -1,0 +1,101 @@
+"""Published reference perplexities, as data with their sources.
+
+``published.csv`` (package data beside this file) holds one row per published model:
+
+    corpus, model, family        which corpus, the paper's name for the model, and its kind:
+                                 ff | rnn | ngram | ff+ngram (a network averaged with an n-gram)
+    description                  the model's settings in the paper's own terms
+    test_ppl, valid_ppl          the published perplexities (valid_ppl blank where not published)
+    reference_for                ff | rnn: the row our model of that family is measured against on
+                                 that corpus (at most one per corpus and family); blank otherwise
+    source, table, page          where the number is printed (page blank where not checked)
+    split, train_tokens, valid_tokens, test_tokens, vocab_size
+                                 the paper's data split (token counts blank where the paper gives none)
+    counting                     what the paper says about which tokens its perplexity averages over
+    checked_against              the text each number was checked against
+    notes                        anything a reader needs to compare the row with ours
+
+Nothing here is computed: the numbers are the papers', and this module only reads and checks them.
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+
+import pandas as pd
+
+COLUMNS = (
+    "corpus", "model", "family", "description", "test_ppl", "valid_ppl", "reference_for",
+    "source", "table", "page", "split", "train_tokens", "valid_tokens", "test_tokens", "vocab_size",
+    "counting", "checked_against", "notes",
+)
+FAMILIES = ("ff", "rnn", "ngram", "ff+ngram")
+REFERENCE_FAMILIES = ("ff", "rnn")
+# Text columns every row must fill: a number without its source is not a published number.
+REQUIRED_TEXT = ("corpus", "model", "family", "description", "source", "table", "split", "checked_against")
+NUMBERS = ("test_ppl", "valid_ppl")
+COUNTS = ("train_tokens", "valid_tokens", "test_tokens", "vocab_size")
+
+
+def published_path() -> Path:
+    """The packaged table's location (inside the installed package)."""
+    return Path(str(resources.files("rnnbench.published").joinpath("published.csv")))
+
+
+def load_published(path: str | Path | None = None) -> pd.DataFrame:
+    """The published rows, checked: every column present, every source filled in, perplexities > 1.
+
+    A malformed table raises ValueError naming the file, the row (1 = first data row) and the column.
+    """
+    path = Path(path) if path is not None else published_path()
+    table = pd.read_csv(path, dtype=str, keep_default_na=False)
+    missing = [c for c in COLUMNS if c not in table.columns]
+    if missing:
+        raise ValueError(f"{path}: missing column(s) {missing}; expected {list(COLUMNS)}")
+    table = table[list(COLUMNS)].copy()
+    for i, row in table.iterrows():
+        where = f"{path}: row {i + 1} ({row['corpus']} {row['model']!r})"
+        for column in REQUIRED_TEXT:
+            if not row[column].strip():
+                raise ValueError(f"{where}: column {column!r} is empty; every published number needs it")
+        if row["family"] not in FAMILIES:
+            raise ValueError(f"{where}: family {row['family']!r} is not one of {FAMILIES}")
+        if row["reference_for"] and row["reference_for"] != row["family"]:
+            raise ValueError(
+                f"{where}: reference_for {row['reference_for']!r} must be blank or the row's own family "
+                f"({row['family']!r}); allowed: {REFERENCE_FAMILIES}"
+            )
+        for column in NUMBERS:
+            _check_number(row[column], where, column, required=column == "test_ppl", minimum=1.0)
+        for column in COUNTS:
+            _check_number(row[column], where, column, required=False, minimum=1.0, integer=True)
+    for column in NUMBERS:
+        table[column] = pd.to_numeric(table[column].replace("", None), errors="raise").astype(float)
+    for column in COUNTS:
+        table[column] = pd.to_numeric(table[column].replace("", None), errors="raise").astype("Int64")
+    references = table[table["reference_for"] != ""]
+    doubled = references[references.duplicated(["corpus", "reference_for"], keep=False)]
+    if len(doubled):
+        pairs = sorted(set(zip(doubled["corpus"], doubled["reference_for"])))
+        raise ValueError(f"{path}: more than one reference row for (corpus, family) {pairs}; keep one each")
+    return table.reset_index(drop=True)
+
+
+def reference_rows(published: pd.DataFrame) -> pd.DataFrame:
+    """The rows our models are measured against, one per (corpus, family)."""
+    return published[published["reference_for"] != ""].reset_index(drop=True)
+
+
+def _check_number(text: str, where: str, column: str, *, required: bool, minimum: float, integer: bool = False) -> None:
+    if not text.strip():
+        if required:
+            raise ValueError(f"{where}: column {column!r} is empty")
+        return
+    try:
+        value = float(text)
+    except ValueError:
+        raise ValueError(f"{where}: column {column!r} must be a number, found {text!r}") from None
+    if not value >= minimum or (integer and value != int(value)):
+        kind = "an integer" if integer else "a number"
+        raise ValueError(f"{where}: column {column!r} must be {kind} >= {minimum:g}, found {text!r}")

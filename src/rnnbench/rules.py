@@ -1,0 +1,119 @@
+"""Rules between settings: the schema checks one setting at a time, these check settings together.
+
+Each rule is written here once and nowhere else. `config.RunConfig` applies them when a configuration
+is loaded, so that a bad combination fails before any job runs, and `models.ModelConfig` applies the
+model's rules when a model is built. Pure Python: no torch, so a config check stays import-light.
+
+A broken rule comes back as `Broken(keys, message)`: `keys[0]` is the setting the message is about,
+the other keys the settings it conflicts with, so that a caller can say where each of them was set.
+Settings absent from the mapping are not in play (a shape function passes only the ones it has).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+# torch.nn.RNN implements only these two nonlinearities; the reference cell also has the sigmoid.
+FAST_ACTIVATIONS = ("tanh", "relu")
+# Each adaptive-softmax tail cluster projects the hidden vector down by this factor per cluster (torch's default).
+ADAPTIVE_DIV_VALUE = 4.0
+
+
+@dataclass(frozen=True)
+class Broken:
+    keys: tuple[str, ...]
+    message: str
+
+
+def broken_model_rule(s: Mapping[str, Any], vocab_size: int | None = None) -> Broken | None:
+    """The first rule of the model's architecture that ``s`` breaks, or None.
+
+    ``vocab_size`` None: not known yet (a config whose corpus size is not known before it is read).
+    """
+    family, hidden, activation = s.get("family"), s.get("hidden"), s.get("activation")
+    if family is not None and hidden == 0 and family != "ff":
+        return Broken(("hidden", "family"), f"0 (no hidden layer) is allowed for family 'ff' only; {family} needs >= 1")
+    if family == "rnn" and s.get("impl") == "fast" and activation is not None and activation not in FAST_ACTIVATIONS:
+        return Broken(
+            ("activation", "impl"),
+            f"{activation!r} has no fast path (torch.nn.RNN implements {' and '.join(map(repr, FAST_ACTIVATIONS))}); "
+            f"allowed with impl 'reference' (same parameters, Python loop)",
+        )
+    if family == "lstm" and activation is not None and activation != "tanh":
+        return Broken(
+            ("activation", "family"),
+            f"the LSTM's activations are fixed (sigmoid gates, tanh cell); allowed: 'tanh', got {activation!r}",
+        )
+    if s.get("direct") and (family != "ff" or hidden == 0 or s.get("output", "full") != "full"):
+        return Broken(
+            ("direct", "family", "hidden", "output"),
+            "true needs family 'ff', hidden > 0 (with hidden 0 the output already reads the input) and output 'full'",
+        )
+    if s.get("output") == "adaptive":
+        in_features = hidden if hidden else s.get("context", 1) * s.get("embed_dim", 1)
+        problem = adaptive_problem(
+            in_features, vocab_size, s.get("adaptive_cutoffs", ()), s.get("adaptive_div_value", ADAPTIVE_DIV_VALUE)
+        )
+        if problem:
+            return Broken(("adaptive_cutoffs", "output", "hidden"), problem)
+    return None
+
+
+def adaptive_problem(in_features: int, vocab_size: int | None, cutoffs: Sequence[int], div_value: float) -> str | None:
+    """What is wrong with an adaptive softmax's cluster bounds, or None.
+
+    The head scores words [0, cutoffs[0]); tail cluster i scores [cutoffs[i], cutoffs[i+1]) through a
+    projection to in_features // div_value**(i+1) units, which must leave at least one unit.
+    """
+    bounds = list(cutoffs)
+    if not bounds or bounds != sorted(set(bounds)) or bounds[0] < 1:
+        return f"cutoffs must be strictly increasing integers >= 1, got {bounds}"
+    if vocab_size is not None and bounds[-1] >= vocab_size:
+        return (
+            f"cutoffs must be below the vocabulary size ({vocab_size:,}): allowed in [1, {vocab_size - 1}], got {bounds}. "
+            f"Use output: full for a small vocabulary, or smaller cutoffs"
+        )
+    for i in range(len(bounds)):
+        if int(in_features // (div_value ** (i + 1))) < 1:
+            return (
+                f"tail cluster {i} of cutoffs {bounds} gets no units: {in_features} input features "
+                f"// {div_value:g}**{i + 1} = 0; use fewer cutoffs or a wider layer"
+            )
+    return None
+
+
+def broken_run_rule(s: Mapping[str, Any], corpus_has_sentences: bool) -> Broken | None:
+    """The first rule of a training run (beyond its model's) that ``s`` breaks, or None."""
+    if s["bptt"] == 0 and s["family"] != "ff" and not corpus_has_sentences:
+        return Broken(
+            ("bptt", "corpus"),
+            f"0 (full BPTT over whole sentences) needs a corpus with sentence boundaries; allowed with corpus "
+            f"'agreement', got corpus {s['corpus']!r}. Use a truncation length >= 1",
+        )
+    return None
+
+
+def broken_batch_rule(s: Mapping[str, Any], max_tokens: Mapping[str, int]) -> Broken | None:
+    """A recurrent run reading a stream cuts each split into batch columns (`data.batching.batchify`), and one
+    input/target step needs two tokens per column. ``max_tokens``: split -> at most this many tokens (known
+    before the corpus is read). Windows (ff) and whole sentences (bptt 0) are batched by count: any size works."""
+    if s["family"] == "ff" or s["bptt"] == 0:
+        return None
+    for key, limit, splits in (("batch_size", "train_tokens", ("train",)), ("eval_batch_size", "eval_tokens", ("valid", "test"))):
+        for split in (name for name in splits if name in max_tokens):
+            tokens = min(max_tokens[split], s[limit] or max_tokens[split])
+            if tokens // s[key] < 2:
+                return Broken(
+                    (key, limit),
+                    f"{s[key]:,} columns of the {s['corpus']} {split} stream of at most {tokens:,} tokens leave fewer "
+                    f"than 2 tokens per column (one input and its target); allowed: <= {tokens // 2:,}",
+                )
+    return None
+
+
+def metric_problem(metric: str, corpus: str) -> str | None:
+    """Agreement accuracy is measured on the agreement corpus's probes; no other corpus has them."""
+    if metric == "agreement_accuracy" and corpus != "agreement":
+        return f"'agreement_accuracy' is measured on the agreement corpus only; corpus {corpus!r} never produces it"
+    return None

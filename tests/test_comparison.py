@@ -1,0 +1,217 @@
+"""Our runs beside the published rows; perplexity against parameter count, with the analytic crossover."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from rnnbench.comparison import (
+    comparison_table, crossover_table, log_interpolate, matched_cost, our_runs, read_corpus_stats, read_run,
+    run_status,
+)
+from rnnbench.config import RunConfig
+from rnnbench.params import count, ff_lm_shapes, rnn_lm_shapes
+from rnnbench.published import load_published, reference_rows
+
+
+def _config(**settings) -> dict:
+    cfg = RunConfig.from_settings(settings)
+    return {"run_id": cfg.run_id, **cfg.to_dict()}
+
+
+def _metrics(**values) -> dict:
+    base = {"test_ppl": 150.0, "valid_ppl": 155.0, "epochs": 3, "steps": 100, "diverged": False,
+            "diverged_step": None, "diverged_reason": None, "parameters": 1000, "train_seconds": 10.0,
+            "tokens_per_second": 1e4, "clipped_fraction": 0.0}
+    return {**base, **values}
+
+
+def _write_run(root, config: dict, metrics: dict):
+    run_dir = root / config["run_id"]
+    run_dir.mkdir(parents=True)
+    (run_dir / "config.json").write_text(json.dumps(config))
+    (run_dir / "metrics.json").write_text(json.dumps(metrics))
+    return run_dir
+
+
+# -------------------------------------------------------------------------------------------------
+# Status: which of our rows can stand beside a published one.
+
+
+def test_status_reads_how_the_run_ended():
+    cfg = _config(family="rnn", corpus="ptb", schedule="mikolov", max_epochs=25)
+    assert run_status(cfg, _metrics(epochs=14)) == "converged"  # the schedule stopped it
+    assert run_status(cfg, _metrics(epochs=25)) == "epoch cap"
+    assert run_status({**cfg, "schedule": "constant"}, _metrics(epochs=3)) == "epoch cap"
+    assert run_status({**cfg, "eval_tokens": 2000}, _metrics(epochs=3)) == "subset"
+    assert run_status(cfg, _metrics(diverged=True, test_ppl=None)) == "diverged"
+
+
+# -------------------------------------------------------------------------------------------------
+# The comparison table: published numbers and ours, both read from files.
+
+
+def test_comparison_reads_published_rows_and_our_metrics_files(tmp_path):
+    rnn_cfg = _config(family="rnn", corpus="ptb", hidden=400, embed_dim=200, dropout=0.5, max_epochs=25)
+    ff_cfg = _config(family="ff", corpus="brown", context=4, hidden=200, max_epochs=3, schedule="constant")
+    short_cfg = _config(family="rnn", corpus="ptb", hidden=50, max_epochs=3)
+    agreement_cfg = _config(family="rnn", corpus="agreement", output="full")
+    runs = [
+        read_run(_write_run(tmp_path, rnn_cfg, _metrics(test_ppl=120.5, epochs=13, parameters=2_000_000)), "paper"),
+        read_run(_write_run(tmp_path, ff_cfg, _metrics(test_ppl=280.0, epochs=3)), "short"),
+        read_run(_write_run(tmp_path, short_cfg, _metrics(test_ppl=200.0, epochs=3)), "short"),
+        read_run(_write_run(tmp_path, agreement_cfg, _metrics(test_ppl=3.0)), "short"),
+    ]
+    stats_file = tmp_path / "ptb-0123abcd.json"
+    stats_file.write_text(json.dumps(
+        {"corpus": "ptb", "train_tokens": 929589, "valid_tokens": 73760, "test_tokens": 82430, "vocab_size": 10000}
+    ))
+    published = load_published()
+    table = comparison_table(published, our_runs(runs), read_corpus_stats([stats_file]))
+
+    # every published row appears with its own number and source, untouched
+    theirs = table[table["origin"] == "published"].set_index(["corpus", "model"])
+    assert len(theirs) == len(published)
+    for row in published.itertuples():
+        assert theirs.loc[(row.corpus, row.model), "test_ppl"] == row.test_ppl
+        assert theirs.loc[(row.corpus, row.model), "source"] == row.source
+
+    # ours: the metrics file's perplexity, measured against the published row of its corpus and family
+    refs = {(r.corpus, r.reference_for): r for r in reference_rows(published).itertuples()}
+    rnn = table[table["model"] == rnn_cfg["run_id"]].iloc[0]
+    assert rnn["origin"] == "ours (paper)" and rnn["status"] == "converged"
+    assert rnn["test_ppl"] == 120.5
+    assert rnn["reference_model"] == refs[("ptb", "rnn")].model
+    assert rnn["reference_ppl"] == refs[("ptb", "rnn")].test_ppl
+    assert rnn["ratio_to_reference"] == pytest.approx(120.5 / refs[("ptb", "rnn")].test_ppl)
+    assert rnn["split"] == "ours (ptb): 929,589 / 73,760 / 82,430 tokens train / valid / test, |V| = 10,000"
+    assert "H = 400" in rnn["description"] and "dropout 0.5" in rnn["description"]
+
+    ff = table[table["model"] == ff_cfg["run_id"]].iloc[0]
+    assert (ff["origin"], ff["status"], ff["reference_ppl"]) == ("ours (short)", "epoch cap", refs[("brown", "ff")].test_ppl)
+    assert ff["split"] == ""  # no statistics given for brown: left blank, not guessed
+    assert "n - 1 = 4" in ff["counting"]
+
+    # the synthetic corpus has no published rows, so it has no place here
+    assert agreement_cfg["run_id"] not in set(table["model"])
+    # corpus by corpus, published rows first, then the paper-scale run, then short runs
+    ptb = table[table["corpus"] == "ptb"]["origin"].tolist()
+    assert ptb == sorted(ptb, key=["published", "ours (paper)", "ours (short)"].index)
+    assert table["corpus"].tolist().index("brown") > max(i for i, c in enumerate(table["corpus"]) if c == "ptb")
+
+
+def test_a_subset_or_diverged_run_gets_no_ratio(tmp_path):
+    smoke = _config(family="rnn", corpus="ptb", train_tokens=20000, eval_tokens=2000)
+    broken = _config(family="rnn", corpus="ptb", hidden=64)
+    runs = [{"config": smoke, "metrics": _metrics(test_ppl=900.0), "scale": "short"},
+            {"config": broken, "metrics": _metrics(test_ppl=None, diverged=True), "scale": "short"}]
+    table = comparison_table(load_published(), our_runs(runs))
+    ours = table[table["origin"] != "published"].set_index("model")
+    assert ours.loc[smoke["run_id"], "status"] == "subset" and math.isnan(ours.loc[smoke["run_id"], "ratio_to_reference"])
+    assert ours.loc[broken["run_id"], "status"] == "diverged" and math.isnan(ours.loc[broken["run_id"], "test_ppl"])
+
+
+def test_missing_run_files_and_bad_scale_are_named(tmp_path):
+    with pytest.raises(FileNotFoundError, match="metrics.json is missing"):
+        (tmp_path / "r").mkdir()
+        (tmp_path / "r" / "config.json").write_text("{}")
+        read_run(tmp_path / "r", "paper")
+    with pytest.raises(ValueError, match=r"scale must be one of \('paper', 'short'\)"):
+        read_run(tmp_path / "r", "long")
+
+
+# -------------------------------------------------------------------------------------------------
+# Crossover in practice.
+
+
+def test_crossover_columns_follow_the_parameter_formula():
+    """d = 100, H = 200: FF(n-1) - RNN = d H (n-1) - d H - H^2 = 20,000 (n-1) - 60,000.
+
+    A tie at n-1 = 1 + H/d = 3; the FF model is larger from n-1 = 4. With |V| = 10,000 and the adaptive
+    softmax both families share, the RNN of the same d and H has exactly FF(4)'s count minus 20,000.
+    """
+    vocab, cutoffs = 10_000, (1000, 5000)
+    ff_params = count(ff_lm_shapes(vocab, 100, 4, 200, cutoffs=cutoffs))
+    rnn_params = count(rnn_lm_shapes(vocab, 100, 200, cutoffs=cutoffs))
+    ff2_params = count(ff_lm_shapes(vocab, 100, 2, 200, cutoffs=cutoffs))
+    runs = [
+        {"config": _config(family="ff", corpus="ptb", context=4, hidden=200, embed_dim=100),
+         "metrics": _metrics(parameters=ff_params, test_ppl=170.0), "scale": "short"},
+        {"config": _config(family="ff", corpus="ptb", context=2, hidden=200, embed_dim=100),
+         "metrics": _metrics(parameters=ff2_params, test_ppl=190.0), "scale": "short"},
+        {"config": _config(family="rnn", corpus="ptb", hidden=200, embed_dim=100),
+         "metrics": _metrics(parameters=rnn_params, test_ppl=160.0), "scale": "short"},
+    ]
+    table = crossover_table(our_runs(runs)).set_index("context")
+    ff4, ff2 = table.loc[4], table.loc[2]
+    assert ff4["tie_context"] == 3.0 and ff4["crossover_context"] == 4
+    assert ff4["ff_larger"] and not ff2["ff_larger"]
+    assert ff_params - rnn_params == 20_000
+    assert ff4["rnn_equivalent_parameters"] == rnn_params == ff2["rnn_equivalent_parameters"]
+    rnn = table[table["family"] == "rnn"].iloc[0]
+    assert pd.isna(rnn["tie_context"]) and pd.isna(rnn["rnn_equivalent_parameters"])
+    # FF(2) is 20,000 smaller than the RNN, so it stays on the frontier though worse; FF(4) is larger and
+    # worse than the RNN, so the RNN beats it
+    assert ff2_params == rnn_params - 20_000
+    assert rnn["pareto"] and ff2["pareto"] and not ff4["pareto"]
+
+
+def _cost_table(points) -> pd.DataFrame:
+    rows = [{"corpus": "ptb", "scale": "short", "family": f, "run_id": f"{f}{i}", "status": "epoch cap",
+             "context": 4 if f == "ff" else None, "hidden": 10, "parameters": p, "train_seconds": s, "test_ppl": y}
+            for i, (f, p, s, y) in enumerate(points)]
+    return pd.DataFrame(rows)
+
+
+def test_matched_cost_reads_the_rnn_curve_in_log_cost():
+    # RNN: 200 at 1,000 parameters, 150 at 4,000; 2,000 is halfway in log2 (1 of 2 doublings) -> 175.
+    table = _cost_table([("rnn", 1000, 10.0, 200.0), ("rnn", 4000, 40.0, 150.0),
+                         ("ff", 2000, 40.0, 190.0), ("ff", 8000, 5.0, 140.0)])
+    by_params = matched_cost(table, "parameters").set_index("run_id")
+    assert by_params.loc["ff2", "rnn_test_ppl"] == pytest.approx(175.0)
+    assert by_params.loc["ff2", "rnn_advantage"] == pytest.approx(15.0)  # the RNN is 15 lower at equal size
+    assert math.isnan(by_params.loc["ff3", "rnn_test_ppl"])  # beyond the largest RNN: no extrapolation
+    by_time = matched_cost(table, "train_seconds").set_index("run_id")
+    assert by_time.loc["ff2", "rnn_test_ppl"] == pytest.approx(150.0)  # 40 s: the second RNN exactly
+    assert math.isnan(by_time.loc["ff3", "rnn_test_ppl"])  # 5 s: faster than any RNN run
+
+
+def test_log_interpolate_edges():
+    xs, ys = np.array([10.0, 1000.0]), np.array([1.0, 3.0])
+    assert log_interpolate(100.0, xs, ys) == pytest.approx(2.0)
+    assert log_interpolate(10.0, xs, ys) == 1.0 and log_interpolate(1000.0, xs, ys) == 3.0
+    assert math.isnan(log_interpolate(9.9, xs, ys)) and math.isnan(log_interpolate(0.0, xs, ys))
+    assert math.isnan(log_interpolate(5.0, np.array([]), np.array([])))
+    with pytest.raises(ValueError, match="by must be"):
+        matched_cost(_cost_table([]), "epochs")
+
+
+def test_crossover_figure_marks_the_analytic_tie(tmp_path):
+    from rnnbench.plots import crossover_figure, save
+
+    vocab, cutoffs = 10_000, (1000, 5000)
+    runs = [
+        {"config": _config(family="ff", corpus="ptb", context=c, hidden=200, embed_dim=100),
+         "metrics": _metrics(parameters=count(ff_lm_shapes(vocab, 100, c, 200, cutoffs=cutoffs)), test_ppl=y),
+         "scale": "short"}
+        for c, y in ((2, 190.0), (4, 170.0))
+    ] + [
+        {"config": _config(family="rnn", corpus="ptb", hidden=h, embed_dim=100),
+         "metrics": _metrics(parameters=count(rnn_lm_shapes(vocab, 100, h, cutoffs=cutoffs)), test_ppl=y),
+         "scale": "short"}
+        for h, y in ((100, 180.0), (200, 160.0))
+    ] + [{"config": _config(family="rnn", corpus="ptb", hidden=300), "metrics": _metrics(test_ppl=None, diverged=True),
+          "scale": "short"}]
+    table = crossover_table(our_runs(runs))
+    fig = crossover_figure(table, title="PTB", source="data: test")
+    ax = fig.axes[0]
+    rnn_200 = count(rnn_lm_shapes(vocab, 100, 200, cutoffs=cutoffs))
+    verticals = [line.get_xdata()[0] for line in ax.lines if line.get_linestyle() == ":"]
+    assert verticals == [rnn_200]  # one feed-forward H, one dotted line at the Elman LM of that d and H
+    assert "1 run(s) without a comparable perplexity" in ax.get_title()
+    save(fig, str(tmp_path / "crossover.png"))
+    assert (tmp_path / "crossover.png").stat().st_size > 0

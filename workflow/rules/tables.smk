@@ -1,0 +1,75 @@
+rule worked_table:
+    """One of the chapter's worked examples, parameter tables or gradient checks (no training)."""
+    output:
+        table=report(
+            paths.table(RESULTS_DIR, "{name}"),
+            caption="../report/worked_table.rst",
+            category="Tables",
+            subcategory="Worked examples",
+            labels={"table": "{name}"},
+        ),
+        provenance=paths.provenance(paths.table(RESULTS_DIR, "{name}")),
+    wildcard_constraints:
+        name="|".join(WORKED_TABLES) or "no-worked-tables",
+    params:
+        provenance=provenance_for("worked_table"),
+    log:
+        paths.log(RESULTS_DIR, "worked_table", "{name}"),
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=15,
+    conda:
+        "../envs/rnnbench.yaml"
+    script:
+        "../scripts/worked_table.py"
+
+
+rule corpus_table:
+    """Statistics of every prepared corpus, one row per corpus and statistic."""
+    input:
+        stats=[paths.corpus_stats(RESULTS_DIR, key) for key in sorted(CORPORA)],
+    output:
+        table=report(
+            paths.table(RESULTS_DIR, "corpora"),
+            caption="../report/corpus_table.rst",
+            category="Tables",
+            subcategory="Corpora",
+            labels={"table": "corpora"},
+        ),
+        provenance=paths.provenance(paths.table(RESULTS_DIR, "corpora")),
+    params:
+        corpus_keys=sorted(CORPORA),
+        provenance=provenance_for("corpus_table"),
+    log:
+        paths.log(RESULTS_DIR, "corpus_table", "corpora"),
+    localrule: True
+    conda:
+        "../envs/rnnbench.yaml"
+    script:
+        "../scripts/corpus_table.py"
+
+
+rule benchmark_table:
+    """Wall time and peak memory of every training job (Snakemake's benchmark records)."""
+    input:
+        benchmarks=[paths.train_benchmark(RESULTS_DIR, run_id) for run_id in sorted(RUNS)],
+    output:
+        table=report(
+            paths.table(RESULTS_DIR, "benchmarks"),
+            caption="../report/benchmark_table.rst",
+            category="Tables",
+            subcategory="Benchmarks",
+            labels={"table": "benchmarks"},
+        ),
+        provenance=paths.provenance(paths.table(RESULTS_DIR, "benchmarks")),
+    params:
+        run_ids=sorted(RUNS),
+        provenance=provenance_for("benchmark_table"),
+    log:
+        paths.log(RESULTS_DIR, "benchmark_table", "benchmarks"),
+    localrule: True
+    conda:
+        "../envs/rnnbench.yaml"
+    script:
+        "../scripts/benchmark_table.py"
