@@ -8,9 +8,6 @@ The shims in ``workflow/scripts/`` only unpack the ``snakemake`` object and call
 from __future__ import annotations
 
 import logging
-import os
-import shutil
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -53,18 +50,33 @@ def study_summary(
 
     configs = [RunConfig.from_settings(run) for run in runs]
     write_csv(out, summarize_study(study, points, configs, metric_files))
+    write_json(str(Path(out).with_name("study.json")), dict(about))
     write_provenance(
         out, producer="rnnbench.summary.summarize_study", inputs=list(metric_files), study=dict(about), **provenance
     )
 
 
-def study_figure(summary: str, outs: Sequence[str], *, x: str, metric: str, hue: str | None, title: str, provenance: Mapping[str, Any]) -> None:
+def study_figure(summary: str, study: str, outs: Sequence[str], *, provenance: Mapping[str, Any]) -> None:
+    """The study's figure (every format in ``outs``) from its summary table and its study.json."""
+    import json
+
     from rnnbench.plots import save, study_figure as draw
 
     table = pd.read_csv(summary)
+    about = json.loads(Path(study).read_text(encoding="utf-8"))
     for out in outs:
-        save(draw(table, x=x, metric=metric, hue=hue, title=title, source=f"data: {summary} (rule study_figure)"), out)
-    write_provenance(outs[0], producer="rnnbench.plots.study_figure", inputs=[summary], **provenance)
+        save(draw(table, about, source=f"data: {summary} (rule study_figure)"), out)
+    write_provenance(outs[0], producer="rnnbench.plots.study_figure", inputs=[summary, study], **provenance)
+
+
+def book_figure(name: str, table: str, outs: Sequence[str], *, provenance: Mapping[str, Any]) -> None:
+    """A figure the book shows beside a worked table (``name`` is a plots.BOOK_FIGURES key)."""
+    from rnnbench.plots import BOOK_FIGURES, save
+
+    frame = pd.read_csv(table)
+    for out in outs:
+        save(BOOK_FIGURES[name](frame, source=f"data: {table} (rule book_figure)"), out)
+    write_provenance(outs[0], producer=f"rnnbench.plots.BOOK_FIGURES[{name!r}]", inputs=[table], **provenance)
 
 
 def benchmark_table(run_ids: Sequence[str], benchmark_files: Sequence[str], out: str, *, provenance: Mapping[str, Any]) -> None:
@@ -88,18 +100,8 @@ def worked_table(name: str, out: str, *, provenance: Mapping[str, Any]) -> None:
     write_provenance(out, producer=f"rnnbench.worked.TABLES[{name!r}]", **provenance)
 
 
-class QuartoMissing(RuntimeError):
-    pass
+def render_report(book_dir: str, *, results_dir: str, log: str | None = None) -> None:
+    """Render the Quarto book (HTML + Typst PDF) of ``results_dir`` into <results_dir>/report/_book/."""
+    from rnnbench.book import render
 
-
-def render_report(book_dir: str, *, results_dir: str) -> None:
-    """Render the Quarto book (HTML + Typst PDF) from the finished results in ``results_dir``."""
-    quarto = shutil.which("quarto")
-    if quarto is None:
-        raise QuartoMissing(
-            "Quarto (1.9 or later) is not on PATH, so the report cannot be rendered. Every result it needs "
-            "has been built (the `results` target). Install Quarto (`pip install -e \".[report]\"` or a "
-            "release from quarto.org), then rerun the same snakemake command: only the report job will run."
-        )
-    env = {**os.environ, "RNNBENCH_RESULTS": str(Path(results_dir).resolve())}  # the book reads these results
-    subprocess.run([quarto, "render", book_dir], check=True, env=env)
+    render(book_dir, results_dir=results_dir, log=log)

@@ -6,6 +6,8 @@
       studies/<study>/summary.csv        tidy: one row per run and metric
       studies/<study>/figure.{png,pdf}   the study's default figure
       tables/<name>.csv                  worked examples, parameter tables, corpora, benchmarks
+      figures/<name>.{png,pdf}           figures the book shows beside a worked table
+      report/_book/                      the book of these results (index.html, rnnbench-report.pdf)
       benchmarks/train/<run_id>.tsv      Snakemake's time and memory record of each training job
       logs/<rule>/<name>.log             every job's log
     (each table and figure has a <name>.provenance.json beside it)
@@ -40,6 +42,26 @@ def study_figure(results: str, study: str, fmt: str) -> str:
     return f"{results}/studies/{study}/figure.{fmt}"
 
 
+def study_json(results: str, study: str) -> str:
+    """What the study is (name, description, family, corpus, metric, vary, fixed, seeds, run_ids)."""
+    return f"{results}/studies/{study}/study.json"
+
+
+def book_figure(results: str, name: str, fmt: str) -> str:
+    """A figure the book shows beside the worked table ``name``."""
+    return f"{results}/figures/{name}.{fmt}"
+
+
+def report_dir(results: str) -> str:
+    """The book of these results: a copy of reports/ and, under _book/, its HTML and PDF."""
+    return f"{results}/report"
+
+
+def report_book(results: str) -> list[str]:
+    """The rendered book: its HTML home page and its PDF."""
+    return [f"{report_dir(results)}/_book/index.html", f"{report_dir(results)}/_book/rnnbench-report.pdf"]
+
+
 def table(results: str, name: str) -> str:
     return f"{results}/tables/{name}.csv"
 
@@ -60,4 +82,4 @@ def expected_outputs(config: Config, worked_tables: list[str]) -> list[str]:
         outputs.append(study_summary(results, study))
         outputs += [study_figure(results, study, fmt) for fmt in FIGURE_FORMATS]
     records = dict.fromkeys(provenance(p) for p in outputs)  # a figure's formats share one record
-    return outputs + list(records)
+    return outputs + list(records) + [study_json(results, study) for study in config.studies]

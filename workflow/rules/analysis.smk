@@ -5,6 +5,7 @@ rule study_summary:
     output:
         paths.study_summary(R, "{study}"),
         paths.provenance(paths.study_summary(R, "{study}")),
+        paths.study_json(R, "{study}"),
     params:
         points=lambda wc: [point for point, _ in study_points(wc.study)],
         runs=lambda wc: [cfg.settings() for _, cfg in study_points(wc.study)],

@@ -10,7 +10,7 @@ RUNS = CFG.all_runs()  # run_id -> RunConfig, shared runs appear once
 CORPORA = {cfg.corpus_key: cfg for cfg in RUNS.values()}  # corpus_key -> a run that reads it
 WORKED_TABLES = list(TABLES) if CFG.tables["worked"] else []
 RESULTS = paths.expected_outputs(CFG, WORKED_TABLES)
-REPORT = "reports/_book/index.html"
+REPORT = paths.report_book(R)  # the book of these results, under <results_dir>/report/
 DATA_DIR = CFG.data_dir  # None: the loader falls back to $RNNBENCH_DATA, then downloads
 # Snakemake lists --configfile files first and the Snakefile's own last; record them in the order they
 # were merged (each overriding the ones before it), relative to the working directory.
@@ -35,7 +35,11 @@ def study_metric_files(wildcards):
 def study_about(study):
     """What the report needs to know of a study beyond its table."""
     s = CFG.studies[study]
-    return {"name": study, "description": s.description, "metric": s.metric, "vary": list(s.vary), "x": s.x}
+    return {
+        "name": study, "description": s.description, "family": s.family, "corpus": s.corpus, "metric": s.metric,
+        "vary": list(s.vary), "fixed": dict(s.fixed), "seeds": list(s.seeds),
+        "run_ids": list(dict.fromkeys(cfg.run_id for _, cfg in study_points(study))),
+    }
 
 
 def provenance_for(rule):

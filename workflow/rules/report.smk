@@ -1,15 +1,39 @@
+BOOK_FIGURES = ["jacobian_product", "decay"]  # rnnbench.plots.BOOK_FIGURES: worked tables the book draws
+
+
+rule book_figure:
+    """A figure the book shows beside a worked table (PNG for HTML, PDF for print)."""
+    input:
+        paths.table(R, "{name}"),
+    output:
+        [paths.book_figure(R, "{name}", fmt) for fmt in paths.FIGURE_FORMATS],
+        paths.provenance(paths.book_figure(R, "{name}", "png")),  # one record for both formats
+    wildcard_constraints:
+        name="|".join(BOOK_FIGURES),
+    params:
+        provenance=provenance_for("book_figure"),
+    log:
+        f"{R}/logs/book_figure/{{name}}.log",
+    localrule: True
+    conda:
+        "../envs/rnnbench.yaml"
+    script:
+        "../scripts/book_figure.py"
+
+
 rule report:
-    """Render the Quarto book from the finished results; fails with a clear message where Quarto is missing."""
+    """Render the Quarto book of these results into <results_dir>/report/_book/ (HTML and Typst PDF);
+    fails with a clear message where Quarto is missing, after every result has been built."""
     input:
         RESULTS,
+        [paths.book_figure(R, name, fmt) for name in BOOK_FIGURES if name in WORKED_TABLES for fmt in paths.FIGURE_FORMATS],
         book="reports/_quarto.yml",
-        chapters=sorted(glob.glob("reports/*.qmd")),  # editing a chapter re-renders the book
+        chapters=sorted(glob.glob("reports/*.qmd") + glob.glob("reports/_quarto-*.yml") + glob.glob("reports/*.typ") + glob.glob("reports/*.css")),  # an edit re-renders the book
     output:
         REPORT,
-        "reports/_book/rnnbench-report.pdf",
     params:
         book_dir=lambda wc, input: os.path.dirname(input.book),
-        results_dir=lambda wc: R,
+        results_dir=R,
     log:
         f"{R}/logs/report/report.log",
     localrule: True
