@@ -1,7 +1,7 @@
 """Render the Quarto book of one results folder into that folder: <results>/report/_book/.
 
     <results>/report/            a copy of reports/ (chapters, _quarto*.yml, print and screen styles)
-    <results>/report/figures/    the results' figures, staged where HTML and Typst can embed them
+    <results>/report/_staged/    the results' figures, staged where HTML and Typst can embed them
     <results>/report/_book/      index.html (and one page per chapter), rnnbench-report.pdf
 
 Each results folder gets its own book, so rendering the smoke results never overwrites the default book.

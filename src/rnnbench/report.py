@@ -32,7 +32,7 @@ from rnnbench.summary import COUNT_METRICS, FAMILY_NAMES, LOWER_IS_BETTER, METRI
 
 RESULTS_ENV = "RNNBENCH_RESULTS"
 DEFAULT_RESULTS = "../results"  # from reports/, Quarto's working directory for every chapter
-STAGING_DIR = "figures"  # inside the book folder: HTML and Typst can only embed images under the project folder
+STAGING_DIR = "_staged"  # inside the book folder: HTML and Typst can only embed images under the project folder
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -273,7 +273,10 @@ def study_section(study: str, results: str | Path | None = None, staging: str | 
         f"![{metric_name.capitalize()} against `{x}` ({study}), seeds as spread. From {figure_file}, rule study_figure.]"
         f"({image}){{#fig-study-{slug}}}",
         "",
-        markdown_table(_study_display(wide, metric, diverged), formats=_study_formats(wide, metric), headers=_study_headers(wide)),
+        markdown_table(
+            _study_display(wide, metric, diverged), formats=_study_formats(wide, metric),
+            headers=_study_headers(wide), align={metric: "right"},
+        ),
         "",
         f": Every run of {study}, one row per run. From {summary_file}, rule study_summary. "
         f"{{#tbl-study-{slug}}}",
@@ -492,6 +495,28 @@ def markdown_table(
         rows, headers=names, tablefmt="pipe", disable_numparse=True,
         colalign=[(align or {}).get(c, "right" if n else "left") for c, n in zip(frame.columns, numeric, strict=True)],
     )
-    return Markdown(text)
+    lines = text.split("\n")
+    if max(len(line) for line in lines) > PANDOC_COLUMNS:
+        lines[1] = _separator(lines[1], [[n, *column] for n, column in zip(names, zip(*rows), strict=True)] if rows else [[n] for n in names])
+    return Markdown("\n".join(lines))
+
+
+def _separator(rule: str, columns: Sequence[Sequence[str]]) -> str:
+    """The line under a wide table's header, its dashes giving each column its share of the page width.
+
+    A column gets the length of its average cell, but never less than its longest word (a word cannot
+    break, and would run into the next column): one long cell does not take the page from the others.
+    """
+    weights = []
+    for cells in columns:
+        longest_word = max((len(w) for cell in cells for w in str(cell).split()), default=1)
+        mean = sum(len(str(c)) for c in cells[1:]) / max(len(cells) - 1, 1)
+        weights.append(max(longest_word + 1, math.ceil(mean), 3))
+    aligns = rule.strip("|").split("|")
+    parts = []
+    for align, weight in zip(aligns, weights, strict=True):
+        left, right = align.startswith(":"), align.endswith(":")
+        parts.append((":" if left else "") + "-" * weight + (":" if right else ""))
+    return "|" + "|".join(parts) + "|"
 
 
