@@ -176,7 +176,9 @@ def jacobian_figure(jacobian: pd.DataFrame, *, source: str = "") -> plt.Figure:
     ax.set_yscale("log")
     ax.set_xlabel("distance τ (steps)")
     ax.set_ylabel("spectral norm (log scale)")
-    ax.legend(title="solid: ‖∂h_τ/∂h_0‖, dashed: ‖U^τ‖", fontsize=7, title_fontsize=7)
+    # Beside the axes: the lines fan out over the whole plot, and a legend inside would cover some.
+    ax.legend(title="solid: ‖∂h_τ/∂h_0‖\ndashed: ‖U^τ‖", fontsize=7, title_fontsize=7, loc="upper left",
+              bbox_to_anchor=(1.01, 1.0))
     _source(fig, source)
     return fig
 
@@ -193,7 +195,7 @@ def decay_figure(decay: pd.DataFrame, *, source: str = "") -> plt.Figure:
     ax.set_yscale("log")
     ax.set_xlabel("distance (steps)")
     ax.set_ylabel("factor ** distance (log scale)")
-    ax.legend(title="factor", fontsize=7, title_fontsize=7)
+    ax.legend(title="factor", fontsize=7, title_fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     _source(fig, source)
     return fig
 
