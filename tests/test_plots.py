@@ -110,3 +110,21 @@ def test_book_figures_draw_from_their_tables():
     decay = pd.DataFrame({"factor": [0.5, 0.5, 0.9, 0.9], "distance": [1, 2, 1, 2], "value": [0.5, 0.25, 0.9, 0.81]})
     ax = plots.BOOK_FIGURES["decay"](decay, source="t").axes[0]
     assert ax.get_yscale() == "log" and len(ax.get_lines()) == 2
+
+
+@pytest.mark.parametrize("sizes, scale", [((0, 50, 100), "linear"), ((8, 64, 512), "log")])
+def test_a_log_x_axis_only_for_positive_sizes(sizes, scale):
+    """ff hidden = 0 (no hidden layer) next to 50 and 100: a log axis would drop the 0 without a word;
+    positive sizes spanning a factor of 16 or more get a log2 axis."""
+    table = summary([(h, 1, 200.0 + h, 0) for h in sizes], metric="test_ppl", setting="hidden")
+    assert plots.study_figure(table, study("hidden", "test_ppl"), source="t").axes[0].get_xscale() == scale
+
+
+def test_a_summary_from_the_workflow_draws_and_saves(tmp_path):
+    """The summary's own columns (as summarize_study writes them) and a study.json, to a file."""
+    table = summary([(16, 1, 240.0, 0), (32, 1, float("nan"), 1)], metric="test_ppl", setting="hidden")
+    fig = plots.study_figure(table, study("hidden", "test_ppl"), source="data: summary.csv (rule study_figure)")
+    assert fig.axes[0].get_title() == "A study\n1 of 2 runs diverged (× on the top edge)"
+    assert fig.axes[0].get_ylabel() == "test perplexity"
+    plots.save(fig, str(tmp_path / "figure.pdf"))
+    assert (tmp_path / "figure.pdf").read_bytes().startswith(b"%PDF")

@@ -26,7 +26,7 @@ import pytest
 import yaml
 
 import bookcheck
-from rnnbench import jobs, paths, plots, report
+from rnnbench import jobs, markdown, paths, plots, report
 from rnnbench.config import Config, load_config, merge_config_files
 from rnnbench.worked import TABLES
 
@@ -387,6 +387,8 @@ def test_markdown_table_cells_read_as_text():
     assert "test ppl" in table and "1.070 × 10²⁶" in table and "$" not in table
     assert report.cell_sig(1.07e26) == "1.07 × 10²⁶"
     assert report.cell_sci(7.1e-15) == "7.1 × 10⁻¹⁵"
+    assert report.humanize("dist_to_other_script") == "dist to other script"
+    assert report.humanize("h_t") == "h_t" and report.humanize("‖∂h_1/∂h_0‖") == "‖∂h_1/∂h_0‖"  # not identifiers
 
 
 def test_a_wide_table_shares_the_page_by_content():
@@ -405,7 +407,7 @@ def test_a_wide_table_shares_the_page_by_content():
 
 def test_a_narrow_table_is_sized_by_each_format():
     frame = pd.DataFrame({"a": [1, 2], "b": ["x", "y"]})
-    assert all(len(line) <= report.PANDOC_COLUMNS for line in report.markdown_table(frame).splitlines())
+    assert all(len(line) <= markdown.PANDOC_COLUMNS for line in report.markdown_table(frame).splitlines())
 
 
 def _diverged_study(tmp_path: Path) -> Path:

@@ -96,30 +96,3 @@ def test_corpus_table_is_one_row_per_corpus_and_statistic(tmp_path):
     value = table.set_index(["corpus_key", "statistic"])["value"]
     assert value[("ptb-12345678", "train_tokens")] == 929589 and value[("agreement-9abcdef0", "vocab_size")] == 313
     assert list(corpus_table([], []).columns) == ["corpus_key", "statistic", "value"]
-
-
-def test_the_summary_feeds_the_study_figure(study_runs, tmp_path):
-    from rnnbench.plots import save, study_figure
-
-    points, configs, files = study_runs
-    summary = tmp_path / "summary.csv"
-    summarize_study("rnn_hidden", points, configs, files).to_csv(summary, index=False)
-    fig = study_figure(pd.read_csv(summary), x="hidden", metric="test_ppl", title="RNN hidden size")
-    assert fig.axes[0].get_title() == "RNN hidden size\n1 run(s) diverged and are not shown"
-    assert fig.axes[0].get_ylabel() == "test perplexity"
-    save(fig, str(tmp_path / "figure.png"))  # also closes the figure
-    assert (tmp_path / "figure.png").stat().st_size > 0
-
-
-@pytest.mark.parametrize("sizes, scale", [((0, 50, 100), "linear"), ((8, 64, 512), "log")])
-def test_the_study_figure_uses_a_log_axis_only_for_positive_sizes(sizes, scale):
-    import matplotlib.pyplot as plt
-
-    from rnnbench.plots import study_figure
-
-    # ff hidden = 0 (no hidden layer) next to 50 and 100: a log axis would drop the 0 without a word;
-    # positive sizes spanning a factor of >= 16 do get a log2 axis
-    rows = [{"hidden": h, "metric": "test_ppl", "value": 200.0 + h} for h in sizes]
-    fig = study_figure(pd.DataFrame(rows), x="hidden", metric="test_ppl")
-    assert fig.axes[0].get_xscale() == scale
-    plt.close(fig)

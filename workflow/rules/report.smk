@@ -33,7 +33,7 @@ rule report:
         REPORT,
     params:
         book_dir=lambda wc, input: os.path.dirname(input.book),
-        results_dir=R,
+        results_dir=lambda wc: R,
     log:
         f"{R}/logs/report/report.log",
     localrule: True
