@@ -31,7 +31,7 @@ LABEL_DEF = re.compile(r"\{#((?:fig|tbl|sec|eq)-[A-Za-z0-9_-]+)")
 REF = re.compile(r"(?<![\w@./-])@((?:fig|tbl|sec|eq)-[A-Za-z0-9_-]*[A-Za-z0-9])")
 IMAGE = re.compile(r"!\[[^\]]*\]\(([^)\s]+)")
 # Files the captions name, relative to the results folder (the preface says which folder).
-RESULT_FILE = re.compile(r"(?<![\w/.-])(?:tables|studies|figures)/[A-Za-z0-9_<>./-]*[A-Za-z0-9>]")
+RESULT_FILE = re.compile(r"(?<![\w/.-])(?:tables|studies|figures)/[A-Za-z0-9_<>./-]*\.(?:csv|json|png|pdf)\b")
 TABLE_CALL = re.compile(r"\btable\(\s*[\"']([A-Za-z0-9_]+)[\"']")
 # Numbers that prose may type: chapter numbers and equation numbers of the seed, e.g. "Chapter 12", "(12.7)".
 ALLOWED_NUMBERS = re.compile(r"\b(?:Chapters?|Sections?)\s+\d+(?:\.\d+)*|\(\d+\.\d+\)")
