@@ -7,6 +7,8 @@
       studies/<study>/study.json         what the study is: family, corpus, metric, varied and fixed settings, runs
       studies/<study>/figure.{png,pdf}   the study's default figure
       tables/<name>.csv                  worked examples, parameter tables, corpora, benchmarks
+      figures/<name>.{png,pdf}           figures the book shows beside a worked table
+      report/_book/                      the book of these results (index.html, rnnbench-report.pdf)
       benchmarks/train/<run_id>.tsv      Snakemake's time and memory record of each training job
       logs/<rule>/<name>.log             every job's log
     (each table and figure has a <name>.provenance.json beside it)
@@ -70,6 +72,21 @@ def study_record(results: str, study: str) -> str:
 
 def study_figure(results: str, study: str, fmt: str) -> str:
     return f"{study_dir(results, study)}/figure.{fmt}"
+
+
+def book_figure(results: str, name: str, fmt: str) -> str:
+    """A figure the book shows beside the worked table ``name``."""
+    return f"{results}/figures/{name}.{fmt}"
+
+
+def report_dir(results: str) -> str:
+    """The book of these results: a copy of reports/ and, under _book/, its HTML and PDF."""
+    return f"{results}/report"
+
+
+def report_book(results: str) -> list[str]:
+    """The rendered book: its HTML home page and its PDF."""
+    return [f"{report_dir(results)}/_book/index.html", f"{report_dir(results)}/_book/rnnbench-report.pdf"]
 
 
 def table(results: str, name: str) -> str:
