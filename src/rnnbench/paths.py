@@ -3,6 +3,7 @@
     results/
       corpora/<corpus_key>.json          statistics of each prepared corpus
       runs/<run_id>/                     one training run (see rnnbench.train)
+      runs/<run_id>/snapshots/epoch-<k>.pt  its weights after k epochs (0: the initialisation)
       studies/<study>/summary.csv        tidy: one row per run and metric
       studies/<study>/figure.{png,pdf}   the study's default figure
       tables/<name>.csv                  worked examples, parameter tables, corpora, benchmarks
@@ -26,6 +27,15 @@ def run_dir(results: str, run_id: str) -> str:
 
 def run_metrics(results: str, run_id: str) -> str:
     return f"{run_dir(results, run_id)}/metrics.json"
+
+
+def snapshot_in(run: str | Path, epoch: int) -> str:
+    """The weights of a run after ``epoch`` epochs (0: the initialisation), inside its run directory."""
+    return f"{run}/snapshots/epoch-{epoch:03d}.pt"
+
+
+def run_snapshot(results: str, run_id: str, epoch: int) -> str:
+    return snapshot_in(run_dir(results, run_id), epoch)
 
 
 def corpus_stats(results: str, corpus_key: str) -> str:
