@@ -531,3 +531,18 @@ def test_metrics_of_a_fixed_seed_run_are_pinned(mode, tmp_path, cache_dir):
            *epochs["train_ppl"], steps["loss"].iloc[-1], steps["grad_norm"].iloc[-1])
     assert got == pytest.approx(expected, rel=1e-6)
     assert metrics["steps"] == 30 and len(steps) == 30
+
+
+@pytest.mark.parametrize("settings", [{}, {"lr": 1e3, "clip_mode": "none"}])  # an ordinary run, a diverging one
+def test_records_do_not_depend_on_how_often_they_are_read_back(settings, tmp_path, cache_dir, monkeypatch):
+    runs = {}
+    for every in (1, 4, 1000):
+        monkeypatch.setattr("rnnbench.train.READ_EVERY", every)
+        metrics = train_run(tiny(**settings), tmp_path / str(every), cache_dir=cache_dir)
+        _, epochs, steps = read_run(tmp_path / str(every))
+        runs[every] = ({k: v for k, v in metrics.items() if k not in ("train_seconds", "tokens_per_second")},
+                       epochs.drop(columns=TIMING_COLUMNS), steps)
+    for every in (4, 1000):
+        assert runs[every][0] == runs[1][0]
+        pd.testing.assert_frame_equal(runs[every][1], runs[1][1])
+        pd.testing.assert_frame_equal(runs[every][2], runs[1][2])

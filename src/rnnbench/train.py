@@ -5,8 +5,10 @@ One run = one resolved ``RunConfig`` trained into one directory::
     results/runs/<run_id>/
         config.json     the resolved settings (and the run id)
         epochs.csv      per epoch: lr, train/valid perplexity, time, tokens/s, clipping statistics
-        steps.csv       per optimiser step (evenly thinned): loss, pre-clip gradient norm, clipped flag
-        metrics.json    final test perplexity, divergence, parameter count, speed
+        steps.csv       per optimiser step (evenly thinned): loss, pre-clip gradient norm, clipped flag,
+                        cosine between the clipped and the unclipped update
+        metrics.json    final test perplexity, divergence (step and reason), parameter count, speed,
+                        share of steps clipped, pre-clip gradient-norm quantiles, mean clip cosine
         agreement.csv   per-distance agreement accuracy (synthetic corpus only)
         model.pt        state_dict + config of the best epoch (never a pickled module)
         snapshots/      epoch-000.pt (the initialisation) and epoch-<k>.pt, the weights at the end of
@@ -38,8 +40,8 @@ import json
 import logging
 import math
 import random
-import time
 import shutil
+import time
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -51,7 +53,7 @@ import torch
 from rnnbench.clipping import Clipped, clip_gradients, clip_gradients_  # noqa: F401 (re-exported)
 from rnnbench.config import RunConfig
 from rnnbench.data.corpora import load_corpus
-from rnnbench.divergence import step_divergence, validation_divergence  # noqa: F401 (re-exported)
+from rnnbench.divergence import step_divergence, validation_divergence
 from rnnbench.evaluate import perplexity
 from rnnbench.io import write_csv, write_json, write_torch
 from rnnbench.models import ModelConfig, build_model
