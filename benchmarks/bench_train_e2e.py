@@ -148,6 +148,7 @@ def main() -> None:
         for _ in range(args.rounds):
             for name, run in contenders.items():
                 rounds[name].append(run(threads))
+                print(f"{threads} thread(s), {name}: {rounds[name][-1]}", file=sys.stderr, flush=True)
         results[threads] = rounds
     load_after = os.getloadavg()
 
