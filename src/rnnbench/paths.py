@@ -3,6 +3,7 @@
     <results_dir>/
       corpora/<corpus_key>.json          statistics of each prepared corpus
       runs/<run_id>/                     one training run: config.json, epochs.csv, steps.csv, metrics.json, model.pt
+      runs/<run_id>/snapshots/epoch-<k>.pt  its weights after k epochs (0: the initialisation)
       studies/<study>/summary.csv        tidy: one row per run and metric
       studies/<study>/study.json         what the study is: family, corpus, metric, varied and fixed settings, runs
       studies/<study>/figure.{png,pdf}   the study's default figure
@@ -51,6 +52,15 @@ def run_config(results: str, run_id: str) -> str:
 
 def run_model(results: str, run_id: str) -> str:
     return f"{run_dir(results, run_id)}/model.pt"
+
+
+def snapshot_in(run: str | Path, epoch: int) -> str:
+    """The weights of a run after ``epoch`` epochs (0: the initialisation), inside its run directory."""
+    return f"{run}/snapshots/epoch-{epoch:03d}.pt"
+
+
+def run_snapshot(results: str, run_id: str, epoch: int) -> str:
+    return snapshot_in(run_dir(results, run_id), epoch)
 
 
 def corpus_stats(results: str, corpus_key: str) -> str:
