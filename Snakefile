@@ -6,6 +6,7 @@
 """
 
 from rnnbench.config import load_config
+from rnnbench.locks import clear_stale_locks
 
 
 configfile: "config/config.yaml"
@@ -13,6 +14,10 @@ configfile: "config/config.yaml"
 
 # Validated against workflow/schemas/config.schema.yaml here, at parse time: a typo fails before any job.
 CFG = load_config(config)
+
+# A lock left behind by a killed run is removed, a live run's is kept: after kill -9 the same command resumes.
+if workflow.is_main_process:
+    clear_stale_locks()
 
 
 include: "workflow/rules/common.smk"
