@@ -232,9 +232,11 @@ def crossover_figure(table: pd.DataFrame, *, title: str = "", source: str = "") 
     point labelled with its n-1, hollow once the analytic formula makes it larger than the Elman LM of the
     same d and H. A dotted vertical line per feed-forward H marks that Elman LM's size: where the
     feed-forward line crosses it is the analytic tie, n-1 = 1 + H/d. Runs without a perplexity
-    (diverged, or trained on part of the corpus) are counted under the title, not drawn.
+    (diverged) are counted under the title, not drawn.
     """
-    drawn = table[table["status"].isin(["converged", "epoch cap"]) & table["test_ppl"].notna()]
+    from rnnbench.comparison import MEASURED
+
+    drawn = table[table["status"].isin(MEASURED) & table["test_ppl"].notna()]
     sns.set_theme(style="whitegrid", context="paper")
     fig, ax = plt.subplots(figsize=(5.6, 3.8), layout="constrained")
     rnn = drawn[drawn["family"] == "rnn"].sort_values("parameters")
