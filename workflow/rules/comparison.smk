@@ -8,16 +8,6 @@ for _study in COMPARISON.study_names():
 COMPARISON_CORPORA = sorted({run_config(run_id).corpus_key for run_id in COMPARISON_RUNS})
 
 
-def comparison_report(name, caption):
-    """A comparison table in Snakemake's report, under one category."""
-    return report(
-        paths.table(RESULTS_DIR, name),
-        caption=f"../report/{caption}.rst",
-        category="Against the published numbers",
-        labels={"table": name},
-    )
-
-
 rule comparison:
     """Published rows and ours side by side (sources, splits, status, ratio to the reference row);
     test perplexity against parameter count with the analytic crossover; the RNN against each
@@ -28,16 +18,36 @@ rule comparison:
         benchmarks=[paths.train_benchmark(RESULTS_DIR, run_id) for run_id in COMPARISON_RUNS],
         corpora=[paths.corpus_stats(RESULTS_DIR, key) for key in COMPARISON_CORPORA],
     output:
-        comparison=comparison_report("comparison", "comparison_table"),
-        crossover=comparison_report("crossover", "crossover_table"),
-        matched_parameters=comparison_report("matched_parameters", "matched_table"),
-        matched_time=comparison_report("matched_time", "matched_table"),
+        comparison=report(
+            paths.table(RESULTS_DIR, "comparison"),
+            caption="../report/comparison_table.rst",
+            category="Against the published numbers",
+            labels={"table": "comparison"},
+        ),
+        crossover=report(
+            paths.table(RESULTS_DIR, "crossover"),
+            caption="../report/crossover_table.rst",
+            category="Against the published numbers",
+            labels={"table": "crossover"},
+        ),
+        matched_parameters=report(
+            paths.table(RESULTS_DIR, "matched_parameters"),
+            caption="../report/matched_table.rst",
+            category="Against the published numbers",
+            labels={"table": "matched_parameters"},
+        ),
+        matched_time=report(
+            paths.table(RESULTS_DIR, "matched_time"),
+            caption="../report/matched_table.rst",
+            category="Against the published numbers",
+            labels={"table": "matched_time"},
+        ),
         provenance_comparison=paths.provenance(paths.table(RESULTS_DIR, "comparison")),
         provenance_crossover=paths.provenance(paths.table(RESULTS_DIR, "crossover")),
         provenance_matched_parameters=paths.provenance(paths.table(RESULTS_DIR, "matched_parameters")),
         provenance_matched_time=paths.provenance(paths.table(RESULTS_DIR, "matched_time")),
     params:
-        results=RESULTS_DIR,
+        results=lambda wc: RESULTS_DIR,  # run folders are found under it, as rnnbench.paths lays them out
         runs=COMPARISON_RUNS,
         scale=COMPARISON.scale,
         crossover=COMPARISON.crossover,
