@@ -180,7 +180,7 @@ def test_matched_sentence_reads_the_numbers_from_the_table():
     assert "(n-1 = 4, H = 100, 2,000 parameters) has test perplexity 190" in text
     assert "gives 175, so the RNN beats it by 15 (a ratio of 1.09)" in text
     assert "Over all 2 feed-forward runs the RNN curve spans, the RNN is lower at 1, by -2 to 15." in text
-    assert text.endswith("1 more feed-forward run lies outside that span, unmatched.")
+    assert text.endswith("Outside that span, unmatched: 1 feed-forward run.")
     worse = matched.assign(rnn_advantage=-matched["rnn_advantage"])
     assert "trails it by 15" in matched_sentence(worse, "parameters")
     assert "none can be matched" in matched_sentence(matched.iloc[2:], "train_seconds")

@@ -179,7 +179,8 @@ def comparison_figure(
     """Test perplexity against parameter count, both families (rnnbench.plots.crossover_figure)."""
     from rnnbench.plots import crossover_figure, save
 
-    table = pd.read_csv(crossover)
+    # Counts stay integers where the Elman rows leave them blank (an n-1 of 4, not 4.0, beside each point).
+    table = pd.read_csv(crossover, dtype={c: "Int64" for c in ("context", "crossover_context", "rnn_equivalent_parameters")})
     for out in outs:
         save(crossover_figure(table, title=title, source=f"data: {crossover} (rule crossover_figure)"), out)
     write_provenance(provenance_file, producer="rnnbench.plots.crossover_figure", inputs=[crossover], **provenance)

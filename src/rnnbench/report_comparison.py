@@ -25,10 +25,18 @@ SCALE_NAMES = {"paper": "paper-config", "short": "short"}
 STATUS_TEXT = {
     "converged": "converged",
     "epoch cap": "stopped at its epoch cap",
-    "subset": "test perplexity over part of the test split",
+    "subset": "measured on part of the test split",
     "diverged": "diverged",
 }
 CORPUS_NAMES = {"ptb": "Penn Treebank", "brown": "Brown"}
+CORPUS_SHORT = {"ptb": "PTB", "brown": "Brown"}
+
+
+def ppl(value: Any) -> Markdown:
+    """A perplexity to one decimal, as the papers print theirs (124.7, not 125); a whole number without it (268)."""
+    if pd.isna(value):
+        return Markdown("–")
+    return Markdown(f"{float(value):,.1f}".removesuffix(".0"))
 
 
 def has_comparison(results: Any = None) -> bool:
@@ -113,7 +121,7 @@ def best_against_reference(frame: pd.DataFrame, corpus: str, family: str) -> dic
         return None
     row = pick.iloc[0]
     return {
-        "ours": sig(row["test_ppl"]), "reference": sig(row["reference_ppl"]),
+        "ours": ppl(row["test_ppl"]), "reference": ppl(row["reference_ppl"]),
         "reference_model": escape(row["reference_model"]), "ratio": sig(row["ratio_to_reference"]),
         "comparable": pd.notna(row["ratio_to_reference"]), "status": STATUS_TEXT.get(row["status"], row["status"]),
         "epochs": integer(row["epochs"]),
@@ -133,24 +141,21 @@ def matched_sentence(matched: pd.DataFrame, by: str) -> Markdown:
             f"No feed-forward run falls within the {cost}s our RNN runs span, so none can be matched at equal {cost}."
         )
     best = spanned.sort_values("ff_test_ppl", kind="stable").iloc[0]
-    at = integer(best["cost"]) + (" parameters" if by == "parameters" else " seconds of training")
+    at = f"{integer(best['cost'])} parameters" if by == "parameters" else f"{sig(best['cost'])} seconds of training"
     delta = best["rnn_advantage"]
     verdict = "beats it by" if delta > 0 else "trails it by"
     n_better = int((spanned["rnn_advantage"] > 0).sum())
     sentence = (
         f"At equal {cost}, our best matched feed-forward model (n-1 = {integer(best['context'])}, "
-        f"H = {integer(best['hidden'])}, {at}) has test perplexity {sig(best['ff_test_ppl'])}; the RNN curve at "
-        f"that {cost} gives {sig(best['rnn_test_ppl'])}, so the RNN {verdict} {sig(abs(delta))} "
+        f"H = {integer(best['hidden'])}, {at}) has test perplexity {ppl(best['ff_test_ppl'])}; the RNN curve at "
+        f"that {cost} gives {ppl(best['rnn_test_ppl'])}, so the RNN {verdict} {ppl(abs(delta))} "
         f"(a ratio of {sig(best['ratio'])}). Over all {integer(len(spanned))} feed-forward runs the RNN curve spans, "
-        f"the RNN is lower at {integer(n_better)}, by {sig(spanned['rnn_advantage'].min())} to "
-        f"{sig(spanned['rnn_advantage'].max())}."
+        f"the RNN is lower at {integer(n_better)}, by {ppl(spanned['rnn_advantage'].min())} to "
+        f"{ppl(spanned['rnn_advantage'].max())}."
     )
     left = len(matched) - len(spanned)
     if left:
-        sentence += (
-            f" {integer(left)} more feed-forward run{'s' if left != 1 else ''} {'lies' if left == 1 else 'lie'} "
-            f"outside that span, unmatched."
-        )
+        sentence += f" Outside that span, unmatched: {count_text(left, 'feed-forward run')}."
     return Markdown(sentence)
 
 
@@ -159,14 +164,22 @@ def runs_table(frame: pd.DataFrame) -> pd.DataFrame:
     mine = ours(frame)
     return pd.DataFrame({
         "run": [code(m) for m in mine["model"]],
-        "corpus": mine["corpus"].map(lambda c: CORPUS_NAMES.get(c, c)),
-        "model": [escape(d.split(", adaptive softmax")[0].split(", full softmax")[0]) for d in mine["description"]],
+        "corpus": mine["corpus"].map(lambda c: CORPUS_SHORT.get(c, c)),
+        "model": [escape(_short_model(d)) for d in mine["description"]],
         "parameters": mine["parameters"],
         "epochs": mine["epochs"],
         "train_seconds": mine["train_seconds"],
         "job_wall_seconds": mine["job_wall_seconds"],
         "test_ppl": mine["test_ppl"],
     }).reset_index(drop=True)
+
+
+def _short_model(description: str) -> str:
+    """'feed-forward n-gram network, n - 1 = 4, H = 200, d = 100, adaptive softmax, ...' -> 'FF, n - 1 = 4, H = 200, d = 100'."""
+    kept = description.split(", adaptive softmax")[0].split(", full softmax")[0]
+    for long, short in (("feed-forward n-gram network", "FF"), ("Elman RNN", "RNN"), ("n - 1", "n‑1")):
+        kept = kept.replace(long, short)
+    return kept
 
 
 def count_text(n: int, noun: str) -> Markdown:
@@ -182,7 +195,7 @@ def matched_table(matched_parameters: pd.DataFrame, matched_time: pd.DataFrame) 
         timed = by_time.loc[row.run_id] if row.run_id in by_time.index else None
         rows.append({
             "run": code(row.run_id),
-            "n-1": row.context,
+            "n‑1": row.context,
             "H": row.hidden,
             "parameters": row.cost,
             "feed-forward": row.ff_test_ppl,
@@ -190,23 +203,23 @@ def matched_table(matched_parameters: pd.DataFrame, matched_time: pd.DataFrame) 
             "training seconds": timed["cost"] if timed is not None else None,
             "RNN at equal time": timed["rnn_test_ppl"] if timed is not None else None,
         })
-    return pd.DataFrame(rows, columns=["run", "n-1", "H", "parameters", "feed-forward", "RNN at equal parameters",
+    return pd.DataFrame(rows, columns=["run", "n‑1", "H", "parameters", "feed-forward", "RNN at equal parameters",
                                        "training seconds", "RNN at equal time"])
 
 
 ABSENT = (
     "This configuration names no studies under `comparison`, so these results hold no comparison with the "
-    "published numbers. config/config.yaml and config/paper.yaml both name some."
+    "published numbers. `config/config.yaml` and `config/paper.yaml` both name some."
 )
 SCALE_INTRO = {
     "short": (
         "The runs here are **short runs** of the default configuration: a few epochs each, some on part of the "
         "training split, stopped long before convergence. They rank the settings; they are not the papers' "
-        "numbers. config/paper.yaml trains the same studies to convergence (hours; its rows are marked "
+        "numbers. `config/paper.yaml` trains the same studies to convergence (hours; its rows are marked "
         "**paper-config**), in the spirit of the papers, and its comments list every departure from them."
     ),
     "paper": (
-        "The runs here are **paper-config runs** (config/paper.yaml): trained until Mikolov's schedule stops "
+        "The runs here are **paper-config runs** (`config/paper.yaml`): trained until Mikolov's schedule stops "
         "them or their epoch cap does, in the spirit of the papers; the config's comments list every departure from them "
         "(output layer, optimiser, dropout, epochs)."
     ),
@@ -233,7 +246,7 @@ def chapter(results: Any = None, staging: Any = None) -> Markdown:
     )
     if subset:
         lines.append(
-            f" {count_text(subset, 'run').capitalize()} {'was' if subset == 1 else 'were'} evaluated on part of "
+            f" Here {count_text(subset, 'run')} {'was' if subset == 1 else 'were'} evaluated on part of "
             f"the test split only, so {'its' if subset == 1 else 'their'} perplexity is not set against a "
             f"published one (no ratio)."
         )
@@ -270,7 +283,7 @@ def _corpus_section(frame: pd.DataFrame, corpus: str) -> list[str]:
         f"{'; '.join(said)[0].upper()}{'; '.join(said)[1:]}." if said else "No run of ours finished on this corpus."
     ))
     lines += ["", split_sentence(frame, corpus), "", markdown_table(
-        corpus_rows(frame, corpus), formats={"test_ppl": cell_sig}, headers={"test_ppl": "test perplexity",
+        corpus_rows(frame, corpus), formats={"test_ppl": ppl}, headers={"test_ppl": "test perplexity",
                                                                                "ratio": "ours / reference"},
         align={"ratio": "right"},
     ), "", f": {name}: the published rows ({escape(cite)}) and our best run of each family, chosen by validation "
@@ -314,8 +327,8 @@ def _crossover_section(results: Any, staging: Any, book_figure) -> list[str]:
         "",
         markdown_table(
             matched_table(by_params, by_time),
-            formats={c: cell_sig for c in ("feed-forward", "RNN at equal parameters", "training seconds",
-                                           "RNN at equal time")} | {"parameters": integer, "n-1": integer, "H": integer},
+            formats={c: ppl for c in ("feed-forward", "RNN at equal parameters", "RNN at equal time")}
+            | {"training seconds": cell_sig} | {"parameters": integer, "n‑1": integer, "H": integer},
         ),
         "",
         ": Each feed-forward run against the Elman RNN curve at equal parameter count and at equal training time "
@@ -340,11 +353,12 @@ def _runs_section(frame: pd.DataFrame) -> list[str]:
         f"included), {total} in all. On a shared machine both vary with the load.",
         "",
         markdown_table(runs, formats={"parameters": integer, "epochs": integer, "train_seconds": cell_sig,
-                                      "job_wall_seconds": cell_sig, "test_ppl": cell_sig},
-                       headers={"train_seconds": "training s", "job_wall_seconds": "job wall s",
-                                "test_ppl": "test perplexity"}),
+                                      "job_wall_seconds": cell_sig, "test_ppl": ppl},
+                       headers={"train_seconds": "train s", "job_wall_seconds": "job s",
+                                "test_ppl": "test ppl"}),
         "",
-        ": Every run of ours in the comparison: size, epochs, training and job wall time, test perplexity. "
+        ": Every run of ours in the comparison (FF: feed-forward): size, epochs, seconds of training (train s) and "
+        "of the whole job (job s, wall time), test perplexity. "
         "From tables/comparison.csv, rule comparison. {#tbl-published-runs}",
         "",
     ]

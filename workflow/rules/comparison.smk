@@ -75,7 +75,7 @@ rule crossover_figure:
         pdf=paths.book_figure(RESULTS_DIR, paths.CROSSOVER_FIGURE, "pdf"),
         provenance=paths.provenance(paths.book_figure(RESULTS_DIR, paths.CROSSOVER_FIGURE, "png")),
     params:
-        title=f"{COMPARISON.crossover}: test perplexity against parameters ({COMPARISON.scale} runs)",
+        title=f"Test perplexity against parameter count on {COMPARISON.crossover} ({COMPARISON.scale} runs)",
         provenance=provenance_for("crossover_figure"),
     log:
         paths.log(RESULTS_DIR, "crossover_figure", "crossover"),
