@@ -82,9 +82,9 @@ def corpus_rows(frame: pd.DataFrame, corpus: str) -> pd.DataFrame:
         rows.append({"model": escape(row.model), "measured by": escape(where), "test_ppl": row.test_ppl,
                      "ratio": None})
     for row in mine.itertuples():
-        label = f"ours, {SCALE_NAMES.get(row.origin[6:-1], row.origin)}: {row.description}"
+        label = Markdown(f"**ours, {SCALE_NAMES.get(row.origin[6:-1], row.origin)}**: {escape(row.description)}")
         epochs = f"{int(row.epochs)} epoch{'s' if row.epochs != 1 else ''}, {STATUS_TEXT.get(row.status, row.status)}"
-        rows.append({"model": escape(label), "measured by": Markdown(f"{code(row.model)}, {escape(epochs)}"),
+        rows.append({"model": label, "measured by": Markdown(f"{code(row.model)}, {escape(epochs)}"),
                      "test_ppl": row.test_ppl,
                      "ratio": Markdown(f"{cell_sig(row.ratio_to_reference)} of {escape(row.reference_model)}")
                      if pd.notna(row.ratio_to_reference) else None})
@@ -124,7 +124,7 @@ def best_against_reference(frame: pd.DataFrame, corpus: str, family: str) -> dic
         "ours": ppl(row["test_ppl"]), "reference": ppl(row["reference_ppl"]),
         "reference_model": escape(row["reference_model"]), "ratio": sig(row["ratio_to_reference"]),
         "comparable": pd.notna(row["ratio_to_reference"]), "status": STATUS_TEXT.get(row["status"], row["status"]),
-        "epochs": integer(row["epochs"]),
+        "epochs": count_text(int(row["epochs"]), "epoch"),
     }
 
 
@@ -273,7 +273,7 @@ def _corpus_section(frame: pd.DataFrame, corpus: str) -> list[str]:
             continue
         if numbers["comparable"]:
             said.append(
-                f"our best {label} has test perplexity {numbers['ours']} after {numbers['epochs']} epochs "
+                f"our best {label} has test perplexity {numbers['ours']} after {numbers['epochs']} "
                 f"({numbers['status']}), {numbers['ratio']} times the {numbers['reference']} of "
                 f"{numbers['reference_model']}"
             )
