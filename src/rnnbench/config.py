@@ -27,6 +27,7 @@ from typing import Any, Iterator, Mapping, Sequence
 import jsonschema
 
 from rnnbench import rules
+from rnnbench.comparison_config import Comparison, parse_comparison
 from rnnbench.configfile import ConfigError, config_files_in_merge_order, merge_config_files, read_yaml
 
 __all__ = [  # the config files' functions are part of this module's interface
@@ -230,6 +231,7 @@ class Config:
     run_overrides: Mapping[str, Any]
     studies: Mapping[str, Study]
     tables: Mapping[str, Any] = field(default_factory=dict)
+    comparison: Comparison = field(default_factory=Comparison)  # studies beside the published rows
 
     def study_runs(self, study: str) -> list[tuple[dict[str, Any], RunConfig]]:
         return list(self.studies[study].runs(self.run, self.run_overrides, self.threads))
@@ -255,6 +257,7 @@ def load_config(source: str | Path | Mapping[str, Any]) -> Config:
         run_overrides=dict(resolved["run_overrides"]),
         studies=studies,
         tables={"worked": True, **resolved["tables"]},
+        comparison=parse_comparison(resolved["comparison"], studies),
     )
     if config.data_dir is not None and not Path(config.data_dir).is_dir():
         found = "a file" if Path(config.data_dir).exists() else "nothing"
