@@ -23,15 +23,16 @@ import numpy as np
 import pandas as pd
 
 # Which extra tables (and figures) a study gets, from what it is: per-distance accuracy where the corpus
-# records every probe's distance, a norm trace where the study varies the clipping.
+# records every probe's distance and the study measures agreement, a norm trace where it varies clipping.
 DISTANCE_CORPORA = frozenset({"agreement"})
 TRACE_SETTINGS = frozenset({"clip", "clip_mode"})
 
 
-def study_extras(corpus: str, vary: Sequence[str]) -> list[str]:
-    """The extra tables of a study: "distance" (agreement corpus), "trace" (a study that varies clipping)."""
+def study_extras(corpus: str, vary: Sequence[str], metric: str) -> list[str]:
+    """The extra tables of a study: "distance" (agreement accuracy on the agreement corpus), "trace" (a study
+    that varies clipping)."""
     extras = []
-    if corpus in DISTANCE_CORPORA:
+    if corpus in DISTANCE_CORPORA and metric == "agreement_accuracy":
         extras.append("distance")
     if TRACE_SETTINGS & set(vary):
         extras.append("trace")
@@ -167,8 +168,9 @@ def setting_table(summary: pd.DataFrame, vary: Sequence[str], metrics: Sequence[
     ``diverged_step`` is the exception: taken over the runs that diverged (its earliest step is ``_min``).
     """
     vary = list(vary)
-    wide = summary.pivot_table(index=["run_id", *vary, "seed"], columns="metric", values="value",
-                               aggfunc="first", dropna=False).reset_index()
+    keys = summary.drop_duplicates("run_id")[["run_id", *vary, "seed"]]
+    values = summary.pivot_table(index="run_id", columns="metric", values="value", aggfunc="first", dropna=False)
+    wide = keys.merge(values.reset_index(), on="run_id", how="left")
     wide["diverged"] = wide.get("diverged", pd.Series(0, index=wide.index)).fillna(0) > 0
     rows = []
     for values, group in wide.groupby(vary, sort=False):

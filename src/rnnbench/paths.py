@@ -160,6 +160,6 @@ def expected_outputs(config: Config, worked_tables: list[str]) -> list[str]:
         outputs.append(study_summary(results, study))
         outputs += [study_figure(results, study, fmt) for fmt in FIGURE_FORMATS]
         spec = config.studies[study]
-        outputs += study_extra_outputs(results, study, study_extras(spec.corpus, list(spec.vary)))
+        outputs += study_extra_outputs(results, study, study_extras(spec.corpus, list(spec.vary), spec.metric))
     records = dict.fromkeys(provenance(p) for p in outputs)  # a figure's formats share one
     return outputs + list(records) + [study_record(results, study) for study in config.studies]
