@@ -166,6 +166,10 @@ def clipping_section(corpus: str, results: str | Path | None = None, staging: st
     slug = label_slug(f"clipping-{corpus}")
     lines = [f"### Clipping on {corpus} {{#sec-{slug}}}", ""]
     none, norm, value = (clipping_rows(table, m) for m in ("none", "norm", "value"))
+    traced = [s for s in studies if Path(paths.study_extra_table(_root(results), s, "trace")).is_file()]
+    traces = words([f"@fig-{label_slug(s)}-norm-trace" for s in traced])
+    lines += [f"@tbl-{slug} lists every clipping setting at each learning rate"
+              + (f"; {traces} trace{'s' if len(traced) == 1 else ''} the gradient norm step by step." if traced else "."), ""]
 
     # Direction: norm clipping rescales (cosine exactly 1); value clipping may turn the update.
     norm_clipped = norm[norm["clipped_fraction_mean"] > 0]
@@ -306,7 +310,7 @@ def truncation_section(results: str | Path | None = None, staging: str | Path = 
         metric = study_about("truncation_ptb", results)["metric"]
         name = METRIC_LABELS.get(metric, metric)
         ok = cost.dropna(subset=[f"{metric}_mean"])
-        lines += ["### Truncation on PTB {#sec-truncation-ptb}", ""]
+        lines += ["### Truncation on PTB {#sec-truncation-ptb}", "", "@tbl-truncation-ptb gives every length's numbers.", ""]
         if len(ok):
             best, worst = ok.sort_values(f"{metric}_mean").iloc[0], ok.sort_values(f"{metric}_mean").iloc[-1]
             fast, slow = ok.sort_values("tokens_per_second_mean").iloc[-1], ok.sort_values("tokens_per_second_mean").iloc[0]
@@ -360,6 +364,7 @@ def truncation_section(results: str | Path | None = None, staging: str | Path = 
                 f"The drop from within to beyond is {fixed(gaps.min(), 3)} to {fixed(gaps.max(), 3)} across the truncated "
                 f"runs{'; beyond k the accuracy stays above chance (0.5), so some of the dependency is learned through what earlier segments taught the weights' if (beyond['beyond_accuracy'] > 0.55).any() else '; beyond k the accuracy is at chance (0.5): across a boundary the dependency is not learned'}."
             )
+        lines.append("@fig-truncation-agreement-distance-heatmap and @fig-truncation-agreement-distance-curves show every distance.")
         lines.append("")
         lines += _distance_figures("truncation_agreement", "truncation length k (0: full sentence)", results, staging)
     return Markdown("\n".join(lines))
@@ -387,6 +392,10 @@ def window_section(results: str | Path | None = None, staging: str | Path = STAG
             f"windows that have dependencies beyond them; the recurrence beats the window beyond its width in "
             f"{integer(int((failing['rnn_beyond'] > failing['ff_beyond']).sum()))} of them."
         )
+    lines.append("@tbl-window-recurrence states both parameter counts of each pair. "
+                 "@fig-window-agreement-distance-heatmap and @fig-window-agreement-distance-curves show the windows per "
+                 "distance, @fig-recurrence-agreement-distance-heatmap and @fig-recurrence-agreement-distance-curves the "
+                 "recurrences.")
     lines.append("")
     shown = pd.DataFrame({
         "n-1": pairs["context"], "window parameters": [integer(v) for v in pairs["ff_parameters"]],
