@@ -31,6 +31,14 @@ def _setting_name(setting: str, value) -> str:
     return _label(value)
 
 
+# How a varied setting reads on an axis or a legend.
+SETTING_WORDS = {"context": "window n-1", "bptt": "BPTT length k", "hidden": "hidden size H"}
+
+
+def _words(setting: str) -> str:
+    return SETTING_WORDS.get(setting, setting.replace("_", " "))
+
+
 def _title(ax, study: Mapping, what: str) -> None:
     ax.set_title("\n".join(textwrap.wrap(f"{study.get('name', '')}: {what}", 60)), fontsize=9)
 
@@ -48,7 +56,7 @@ def distance_heatmap(distances: pd.DataFrame, study: Mapping, *, source: str = "
                 cbar_kws={"label": "accuracy (mean over seeds)"})
     ax.set_yticklabels([_setting_name(setting, v) for v in values], rotation=0)
     ax.set_xlabel("head-verb distance (words)")
-    ax.set_ylabel(setting.replace("_", " "))
+    ax.set_ylabel(_words(setting))
     if setting in ("bptt", "context"):  # the reach of each row: dependencies beyond it cross the line
         for row, value in enumerate(values):
             if value:
@@ -84,7 +92,7 @@ def distance_curves(distances: pd.DataFrame, study: Mapping, *, source: str = ""
     ax.set_ylim(0.0, 1.02)
     ax.set_xlabel("head-verb distance (words)")
     ax.set_ylabel("agreement accuracy")
-    ax.legend(title=setting.replace("_", " "), fontsize=7, title_fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    ax.legend(title=_words(setting), fontsize=7, title_fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     reach = " (dashed: each setting's reach)" if setting in ("bptt", "context") else ""
     _title(ax, study, f"accuracy against distance, mean and range over seeds{reach}")
     _source(fig, source)
@@ -102,6 +110,8 @@ def norm_trace(trace: pd.DataFrame, study: Mapping, *, source: str = "") -> plt.
                              layout="constrained", sharey=True, squeeze=False)
     values = list(dict.fromkeys(trace[line]))
     palette = dict(zip(values, sns.color_palette("viridis", len(values)), strict=True))
+    # Runs that never clipped trace the same norms: a dash pattern per line keeps each one visible on top.
+    dashes = dict(zip(values, ["-", "--", ":", "-.", (0, (5, 1, 1, 1, 1, 1))] * len(values)))
     positive = trace["grad_norm"][np.isfinite(trace["grad_norm"]) & (trace["grad_norm"] > 0)]
     top = float(positive.max()) if len(positive) else 1.0
     for ax, p in zip(axes[0], panels):
@@ -111,7 +121,7 @@ def norm_trace(trace: pd.DataFrame, study: Mapping, *, source: str = "") -> plt.
             if run.empty:
                 continue
             norms = run["grad_norm"].where(np.isfinite(run["grad_norm"]), top)
-            ax.plot(run["step"], norms, color=palette[value], linewidth=0.9, label=f"{line.replace('_', ' ')} {_label(value)}")
+            ax.plot(run["step"], norms, color=palette[value], linestyle=dashes[value], linewidth=1.1, label=f"{line.replace('_', ' ')} {_label(value)}")
             if bool(run["diverged"].iloc[0]):
                 ax.scatter(run["step"].iloc[-1:], norms.iloc[-1:], marker="x", s=40, color=DIVERGED_COLOR, zorder=4)
         ax.set_yscale("log")
