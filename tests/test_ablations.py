@@ -108,6 +108,8 @@ def test_setting_table_takes_metrics_over_seeds_that_did_not_diverge_and_diverge
             rows.append({"run_id": run, "lr": lr, "seed": seed, "metric": metric,
                          "value": float("nan") if value is None else float(value)})
     table = setting_table(pd.DataFrame(rows), ["lr"], ["test_ppl", "clipped_fraction", "diverged_step"]).set_index("lr")
+    every = setting_table(pd.DataFrame(rows), ["lr"], ["clipped_fraction"], every_run=["clipped_fraction"]).set_index("lr")
+    assert every.loc[5.0, "clipped_fraction_mean"] == pytest.approx(0.5 / 3)  # 0.0, 0.5, 0.0: diverged runs count
     assert table.loc[1.0, "runs"] == 2 and table.loc[1.0, "diverged_runs"] == 0
     assert table.loc[1.0, "test_ppl_mean"] == pytest.approx(210.0)
     assert table.loc[1.0, "clipped_fraction_mean"] == pytest.approx(0.5)

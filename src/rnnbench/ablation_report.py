@@ -53,7 +53,8 @@ def extra_file(study: str, name: str, kind: str = "png") -> str:
 def clipping_table(studies: list[str], results: str | Path | None = None) -> pd.DataFrame:
     """Every clipping setting of ``studies`` (a mode study: none/value; a threshold study: norm at each
     threshold) per learning rate: runs, diverged runs, the metric over the seeds that trained, and the
-    clipping measurements (means over those seeds; diverged_step over the runs that diverged).
+    clipping measurements over every run (a diverged run's up to its divergence; diverged_step over the
+    runs that diverged).
 
         clipping, clip_mode, clip, lr, runs, diverged_runs, <metric>_mean/_min/_max, <CLIP_METRICS>_mean/_min/_max
     """
@@ -65,7 +66,8 @@ def clipping_table(studies: list[str], results: str | Path | None = None) -> pd.
         for key in ("clip_mode", "clip", "lr"):
             if key not in summary.columns:
                 summary[key] = fixed.get(key)
-        table = setting_table(summary, ["clip_mode", "clip", "lr"], [about["metric"], *CLIP_METRICS])
+        table = setting_table(summary, ["clip_mode", "clip", "lr"], [about["metric"], *CLIP_METRICS],
+                              every_run=[m for m in CLIP_METRICS if m != "diverged_step"])
         frames.append(table.assign(study=study, metric=about["metric"]))
     # A setting two studies share (value clipping at 15 at the same rate) is the same runs: listed once.
     table = pd.concat(frames, ignore_index=True).drop_duplicates(["clip_mode", "clip", "lr"])
@@ -195,7 +197,7 @@ def clipping_section(corpus: str, results: str | Path | None = None, staging: st
         )
     if len(idle):
         biggest = idle["grad_norm_max_max"].max()
-        seen = f" (the largest global pre-clip norm of any of its runs that trained was {sig(biggest)})" if not math.isnan(biggest) else ""
+        seen = f" (the largest global pre-clip norm of any of its runs was {sig(biggest)})" if not math.isnan(biggest) else ""
         lines.append(
             f"Value clipping at {words(sorted({f'±{c:g}' for c in idle['clip']}))} clipped no step before its runs ended or "
             f"diverged: no single gradient component reached the threshold{seen}, so those runs are the unclipped runs' "
@@ -269,7 +271,7 @@ def clipping_section(corpus: str, results: str | Path | None = None, staging: st
         "",
         f": Clipping on {corpus}, per setting and learning rate: runs diverged, {metric_name} over the seeds that did not "
         f"(mean, range), share of steps clipped, mean cosine of the clipped update over clipped steps, and the pre-clip "
-        f"gradient norm's median and 95% quantile (means over seeds). From {files}, rule study_summary. {{#tbl-{slug}}}",
+        f"gradient norm's median and 95% quantile (means over every seed, a diverged run's up to its divergence). From {files}, rule study_summary. {{#tbl-{slug}}}",
         "",
     ]
     for study in studies:

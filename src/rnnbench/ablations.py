@@ -161,11 +161,15 @@ def clipping_from_steps(steps: pd.DataFrame) -> dict[str, float]:
 # Measurements over seeds, and matched sizes
 
 
-def setting_table(summary: pd.DataFrame, vary: Sequence[str], metrics: Sequence[str]) -> pd.DataFrame:
+def setting_table(
+    summary: pd.DataFrame, vary: Sequence[str], metrics: Sequence[str], *, every_run: Sequence[str] = ()
+) -> pd.DataFrame:
     """Per combination of varied settings: runs, diverged runs, and for each metric its mean, min and max
     over the seeds that did not diverge (``<metric>_mean``, ``_min``, ``_max``), from a study's summary.
 
-    ``diverged_step`` is the exception: taken over the runs that diverged (its earliest step is ``_min``).
+    ``diverged_step`` is taken over the runs that diverged (its earliest step is ``_min``); the metrics in
+    ``every_run`` over every run that reports them (a diverged run's clipping statistics cover the steps
+    before it diverged).
     """
     vary = list(vary)
     keys = summary.drop_duplicates("run_id")[["run_id", *vary, "seed"]]
@@ -178,7 +182,7 @@ def setting_table(summary: pd.DataFrame, vary: Sequence[str], metrics: Sequence[
         ok, bad = group[~group["diverged"]], group[group["diverged"]]
         row = {**dict(zip(vary, values)), "runs": len(group), "diverged_runs": len(bad)}
         for metric in metrics:
-            taken = bad if metric == "diverged_step" else ok
+            taken = bad if metric == "diverged_step" else group if metric in every_run else ok
             column = taken[metric].dropna() if metric in taken else pd.Series(dtype=float)
             for stat in ("mean", "min", "max"):
                 row[f"{metric}_{stat}"] = float(getattr(column, stat)()) if len(column) else math.nan
