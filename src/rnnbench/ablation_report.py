@@ -402,6 +402,14 @@ def window_section(results: str | Path | None = None, staging: str | Path = STAG
         if (failing["rnn_within"] < LEARNED).all():
             lines.append(f"No recurrence reached {LEARNED} even within the windows' widths: at this scale the comparison "
                          "says nothing about the claim.")
+        options = study_about("window_agreement", results).get("fixed", {}).get("corpus_options", {})
+        attractors = options.get("attractor_prob")
+        if attractors is not None and attractors < 0.5:
+            lines.append(
+                f"A window is not blind beyond its width: the nouns between head and verb that it does see have the "
+                f"head's number with probability {fixed(1 - attractors, 2)} (corpus option attractor_prob = "
+                f"{fixed(attractors, 2)} in `window_agreement`), so its best guess there is the nearest noun's number, not a coin."
+            )
         fails = failing[failing["ff_beyond"] < LEARNED]
         lines.append(
             f"Beyond its width the window is near chance (below {LEARNED}) for {integer(len(fails))} of the {integer(len(failing))} "
