@@ -170,7 +170,8 @@ def test_a_new_study_in_the_config_gets_its_jobs_table_and_figure(tmp_path):
     assert "Study activation_agreement" in html  # the category
     for target in (targets[0], targets[2]):  # summary.csv and figure.png, each with its caption
         assert f'"{target}": {{"name": "{Path(target).name}"' in html
-    assert html.count("Study <tt class=\\\"docutils literal\\\">activation_agreement</tt>") == 2
+    # each caption names the study: summary, figure, per-distance table, heatmap
+    assert html.count("Study <tt class=\\\"docutils literal\\\">activation_agreement</tt>") == 4
 
     again = snakemake(*targets, "-n", configfiles=configs)
     assert "Nothing to be done" in again.stdout + again.stderr
