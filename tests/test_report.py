@@ -63,6 +63,8 @@ def _metrics(i: int, cfg, diverged: bool) -> dict:
         "train_seconds": 2.0 + i,
         "tokens_per_second": 5_000.0 + i,
         "clipped_fraction": 0.25,
+        "grad_norm_q05": 0.5, "grad_norm_median": 1.0 + 0.1 * i, "grad_norm_q95": 3.0, "grad_norm_max": 9.0 + i,
+        "clip_cosine_mean": {"norm": 1.0, "value": 0.9}.get(cfg.clip_mode),
     }
     if cfg.corpus == "agreement" and not diverged:
         metrics["agreement_accuracy"] = 0.5 + 0.05 * i
@@ -106,6 +108,7 @@ def build_results(results: Path) -> Config:
                            provenance=provenance)
         figures = [paths.study_figure(str(results), study_name, fmt) for fmt in paths.FIGURE_FORMATS]
         jobs.study_figure(summary, record, figures, provenance_file=paths.provenance(figures[0]), provenance=provenance)
+        _write_extras(results, config, study_name, points, configs, metric_files, record, provenance)
 
     for name in plots.BOOK_FIGURES:
         figures = [paths.book_figure(str(results), name, fmt) for fmt in paths.FIGURE_FORMATS]
@@ -150,6 +153,34 @@ def build_results(results: Path) -> Config:
     jobs.comparison_figure(outs["crossover"], figures, title="crossover", provenance_file=paths.provenance(figures[0]),
                            provenance=provenance)
     return config
+
+
+def _write_extras(results, config, study_name, points, configs, metric_files, record, provenance) -> None:
+    """A study's per-distance and norm-trace tables and figures, from hand-written agreement.csv / steps.csv."""
+    from rnnbench.ablations import study_extras
+
+    study = config.studies[study_name]
+    for kind in study_extras(study.corpus, list(study.vary), study.metric):
+        run_files = {}
+        for i, cfg in enumerate(configs):
+            if kind == "distance":
+                path = Path(paths.run_agreement(str(results), cfg.run_id))
+                frame = pd.DataFrame({"distance": [1, 2, 3, 4], "n": 10, "accuracy": [0.9, 0.8, 0.6 + 0.01 * i, 0.5],
+                                      "split": "test"})
+            else:
+                path = Path(paths.run_steps(str(results), cfg.run_id))
+                frame = pd.DataFrame({"step": [1, 2, 3], "epoch": 1, "lr": 1.0, "loss": 5.0,
+                                      "grad_norm": [1.0, 4.0 + i, 2.0], "clipped": [False, True, False],
+                                      "clip_cosine": [1.0, 0.9, 1.0]})
+            frame.to_csv(path, index=False)
+            run_files[cfg.run_id] = str(path)
+        out = paths.study_extra_table(str(results), study_name, kind)
+        jobs.study_extra_table(kind, study_record(config, study_name), list(points), metric_files, run_files, out,
+                               provenance_file=paths.provenance(out), provenance=provenance)
+        for name in paths.EXTRA_FIGURE_NAMES[kind]:
+            figures = [paths.study_extra_figure(str(results), study_name, name, fmt) for fmt in paths.FIGURE_FORMATS]
+            jobs.study_extra_figure(name, out, record, figures, provenance_file=paths.provenance(figures[0]),
+                                    provenance=provenance)
 
 
 def copy_book(target: Path) -> Path:

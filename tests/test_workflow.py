@@ -129,11 +129,16 @@ def test_a_new_study_in_the_config_gets_its_jobs_table_and_figure(tmp_path):
         f"{results}/studies/activation_agreement/figure.png",
         f"{results}/studies/activation_agreement/figure.pdf",
     ]
+    # An agreement-accuracy study also gets its accuracy per head-verb distance and the figures of it.
+    distance = [f"{results}/studies/activation_agreement/distance.csv",
+                f"{results}/studies/activation_agreement/distance-heatmap.png"]
+    targets += distance
 
     dry = snakemake(*targets, "-n", configfiles=configs)
     assert dry.returncode == 0, dry.stdout + dry.stderr
     assert jobs_by_rule(dry.stdout) == {
-        "prepare_corpus": 1, "train": 2, "study_summary": 1, "study_figure": 1, "total": 5,
+        "prepare_corpus": 1, "train": 2, "study_summary": 1, "study_figure": 1, "study_extra_table": 1,
+        "study_extra_figure": 1, "total": 7,
     }
 
     # --nolock: this run writes only under tmp_path, so it may run beside a pipeline in the same checkout.
@@ -145,6 +150,10 @@ def test_a_new_study_in_the_config_gets_its_jobs_table_and_figure(tmp_path):
     assert sorted(summary["activation"].unique()) == ["relu", "tanh"]
     assert set(summary["metric"]) >= {"agreement_accuracy", "test_ppl", "diverged"}
     assert summary["run_id"].nunique() == 2
+    per_distance = pd.read_csv(distance[0])
+    assert list(per_distance.columns[:2]) == ["activation", "distance"]
+    assert set(per_distance["activation"]) == {"tanh", "relu"} and (per_distance["seeds"] == 1).all()
+    assert per_distance["accuracy_mean"].between(0, 1).all()
     assert (results / "studies/activation_agreement/figure.provenance.json").exists()
     record = json.loads(Path(targets[1]).read_text())
     assert record["vary"] == ["activation"] and record["metric"] == "agreement_accuracy"
@@ -161,7 +170,8 @@ def test_a_new_study_in_the_config_gets_its_jobs_table_and_figure(tmp_path):
     assert "Study activation_agreement" in html  # the category
     for target in (targets[0], targets[2]):  # summary.csv and figure.png, each with its caption
         assert f'"{target}": {{"name": "{Path(target).name}"' in html
-    assert html.count("Study <tt class=\\\"docutils literal\\\">activation_agreement</tt>") == 2
+    # each caption names the study: summary, figure, per-distance table, heatmap
+    assert html.count("Study <tt class=\\\"docutils literal\\\">activation_agreement</tt>") == 4
 
     again = snakemake(*targets, "-n", configfiles=configs)
     assert "Nothing to be done" in again.stdout + again.stderr

@@ -184,3 +184,48 @@ def comparison_figure(
     for out in outs:
         save(crossover_figure(table, title=title, source=f"data: {crossover} (rule crossover_figure)"), out)
     write_provenance(provenance_file, producer="rnnbench.plots.crossover_figure", inputs=[crossover], **provenance)
+
+
+def study_extra_table(
+    kind: str,
+    record: Mapping[str, Any],
+    points: Sequence[Mapping[str, Any]],
+    metric_files: Sequence[str],
+    run_files: Mapping[str, str],
+    out: str,
+    *,
+    provenance_file: str,
+    provenance: Mapping[str, Any],
+) -> None:
+    """A study's table beyond its summary (rnnbench.ablations): ``kind`` "distance" reads each run's
+    agreement.csv, "trace" each traced run's steps.csv; ``run_files`` maps run id -> that file."""
+    from rnnbench import ablations
+
+    runs = ablations.read_runs(record, points, metric_files)
+    vary = list(record["vary"])
+    if kind == "distance":
+        table = ablations.distance_table(runs, ablations.read_agreement(runs, run_files), vary)
+        inputs = [run_files[r] for r in runs.loc[~runs["diverged"], "run_id"]]
+    elif kind == "trace":
+        traced = ablations.trace_runs(runs)["run_id"]
+        table = ablations.trace_table(runs, {r: pd.read_csv(run_files[r]) for r in traced}, vary)
+        inputs = [run_files[r] for r in traced]
+    else:
+        raise ValueError(f"no extra study table {kind!r}; known: distance, trace")
+    write_csv(out, table)
+    write_provenance(provenance_file, producer=f"rnnbench.ablations.{kind}_table", inputs=[*metric_files, *inputs], **provenance)
+
+
+def study_extra_figure(
+    name: str, table: str, record: str, outs: Sequence[str], *, provenance_file: str, provenance: Mapping[str, Any]
+) -> None:
+    """A figure of a study's extra table (``name`` is a rnnbench.ablation_plots.EXTRA_FIGURES key)."""
+    from rnnbench.ablation_plots import EXTRA_FIGURES
+    from rnnbench.plots import save
+
+    frame = pd.read_csv(table)
+    study = json.loads(Path(record).read_text(encoding="utf-8"))
+    draw = EXTRA_FIGURES[name][1]
+    for out in outs:
+        save(draw(frame, study, source=f"data: {table} (rule study_extra_figure)"), out)
+    write_provenance(provenance_file, producer=f"rnnbench.ablation_plots.EXTRA_FIGURES[{name!r}]", inputs=[table, record], **provenance)

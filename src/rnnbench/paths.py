@@ -7,6 +7,9 @@
       studies/<study>/summary.csv        tidy: one row per run and metric
       studies/<study>/study.json         what the study is: family, corpus, metric, varied and fixed settings, runs
       studies/<study>/figure.{png,pdf}   the study's default figure
+      studies/<study>/distance.csv       agreement studies: accuracy per head-verb distance, over seeds
+      studies/<study>/trace.csv          clipping studies: gradient norms step by step of the first seed
+      studies/<study>/<figure>.{png,pdf} their figures (distance-heatmap, distance-curves, norm-trace)
       tables/<name>.csv                  worked examples, parameter tables, corpora, benchmarks
       tables/{comparison,crossover,matched_parameters,matched_time}.csv  our runs beside the published rows
       figures/<name>.{png,pdf}           figures the book shows beside a worked table
@@ -52,6 +55,11 @@ def run_config(results: str, run_id: str) -> str:
     return f"{run_dir(results, run_id)}/config.json"
 
 
+def run_agreement(results: str, run_id: str) -> str:
+    """Agreement accuracy per head-verb distance (agreement corpus, runs that did not diverge)."""
+    return f"{run_dir(results, run_id)}/agreement.csv"
+
+
 def run_model(results: str, run_id: str) -> str:
     return f"{run_dir(results, run_id)}/model.pt"
 
@@ -84,6 +92,29 @@ def study_record(results: str, study: str) -> str:
 
 def study_figure(results: str, study: str, fmt: str) -> str:
     return f"{study_dir(results, study)}/figure.{fmt}"
+
+
+def study_extra_table(results: str, study: str, kind: str) -> str:
+    """A study's table beyond its summary: ``kind`` is "distance" or "trace" (rnnbench.ablations.study_extras)."""
+    return f"{study_dir(results, study)}/{kind}.csv"
+
+
+def study_extra_figure(results: str, study: str, name: str, fmt: str) -> str:
+    """A figure of a study's extra table (rnnbench.ablation_plots.EXTRA_FIGURES names them)."""
+    return f"{study_dir(results, study)}/{name}.{fmt}"
+
+
+# The figures drawn from each kind of extra table (rnnbench.ablation_plots.EXTRA_FIGURES, without matplotlib).
+EXTRA_FIGURE_NAMES = {"distance": ("distance-heatmap", "distance-curves"), "trace": ("norm-trace",)}
+
+
+def study_extra_outputs(results: str, study: str, extras: list[str]) -> list[str]:
+    """The extra tables and figures of a study with the extras ``extras`` (without provenance records)."""
+    outputs = []
+    for kind in extras:
+        outputs.append(study_extra_table(results, study, kind))
+        outputs += [study_extra_figure(results, study, name, fmt) for name in EXTRA_FIGURE_NAMES[kind] for fmt in FIGURE_FORMATS]
+    return outputs
 
 
 def book_figure(results: str, name: str, fmt: str) -> str:
@@ -137,6 +168,8 @@ def comparison_outputs(config: Config) -> list[str]:
 
 def expected_outputs(config: Config, worked_tables: list[str]) -> list[str]:
     """Every table, figure and study record a complete run of ``config`` produces (the CI check reads this)."""
+    from rnnbench.ablations import study_extras
+
     results = config.results_dir
     outputs = [table(results, "corpora"), table(results, "benchmarks")]
     if config.tables.get("worked", True):
@@ -144,6 +177,8 @@ def expected_outputs(config: Config, worked_tables: list[str]) -> list[str]:
     for study in config.studies:
         outputs.append(study_summary(results, study))
         outputs += [study_figure(results, study, fmt) for fmt in FIGURE_FORMATS]
+        spec = config.studies[study]
+        outputs += study_extra_outputs(results, study, study_extras(spec.corpus, list(spec.vary), spec.metric))
     outputs += comparison_outputs(config)
     records = dict.fromkeys(provenance(p) for p in outputs)  # a figure's formats share one
     return outputs + list(records) + [study_record(results, study) for study in config.studies]

@@ -21,6 +21,7 @@ from rnnbench.config import Config, RunConfig
 RUN_METRICS = (
     "test_ppl", "valid_ppl", "agreement_accuracy", "epochs", "steps", "diverged", "diverged_step",
     "parameters", "train_seconds", "tokens_per_second", "clipped_fraction",
+    "grad_norm_q05", "grad_norm_median", "grad_norm_q95", "grad_norm_max", "clip_cosine_mean",
 )
 
 # The metric vocabulary, written once: how a metric reads in a figure or in prose, and which way is better.
@@ -36,6 +37,11 @@ METRIC_LABELS = {
     "train_seconds": "training seconds",
     "tokens_per_second": "training tokens per second",
     "clipped_fraction": "fraction of steps clipped",
+    "grad_norm_q05": "pre-clip gradient norm, 5% quantile",
+    "grad_norm_median": "median pre-clip gradient norm",
+    "grad_norm_q95": "pre-clip gradient norm, 95% quantile",
+    "grad_norm_max": "largest pre-clip gradient norm",
+    "clip_cosine_mean": "cosine of the clipped update",
 }
 # Lower is better for these; higher for the rest (words "best" and "worst" in the book's prose).
 LOWER_IS_BETTER = frozenset({"test_ppl", "valid_ppl", "clipped_fraction"})

@@ -49,3 +49,67 @@ rule study_figure:
         "../envs/rnnbench.yaml"
     script:
         "../scripts/study_figure.py"
+
+
+rule study_extra_table:
+    """Beyond the summary: accuracy per head-verb distance over seeds (agreement studies, "distance"), or the
+    gradient norm step by step of the first seed's runs (studies that vary clipping, "trace")."""
+    input:
+        metrics=study_metric_files,
+        # the traced runs' steps.csv; agreement.csv is written with metrics.json by the same job
+        steps=lambda wc: [paths.run_steps(RESULTS_DIR, cfg.run_id) for _, cfg in study_points(wc.study)] if wc.kind == "trace" else [],
+    output:
+        table=report(
+            paths.study_extra_table(RESULTS_DIR, "{study}", "{kind}"),
+            caption="../report/study_extra_table.rst",
+            category="Study {study}",
+            labels={"study": "{study}", "output": "{kind} table"},
+        ),
+        provenance=paths.provenance(paths.study_extra_table(RESULTS_DIR, "{study}", "{kind}")),
+    wildcard_constraints:
+        kind="distance|trace",
+    params:
+        record=lambda wc: study_record(CFG, wc.study),
+        points=lambda wc: [point for point, _ in study_points(wc.study)],
+        run_files=lambda wc: {
+            cfg.run_id: (paths.run_steps if wc.kind == "trace" else paths.run_agreement)(RESULTS_DIR, cfg.run_id)
+            for _, cfg in study_points(wc.study)
+        },
+        provenance=provenance_for("study_extra_table"),
+    log:
+        paths.log(RESULTS_DIR, "study_extra_table", "{study}-{kind}"),
+    localrule: True
+    conda:
+        "../envs/rnnbench.yaml"
+    script:
+        "../scripts/study_extra_table.py"
+
+
+rule study_extra_figure:
+    """A figure of a study's extra table: the distance x setting heatmap, accuracy-against-distance curves,
+    or the norm trace (log y)."""
+    input:
+        table=lambda wc: paths.study_extra_table(
+            RESULTS_DIR, wc.study, next(k for k, names in paths.EXTRA_FIGURE_NAMES.items() if wc.name in names)
+        ),
+        record=paths.study_record(RESULTS_DIR, "{study}"),
+    output:
+        png=report(
+            paths.study_extra_figure(RESULTS_DIR, "{study}", "{name}", "png"),
+            caption="../report/study_extra_figure.rst",
+            category="Study {study}",
+            labels={"study": "{study}", "output": "{name}"},
+        ),
+        pdf=paths.study_extra_figure(RESULTS_DIR, "{study}", "{name}", "pdf"),
+        provenance=paths.provenance(paths.study_extra_figure(RESULTS_DIR, "{study}", "{name}", "png")),
+    wildcard_constraints:
+        name="distance-heatmap|distance-curves|norm-trace",
+    params:
+        provenance=provenance_for("study_extra_figure"),
+    log:
+        paths.log(RESULTS_DIR, "study_extra_figure", "{study}-{name}"),
+    localrule: True
+    conda:
+        "../envs/rnnbench.yaml"
+    script:
+        "../scripts/study_extra_figure.py"

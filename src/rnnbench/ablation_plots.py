@@ -1,0 +1,148 @@
+"""The ablations' figures, one function each: a table of rnnbench.ablations in, a figure out.
+
+    distance_heatmap   agreement accuracy, head-verb distance x the study's first varied setting
+    distance_curves    accuracy against distance, one line per value of that setting, seeds' range as a band
+    norm_trace         pre-clip gradient norm step by step (log y), one line per run, a panel per second setting
+"""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Mapping
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import seaborn as sns
+
+from rnnbench.plots import DIVERGED_COLOR, HEIGHT, WIDTH, _source, _theme
+
+CHANCE = 0.5  # two verb forms: a model that ignores the head is right half the time
+
+
+def _label(value) -> str:
+    return f"{value:g}" if isinstance(value, (int, float, np.integer, np.floating)) else str(value)
+
+
+def _setting_name(setting: str, value) -> str:
+    """How a setting's value reads in a legend or on an axis: bptt 0 is full-sentence BPTT."""
+    if setting == "bptt" and value == 0:
+        return "full sentence"
+    return _label(value)
+
+
+# How a varied setting reads on an axis or a legend.
+SETTING_WORDS = {"context": "window n-1", "bptt": "BPTT length k", "hidden": "hidden size H"}
+
+
+def _words(setting: str) -> str:
+    return SETTING_WORDS.get(setting, setting.replace("_", " "))
+
+
+def _title(ax, study: Mapping, what: str) -> None:
+    ax.set_title("\n".join(textwrap.wrap(f"{study.get('name', '')}: {what}", 60)), fontsize=9)
+
+
+def distance_heatmap(distances: pd.DataFrame, study: Mapping, *, source: str = "") -> plt.Figure:
+    """Seed-mean agreement accuracy, one row per value of the study's first varied setting (config order),
+    one column per head-verb distance; a diverging palette centred on chance (0.5)."""
+    setting = study["vary"][0]
+    _theme()
+    fig, ax = plt.subplots(figsize=(WIDTH, HEIGHT), layout="constrained")
+    values = list(dict.fromkeys(distances[setting]))
+    grid = distances.pivot_table(index=setting, columns="distance", values="accuracy_mean", aggfunc="first")
+    grid = grid.reindex(values)
+    sns.heatmap(grid, ax=ax, cmap="RdBu", vmin=0.0, vmax=1.0, center=CHANCE, linewidths=0.3,
+                cbar_kws={"label": "accuracy (mean over seeds)"})
+    ax.set_yticklabels([_setting_name(setting, v) for v in values], rotation=0)
+    ax.set_xlabel("head-verb distance (words)")
+    ax.set_ylabel(_words(setting))
+    if setting in ("bptt", "context"):  # the reach of each row: dependencies beyond it cross the line
+        for row, value in enumerate(values):
+            if value:
+                columns = list(grid.columns)
+                edge = sum(1 for d in columns if d <= value)
+                if 0 < edge < len(columns):
+                    ax.plot([edge, edge], [row, row + 1], color="black", linewidth=1.5)
+    _title(ax, study, "accuracy per distance" + (" (black tick: the setting's reach)" if setting in ("bptt", "context") else ""))
+    _source(fig, source)
+    return fig
+
+
+def distance_curves(distances: pd.DataFrame, study: Mapping, *, source: str = "") -> plt.Figure:
+    """Accuracy against head-verb distance, one line per value of the first varied setting: the mean over
+    seeds, the seeds' range shaded; a dotted line at chance; for a window or segment length, its reach
+    marked on its line."""
+    setting = study["vary"][0]
+    _theme()
+    fig, ax = plt.subplots(figsize=(WIDTH, HEIGHT), layout="constrained")
+    values = list(dict.fromkeys(distances[setting]))
+    palette = dict(zip(values, sns.color_palette("viridis", len(values)), strict=True))
+    for value in values:
+        rows = distances[distances[setting] == value].sort_values("distance")
+        colour = palette[value]
+        ax.plot(rows["distance"], rows["accuracy_mean"], color=colour, marker="o", markersize=3,
+                label=_setting_name(setting, value))
+        if (rows["accuracy_max"] > rows["accuracy_min"]).any():
+            ax.fill_between(rows["distance"], rows["accuracy_min"], rows["accuracy_max"], color=colour, alpha=0.15,
+                            linewidth=0)
+        if setting in ("bptt", "context") and value and value < rows["distance"].max():
+            ax.axvline(value + 0.5, color=colour, linestyle="--", linewidth=0.8)
+    ax.axhline(CHANCE, color="0.4", linestyle=":", linewidth=1)
+    ax.set_ylim(0.0, 1.02)
+    ax.set_xlabel("head-verb distance (words)")
+    ax.set_ylabel("agreement accuracy")
+    ax.legend(title=_words(setting), fontsize=7, title_fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    reach = " (dashed: each setting's reach)" if setting in ("bptt", "context") else ""
+    _title(ax, study, f"accuracy against distance, mean and range over seeds{reach}")
+    _source(fig, source)
+    return fig
+
+
+def norm_trace(trace: pd.DataFrame, study: Mapping, *, source: str = "") -> plt.Figure:
+    """Pre-clip gradient norm per recorded step on a log axis, one line per value of the study's first varied
+    setting, one panel per value of the second (if any); a diverged run ends in a red cross."""
+    vary = list(study["vary"])
+    line, panel = vary[0], (vary[1] if len(vary) > 1 else None)
+    panels = list(dict.fromkeys(trace[panel])) if panel else [None]
+    _theme()
+    fig, axes = plt.subplots(1, len(panels), figsize=(WIDTH if len(panels) == 1 else 6.3, HEIGHT),
+                             layout="constrained", sharey=True, squeeze=False)
+    values = list(dict.fromkeys(trace[line]))
+    palette = dict(zip(values, sns.color_palette("viridis", len(values)), strict=True))
+    # Runs that never clipped trace the same norms: a dash pattern per line keeps each one visible on top.
+    dashes = dict(zip(values, ["-", "--", ":", "-.", (0, (5, 1, 1, 1, 1, 1))] * len(values)))
+    positive = trace["grad_norm"][np.isfinite(trace["grad_norm"]) & (trace["grad_norm"] > 0)]
+    top = float(positive.max()) if len(positive) else 1.0
+    for ax, p in zip(axes[0], panels):
+        rows = trace if panel is None else trace[trace[panel] == p]
+        for value in values:
+            run = rows[rows[line] == value].sort_values("step")
+            if run.empty:
+                continue
+            norms = run["grad_norm"].where(np.isfinite(run["grad_norm"]), top)
+            ax.plot(run["step"], norms, color=palette[value], linestyle=dashes[value], linewidth=1.1, label=f"{line.replace('_', ' ')} {_label(value)}")
+            if bool(run["diverged"].iloc[0]):
+                ax.scatter(run["step"].iloc[-1:], norms.iloc[-1:], marker="x", s=40, color=DIVERGED_COLOR, zorder=4)
+        ax.set_yscale("log")
+        ax.set_xlabel("optimiser step")
+        if p is not None:
+            ax.set_title(f"{panel.replace('_', ' ')} = {_label(p)}", fontsize=8)
+    axes[0][0].set_ylabel("pre-clip gradient norm (log scale)")
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    if trace["diverged"].any():
+        handles.append(plt.Line2D([], [], color=DIVERGED_COLOR, marker="x", linestyle="", label="diverged"))
+    axes[0][-1].legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    seed = trace["seed"].iloc[0] if len(trace) else ""
+    fig.suptitle("\n".join(textwrap.wrap(f"{study.get('name', '')}: gradient norm before clipping, seed {seed}", 70)),
+                 fontsize=9)
+    _source(fig, source)
+    return fig
+
+
+# name -> (what the study's extra table is, the function that draws it)
+EXTRA_FIGURES = {
+    "distance-heatmap": ("distance", distance_heatmap),
+    "distance-curves": ("distance", distance_curves),
+    "norm-trace": ("trace", norm_trace),
+}

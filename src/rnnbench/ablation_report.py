@@ -1,0 +1,445 @@
+"""What the book's ablation sections read: the studies' extra tables and figures, and the tables its prose
+quotes (clipping per setting, truncation's cost, each window against its matched recurrence).
+
+Reads results only (rnnbench.report's folder conventions); no torch.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from pathlib import Path
+
+import pandas as pd
+
+from rnnbench import paths
+from rnnbench.ablations import matched_pairs, reach_table, setting_table
+from rnnbench.report import STAGING_DIR, _missing, _root, label_slug, stage_figure, study_about, study_names, study_summary
+
+# Accuracy below this counts as not learned (two verb forms: chance is 0.5; a few hundred probes per
+# distance put the seed-to-seed noise at a few points).
+LEARNED = 0.55
+
+# Measurements of the clipping table, in its column order.
+CLIP_METRICS = ("clipped_fraction", "clip_cosine_mean", "grad_norm_median", "grad_norm_q95", "grad_norm_max", "diverged_step")
+
+
+def have(*studies: str, results: str | Path | None = None) -> bool:
+    """Whether every one of ``studies`` has results here (a config may leave any of them out)."""
+    present = set(study_names(results))
+    return all(s in present for s in studies)
+
+
+def extra_table(study: str, kind: str, results: str | Path | None = None) -> pd.DataFrame:
+    path = Path(paths.study_extra_table(_root(results), study, kind))
+    if not path.is_file():
+        raise _missing(path)
+    return pd.read_csv(path)
+
+
+def extra_figure(study: str, name: str, results: str | Path | None = None, staging: str | Path = STAGING_DIR) -> str:
+    """A study's extra figure (distance-heatmap, distance-curves, norm-trace), staged into the book."""
+    source = paths.study_extra_figure(_root(results), study, name, "png")
+    return stage_figure(source, f"study-{label_slug(study)}-{name}", staging)
+
+
+def extra_file(study: str, name: str, kind: str = "png") -> str:
+    """How a caption names the file: relative to the results folder, as every caption of the book does."""
+    if kind == "csv":
+        return os.path.relpath(paths.study_extra_table(".", study, name))
+    return os.path.relpath(paths.study_extra_figure(".", study, name, kind))
+
+
+def clipping_table(studies: list[str], results: str | Path | None = None) -> pd.DataFrame:
+    """Every clipping setting of ``studies`` (a mode study: none/value; a threshold study: norm at each
+    threshold) per learning rate: runs, diverged runs, the metric over the seeds that trained, and the
+    clipping measurements over every run (a diverged run's up to its divergence; diverged_step over the
+    runs that diverged).
+
+        clipping, clip_mode, clip, lr, runs, diverged_runs, <metric>_mean/_min/_max, <CLIP_METRICS>_mean/_min/_max
+    """
+    frames = []
+    for study in studies:
+        about = study_about(study, results)
+        summary = study_summary(study, results)
+        fixed = about.get("fixed", {})
+        for key in ("clip_mode", "clip", "lr"):
+            if key not in summary.columns:
+                summary[key] = fixed.get(key)
+        table = setting_table(summary, ["clip_mode", "clip", "lr"], [about["metric"], *CLIP_METRICS],
+                              every_run=[m for m in CLIP_METRICS if m != "diverged_step"])
+        frames.append(table.assign(study=study, metric=about["metric"]))
+    # A setting two studies share (value clipping at 15 at the same rate) is the same runs: listed once.
+    table = pd.concat(frames, ignore_index=True).drop_duplicates(["clip_mode", "clip", "lr"])
+    table["clipping"] = [_clip_label(m, c) for m, c in zip(table["clip_mode"], table["clip"], strict=True)]
+    order = {"none": 0, "norm": 1, "value": 2}
+    table = table.sort_values(["clip_mode", "clip", "lr"], key=lambda c: c.map(order) if c.name == "clip_mode" else c)
+    return table.reset_index(drop=True)
+
+
+def _clip_label(mode: str, clip: float) -> str:
+    if mode == "none":
+        return "none"
+    return f"norm ≤ {clip:g}" if mode == "norm" else f"value ±{clip:g}"
+
+
+def clipping_rows(table: pd.DataFrame, mode: str) -> pd.DataFrame:
+    """The rows of one clipping mode (none, norm, value)."""
+    return table[table["clip_mode"] == mode]
+
+
+def truncation_cost(study: str, results: str | Path | None = None) -> pd.DataFrame:
+    """Per truncation length: the metric over seeds, training tokens per second (metrics.json) and the
+    training job's wall seconds, CPU seconds and peak memory (tables/benchmarks.csv), each a mean over seeds."""
+    about = study_about(study, results)
+    metric = about["metric"]
+    summary = study_summary(study, results)
+    bench_path = Path(paths.table(_root(results), "benchmarks"))
+    if not bench_path.is_file():
+        raise _missing(bench_path)
+    bench = pd.read_csv(bench_path).groupby("run_id", as_index=False).mean(numeric_only=True)
+    per_setting = setting_table(summary, ["bptt"], [metric, "tokens_per_second"])
+    runs = summary.drop_duplicates("run_id")[["run_id", "bptt"]].merge(bench, on="run_id", how="left")
+    cost = runs.groupby("bptt", sort=False)[[c for c in ("wall_seconds", "cpu_seconds", "max_rss_mb") if c in runs]].mean()
+    return per_setting.merge(cost.reset_index(), on="bptt", how="left")
+
+
+def reach(study: str, setting: str, results: str | Path | None = None) -> pd.DataFrame:
+    """A study's accuracy within and beyond each setting's reach (rnnbench.ablations.reach_table)."""
+    return reach_table(extra_table(study, "distance", results), setting)
+
+
+def window_against_recurrence(ff_study: str, rnn_study: str, results: str | Path | None = None) -> pd.DataFrame:
+    """Each window paired with the Elman RNN of the nearest parameter count, both counts stated, and both
+    models' accuracy on the dependencies within the window's width and beyond it (means over seeds)."""
+    ff_summary, rnn_summary = study_summary(ff_study, results), study_summary(rnn_study, results)
+    ff = _parameters(ff_summary, "context")
+    rnn = _parameters(rnn_summary, "hidden")
+    pairs = matched_pairs(ff, rnn)
+    ff_dist = extra_table(ff_study, "distance", results)
+    rnn_dist = extra_table(rnn_study, "distance", results)
+    rows = []
+    for pair in pairs.itertuples(index=False):
+        window = ff_dist[ff_dist["context"] == pair.context]
+        recurrent = rnn_dist[rnn_dist["hidden"] == pair.hidden]
+        row = pair._asdict()
+        for name, table in (("ff", window), ("rnn", recurrent)):
+            split = reach_table(table.assign(width=pair.context), "width")
+            row[f"{name}_within"] = float(split["within_accuracy"].iloc[0]) if len(split) else math.nan
+            row[f"{name}_beyond"] = float(split["beyond_accuracy"].iloc[0]) if len(split) else math.nan
+        row["beyond_probes"] = int(window.loc[window["distance"] > pair.context, "probes"].sum())
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _parameters(summary: pd.DataFrame, setting: str) -> pd.DataFrame:
+    rows = summary[summary["metric"] == "parameters"]
+    return rows.groupby(setting, sort=False, as_index=False)["value"].first().rename(columns={"value": "parameters"})
+
+
+# --------------------------------------------------------------------------------------------------------------
+# The sections' text: every number from the tables above.
+
+from rnnbench.markdown import Markdown, fixed, integer, markdown_table, sig, words  # noqa: E402
+from rnnbench.summary import METRIC_LABELS  # noqa: E402
+
+
+def _spread(mean: float, lo: float, hi: float, digits: int = 3) -> str:
+    """mean (min–max over seeds), or the one value when the seeds agree or there is one."""
+    if math.isnan(mean):
+        return "–"
+    if math.isnan(lo) or lo == hi:
+        return str(sig(mean, digits, plain=True))
+    return f"{sig(mean, digits, plain=True)} ({sig(lo, digits, plain=True)}–{sig(hi, digits, plain=True)})"
+
+
+def _figure(path: str, caption: str, label: str) -> str:
+    return f"![{caption}]({path}){{#{label}}}"
+
+
+def _lr_text(lr: float) -> str:
+    return f"rate {lr:g}"
+
+
+def clipping_section(corpus: str, results: str | Path | None = None, staging: str | Path = STAGING_DIR) -> Markdown:
+    """The clipping ablation on one corpus: its table, norm traces and the three claims, measured."""
+    studies = [s for s in (f"clipping_{corpus}", f"clip_threshold_{corpus}", f"value_threshold_{corpus}")
+               if have(s, results=results)]
+    if not studies:
+        return Markdown("")
+    table = clipping_table(studies, results)
+    metric = table["metric"].iloc[0]
+    metric_name = METRIC_LABELS.get(metric, metric)
+    slug = label_slug(f"clipping-{corpus}")
+    lines = [f"### Clipping on {corpus} {{#sec-{slug}}}", ""]
+    none, norm, value = (clipping_rows(table, m) for m in ("none", "norm", "value"))
+    traced = [s for s in studies if Path(paths.study_extra_table(_root(results), s, "trace")).is_file()]
+    traces = words([f"@fig-{label_slug(s)}-norm-trace" for s in traced])
+    lines += [f"@tbl-{slug} lists every clipping setting at each learning rate"
+              + (f"; {traces} trace{'s' if len(traced) == 1 else ''} the gradient norm step by step." if traced else "."), ""]
+
+    # Direction: norm clipping rescales (cosine exactly 1); value clipping may turn the update.
+    norm_clipped = norm[norm["clipped_fraction_mean"] > 0]
+    if len(norm_clipped):
+        lo, hi = norm_clipped["clip_cosine_mean_min"].min(), norm_clipped["clip_cosine_mean_max"].max()
+        measured = f"{fixed(lo, 6)} in every one" if lo == hi else f"{fixed(lo, 6)} to {fixed(hi, 6)}"
+        lines.append(
+            f"**Direction.** Norm clipping changes the step's length and never its direction: over every run whose "
+            f"gradient was clipped at all, the mean cosine between the clipped and the unclipped update is {measured}."
+        )
+    acted = value[value["clipped_fraction_mean"] > 0]
+    idle = value[~(value["clipped_fraction_mean"] > 0)]
+    for clip, rows in acted.groupby("clip", sort=True):
+        lines.append(
+            f"Value clipping at ±{clip:g} turned the update: its mean cosine over the steps it clipped "
+            f"({fixed(100 * rows['clipped_fraction_mean'].mean(), 0)}% of them) is "
+            f"{_spread(rows['clip_cosine_mean_mean'].mean(), rows['clip_cosine_mean_min'].min(), rows['clip_cosine_mean_max'].max(), 4)}."
+        )
+    if len(idle):
+        biggest = idle["grad_norm_max_max"].max()
+        seen = f" (the largest global pre-clip norm of any of its runs was {sig(biggest)})" if not math.isnan(biggest) else ""
+        lines.append(
+            f"Value clipping at {words(sorted({f'±{c:g}' for c in idle['clip']}))} clipped no step before its runs ended or "
+            f"diverged: no single gradient component reached the threshold{seen}, so those runs are the unclipped runs' "
+            f"twins. Mikolov's ±15 was set for a summed, not a mean, loss."
+        )
+    lines.append("")
+
+    # Divergence: at each rate, who diverged.
+    claims = []
+    for lr in sorted(table["lr"].unique()):
+        at = table[table["lr"] == lr]
+        unclipped = at[at["clip_mode"] == "none"]
+        clipped = at[at["clip_mode"] == "norm"]
+        parts = []
+        if len(unclipped):
+            u = unclipped.iloc[0]
+            steps = (f", at step {integer(u['diverged_step_min'])}" if u["diverged_step_min"] == u["diverged_step_max"]
+                     else f", between steps {integer(u['diverged_step_min'])} and {integer(u['diverged_step_max'])}") if u["diverged_runs"] else ""
+            parts.append(f"{integer(u['diverged_runs'])} of {integer(u['runs'])} unclipped runs diverged{steps}")
+        if len(clipped):
+            safe = clipped[clipped["diverged_runs"] == 0]["clip"].tolist()
+            failed = clipped[clipped["diverged_runs"] > 0]
+            if safe:
+                parts.append(f"none diverged with the norm clipped at {words([f'{c:g}' for c in safe])}")
+            if len(failed):
+                parts.append("with the norm clipped at " + words(
+                    [f"{c:g}, {integer(d)} of {integer(n)}" for c, d, n in zip(failed["clip"], failed["diverged_runs"], failed["runs"])]
+                ) + " did")
+        if parts:
+            claims.append(f"at {_lr_text(lr)}, " + "; ".join(parts))
+    if claims:
+        text = "; ".join(claims)
+        lines += [f"**Divergence.** {text[0].upper()}{text[1:]}.", ""]
+
+    # Cost: at a rate where no unclipped run diverged, compare the clipped runs' metric with the unclipped seeds'.
+    calm = [lr for lr in sorted(table["lr"].unique())
+            if len(none[(none["lr"] == lr)]) and int(none[none["lr"] == lr]["diverged_runs"].iloc[0]) == 0]
+    for lr in calm:
+        base = none[none["lr"] == lr].iloc[0]
+        lo, hi = base[f"{metric}_min"], base[f"{metric}_max"]
+        rows = norm[(norm["lr"] == lr) & (norm["diverged_runs"] == 0)]
+        inside = [f"{c:g}" for c, m in zip(rows["clip"], rows[f"{metric}_mean"]) if lo <= m <= hi]
+        better = [f"{c:g} ({sig(m)})" for c, m in zip(rows["clip"], rows[f"{metric}_mean"])
+                  if (m < lo if metric.endswith("ppl") else m > hi)]
+        worse = [f"{c:g} ({sig(m)})" for c, m in zip(rows["clip"], rows[f"{metric}_mean"])
+                 if (m > hi if metric.endswith("ppl") else m < lo)]
+        sentence = (f"**Cost.** At {_lr_text(lr)}, where no unclipped run diverged, the unclipped runs reach {metric_name} "
+                    f"{_spread(base[f'{metric}_mean'], lo, hi)} (mean and range over seeds).")
+        if inside:
+            sentence += f" Norm clipping at {words(inside)} lands inside that range: it costs nothing measurable."
+        if better:
+            sentence += f" At {words(better)} it is better than every unclipped seed."
+        if worse:
+            sentence += f" At {words(worse)} it is worse than every unclipped seed: a threshold that clips most steps shortens every step, a slower rate in disguise."
+        lines += [sentence, ""]
+
+    # The table.
+    shown = pd.DataFrame({
+        "clipping": table["clipping"],
+        "lr": [f"{v:g}" for v in table["lr"]],
+        "diverged": [f"{integer(d)} of {integer(n)}" for d, n in zip(table["diverged_runs"], table["runs"])],
+        metric_name: [_spread(m, lo, hi) for m, lo, hi in zip(table[f"{metric}_mean"], table[f"{metric}_min"], table[f"{metric}_max"])],
+        "steps clipped": [f"{100 * v:.0f}%" if not math.isnan(v) else "–" for v in table["clipped_fraction_mean"]],
+        "cosine": [fixed(v, 4) if not math.isnan(v) else "–" for v in table["clip_cosine_mean_mean"]],
+        "median norm": [sig(v, plain=True) for v in table["grad_norm_median_mean"]],
+        "95% norm": [sig(v, plain=True) for v in table["grad_norm_q95_mean"]],
+    })
+    files = words([f"studies/{s}/summary.csv" for s in studies])
+    lines += [
+        markdown_table(shown, align={metric_name: "right", "diverged": "right"}),
+        "",
+        f": Clipping on {corpus}, per setting and learning rate: runs diverged, {metric_name} over the seeds that did not "
+        f"(mean, range), share of steps clipped, mean cosine of the clipped update over clipped steps, and the pre-clip "
+        f"gradient norm's median and 95% quantile (means over every seed, a diverged run's up to its divergence). From {files}, rule study_summary. {{#tbl-{slug}}}",
+        "",
+    ]
+    for study in studies:
+        if (Path(paths.study_extra_table(_root(results), study, "trace"))).is_file():
+            image = extra_figure(study, "norm-trace", results, staging)
+            lines += [_figure(image, f"Pre-clip gradient norm per step, first seed of {study} (log scale); a red cross marks "
+                              f"where a run diverged. From {extra_file(study, 'norm-trace')}, rule study_extra_figure.",
+                              f"fig-{label_slug(study)}-norm-trace"), ""]
+    return Markdown("\n".join(lines))
+
+
+def _distance_figures(study: str, setting_words: str, results, staging) -> list[str]:
+    lines = []
+    slug = label_slug(study)
+    for name, what in (("distance-heatmap", f"Agreement accuracy per head-verb distance (columns) and {setting_words} (rows), "
+                                            "mean over seeds; white is chance"),
+                       ("distance-curves", f"Agreement accuracy against head-verb distance, one line per {setting_words}, "
+                                           "mean over seeds with their range shaded; dotted: chance")):
+        image = extra_figure(study, name, results, staging)
+        lines += [_figure(image, f"{what} ({study}). From {extra_file(study, name)}, rule study_extra_figure.",
+                          f"fig-{slug}-{name}"), ""]
+    return lines
+
+
+def _reach_sentence(rows: pd.DataFrame, setting: str, name) -> str:
+    parts = []
+    for row in rows.itertuples(index=False):
+        value = getattr(row, setting)
+        if math.isinf(row.width):
+            parts.append(f"{name(value)}: {fixed(row.within_accuracy, 3)} over all distances")
+        elif row.beyond_probes == 0:
+            parts.append(f"{name(value)}: {fixed(row.within_accuracy, 3)} (every distance within reach)")
+        else:
+            parts.append(f"{name(value)}: {fixed(row.within_accuracy, 3)} within reach, {fixed(row.beyond_accuracy, 3)} beyond")
+    return "; ".join(parts)
+
+
+def truncation_section(results: str | Path | None = None, staging: str | Path = STAGING_DIR) -> Markdown:
+    """Truncation on PTB (perplexity, speed, memory) and on the agreement corpus (accuracy per distance)."""
+    lines = []
+    if have("truncation_ptb", results=results):
+        cost = truncation_cost("truncation_ptb", results)
+        metric = study_about("truncation_ptb", results)["metric"]
+        name = METRIC_LABELS.get(metric, metric)
+        ok = cost.dropna(subset=[f"{metric}_mean"])
+        lines += ["### Truncation on PTB {#sec-truncation-ptb}", "", "@tbl-truncation-ptb gives every length's numbers.", ""]
+        if len(ok):
+            best, worst = ok.sort_values(f"{metric}_mean").iloc[0], ok.sort_values(f"{metric}_mean").iloc[-1]
+            fast, slow = ok.sort_values("tokens_per_second_mean").iloc[-1], ok.sort_values("tokens_per_second_mean").iloc[0]
+            lines.append(
+                f"Over {integer(len(ok))} truncation lengths, {name} is lowest at bptt = {int(best['bptt'])}, "
+                f"{_spread(best[f'{metric}_mean'], best[f'{metric}_min'], best[f'{metric}_max'])}, and highest at "
+                f"bptt = {int(worst['bptt'])}, {_spread(worst[f'{metric}_mean'], worst[f'{metric}_min'], worst[f'{metric}_max'])} "
+                f"(mean and range over seeds). Training reads {sig(fast['tokens_per_second_mean'])} tokens per second at "
+                f"bptt = {int(fast['bptt'])} and {sig(slow['tokens_per_second_mean'])} at bptt = {int(slow['bptt'])}: a short "
+                f"window takes one optimiser step per few tokens, and each step's fixed cost dominates."
+            )
+            if "max_rss_mb" in ok and ok["max_rss_mb"].notna().any():
+                lo, hi = ok.sort_values("max_rss_mb").iloc[0], ok.sort_values("max_rss_mb").iloc[-1]
+                lines.append(
+                    f"Peak memory of the training job ranges from {integer(lo['max_rss_mb'])} MB (bptt = {int(lo['bptt'])}) to "
+                    f"{integer(hi['max_rss_mb'])} MB (bptt = {int(hi['bptt'])}); at this model size the activations kept for "
+                    f"the backward pass are small beside the process itself."
+                )
+        shown = pd.DataFrame({
+            "bptt": cost["bptt"].astype(int),
+            name: [_spread(m, lo, hi) for m, lo, hi in zip(cost[f"{metric}_mean"], cost[f"{metric}_min"], cost[f"{metric}_max"])],
+            "tokens/s": [sig(v, plain=True) for v in cost["tokens_per_second_mean"]],
+            "wall s": [sig(v, plain=True) for v in cost.get("wall_seconds", pd.Series(math.nan, index=cost.index))],
+            "CPU s": [sig(v, plain=True) for v in cost.get("cpu_seconds", pd.Series(math.nan, index=cost.index))],
+            "peak MB": [integer(v) if not math.isnan(v) else "–" for v in cost.get("max_rss_mb", pd.Series(math.nan, index=cost.index))],
+        })
+        lines += [
+            "",
+            markdown_table(shown, align={name: "right"}),
+            "",
+            f": Truncation on PTB: {name} (mean, range over seeds), training tokens per second (metrics.json), and the "
+            "training job's wall time, CPU time and peak memory (means over seeds; the jobs shared the machine, so wall "
+            "time is inflated by the others). From studies/truncation_ptb/summary.csv and tables/benchmarks.csv, rules "
+            "study_summary and benchmark_table. {#tbl-truncation-ptb}",
+            "",
+        ]
+    if have("truncation_agreement", results=results):
+        rows = reach("truncation_agreement", "bptt", results)
+        label = lambda k: "full-sentence BPTT" if k == 0 else f"k = {k}"
+        lines += ["### Truncation on the agreement corpus {#sec-truncation-agreement}", ""]
+        lines.append(
+            "A head-verb dependency longer than the truncation length k always crosses a segment boundary, so no "
+            "gradient connects the verb's error to the head; the state still carries the head forward. Accuracy "
+            "within each k and beyond it (probe-weighted means over distances of the seed means): "
+            f"{_reach_sentence(rows, 'bptt', label)}."
+        )
+        beyond = rows[(~rows["width"].map(math.isinf)) & (rows["beyond_probes"] > 0)]
+        full = rows[rows["width"].map(math.isinf)]
+        if len(full) and full["within_accuracy"].iloc[0] < LEARNED:
+            lines.append(
+                f"Even full-sentence BPTT stays below {LEARNED} here: at this scale the model has not learned agreement, "
+                "so the comparison between truncation lengths says nothing about the claim."
+            )
+        elif len(beyond):
+            gaps = beyond["within_accuracy"] - beyond["beyond_accuracy"]
+            lines.append(
+                f"The drop from within to beyond is {fixed(gaps.min(), 3)} to {fixed(gaps.max(), 3)} across the truncated "
+                f"runs{'; beyond k the accuracy stays above chance (0.5), so some of the dependency is learned through what earlier segments taught the weights' if (beyond['beyond_accuracy'] > LEARNED).any() else '; beyond k the accuracy is at chance (0.5): across a boundary the dependency is not learned'}."
+            )
+        lines.append("@fig-truncation-agreement-distance-heatmap and @fig-truncation-agreement-distance-curves show every distance.")
+        lines.append("")
+        lines += _distance_figures("truncation_agreement", "truncation length k (0: full sentence)", results, staging)
+    return Markdown("\n".join(lines))
+
+
+def window_section(results: str | Path | None = None, staging: str | Path = STAGING_DIR) -> Markdown:
+    """Feed-forward windows against Elman RNNs of matched size, accuracy within and beyond each window."""
+    if not have("window_agreement", "recurrence_agreement", results=results):
+        return Markdown("")
+    pairs = window_against_recurrence("window_agreement", "recurrence_agreement", results)
+    lines = ["### Window against recurrence {#sec-window-recurrence}", ""]
+    failing = pairs[pairs["beyond_probes"] > 0]
+    if len(failing):
+        lines.append(
+            "A window of n-1 words cannot see a head further back than n-1. Paired with the Elman RNN of the nearest "
+            "parameter count (@tbl-window-recurrence), each window's accuracy within its width and beyond it, against "
+            "the RNN's on the same distances: " + "; ".join(
+                f"n-1 = {p.context}: window {fixed(p.ff_within, 3)} / {fixed(p.ff_beyond, 3)}, RNN (H = {p.hidden}) "
+                f"{fixed(p.rnn_within, 3)} / {fixed(p.rnn_beyond, 3)}" for p in failing.itertuples(index=False)
+            ) + " (within / beyond)."
+        )
+        if (failing["rnn_within"] < LEARNED).all():
+            lines.append(f"No recurrence reached {LEARNED} even within the windows' widths: at this scale the comparison "
+                         "says nothing about the claim.")
+        options = study_about("window_agreement", results).get("fixed", {}).get("corpus_options", {})
+        attractors = options.get("attractor_prob")
+        if attractors is not None and attractors < 0.5:
+            lines.append(
+                f"A window is not blind beyond its width: the nouns between head and verb that it does see have the "
+                f"head's number with probability {fixed(1 - attractors, 2)} (corpus option attractor_prob = "
+                f"{fixed(attractors, 2)} in `window_agreement`), so its best guess there is the nearest noun's number, not a coin."
+            )
+        fails = failing[failing["ff_beyond"] < LEARNED]
+        lines.append(
+            f"Beyond its width the window is near chance (below {LEARNED}) for {integer(len(fails))} of the {integer(len(failing))} "
+            f"windows that have dependencies beyond them; the recurrence beats the window beyond its width in "
+            f"{integer(int((failing['rnn_beyond'] > failing['ff_beyond']).sum()))} of them."
+        )
+    lines.append("@tbl-window-recurrence states both parameter counts of each pair. "
+                 "@fig-window-agreement-distance-heatmap and @fig-window-agreement-distance-curves show the windows per "
+                 "distance, @fig-recurrence-agreement-distance-heatmap and @fig-recurrence-agreement-distance-curves the "
+                 "recurrences.")
+    lines.append("")
+    shown = pd.DataFrame({
+        "n-1": pairs["context"], "window parameters": [integer(v) for v in pairs["ff_parameters"]],
+        "RNN H": pairs["hidden"], "RNN parameters": [integer(v) for v in pairs["rnn_parameters"]],
+        "ratio": [fixed(v, 3) for v in pairs["ratio"]],
+        "window within": [fixed(v, 3) if not math.isnan(v) else "–" for v in pairs["ff_within"]],
+        "window beyond": [fixed(v, 3) if not math.isnan(v) else "–" for v in pairs["ff_beyond"]],
+        "RNN within": [fixed(v, 3) if not math.isnan(v) else "–" for v in pairs["rnn_within"]],
+        "RNN beyond": [fixed(v, 3) if not math.isnan(v) else "–" for v in pairs["rnn_beyond"]],
+    })
+    lines += [
+        markdown_table(shown),
+        "",
+        ": Each feed-forward window with the Elman RNN of the nearest parameter count (both counts from the runs' "
+        "metrics.json; ratio = RNN / window), and both models' agreement accuracy on the distances within the window's "
+        "width and beyond it (probe-weighted means of the seed means; – where no distance lies beyond). From "
+        "studies/window_agreement/distance.csv and studies/recurrence_agreement/distance.csv, rule study_extra_table. "
+        "{#tbl-window-recurrence}",
+        "",
+    ]
+    lines += _distance_figures("window_agreement", "window n-1", results, staging)
+    lines += _distance_figures("recurrence_agreement", "hidden size H", results, staging)
+    return Markdown("\n".join(lines))

@@ -1,0 +1,13 @@
+from rnnbench import jobs
+
+jobs.log_to(snakemake.log[0])
+jobs.study_extra_table(
+    snakemake.wildcards.kind,
+    snakemake.params.record,
+    snakemake.params.points,
+    list(snakemake.input.metrics),
+    dict(snakemake.params.run_files),
+    snakemake.output.table,
+    provenance_file=snakemake.output.provenance,
+    provenance={**snakemake.params.provenance, "config": snakemake.config},
+)
