@@ -1,0 +1,154 @@
+"""The book's decay chapter, read from the analyses' results (results/analyses/<name>/, see rnnbench.paths).
+
+    analysis_names      the analyses with a record
+    backward_rates      one analysis's measured rate (backward, dL/dh) beside the predictions, seeds averaged
+    untrained_rates     every untrained analysis's rates in one table: activation, radius, hidden
+    trained_rates       every study-sourced analysis's rates: run, snapshot
+    passage_rows        the passage's word "partner" (the evidence) per network
+    analysis_section    one analysis's section: what it measured, its figure and its rates table
+
+Rates are logs of the per-step factor (0: the edge, below 0: vanishing), as rnnbench.decay.rates writes them.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from rnnbench import paths
+from rnnbench.report import STAGING_DIR, Markdown, _root, label_slug, markdown_table, sig, stage_figure, words
+
+PREDICTIONS = {
+    "jacobian_rate": "log mean ‖diag(f′) U‖",
+    "pascanu_rate": "log σ_max(U) max f′",
+    "radius_rate": "log ρ(U)",
+}
+SNAPSHOT_NAMES = {"0": "at initialisation", "final": "at the end of training"}
+
+
+def analysis_names(results: str | Path | None = None) -> list[str]:
+    root = Path(_root(results)) / "analyses"
+    return sorted(p.parent.name for p in root.glob("*/analysis.json"))
+
+
+def analysis_record(name: str, results: str | Path | None = None) -> dict[str, Any]:
+    return json.loads(Path(paths.analysis_record(_root(results), name)).read_text(encoding="utf-8"))
+
+
+def _read(name: str, table: str, results: str | Path | None) -> pd.DataFrame:
+    return pd.read_csv(paths.analysis_table(_root(results), name, table), dtype={"snapshot": str})
+
+
+def backward_rates(name: str, results: str | Path | None = None, quantity: str = "h") -> pd.DataFrame:
+    """One row per network the analysis varies (seeds averaged): the measured rate, its range over seeds, the
+    per-step factor it means, the three predictions and rho(U)."""
+    record = analysis_record(name, results)
+    rates = _read(name, "rates", results)
+    rates = rates[(rates["direction"] == "backward") & (rates["method"] == "one_pass") & (rates["quantity"] == quantity)]
+    keys = [k for k in record["keys"] if k not in ("seed", "run_id") and (k in record["vary"] or k == "activation")]
+    keys = [k for k in keys if k in rates.columns] or ["analysis"]
+    rates = rates.assign(analysis=name)
+    grouped = rates.groupby(keys, sort=False)
+    table = grouped.agg(
+        measured=("rate", "mean"), lowest=("rate", "min"), highest=("rate", "max"), seeds=("rate", "size"),
+        **{column: (column, "mean") for column in PREDICTIONS}, rho=("rho", "mean"),
+    ).reset_index()
+    table.insert(len(keys) + 1, "factor", np.exp(table["measured"]))
+    return table
+
+
+def _all_rates(network: str, results: str | Path | None) -> pd.DataFrame:
+    frames = []
+    for name in analysis_names(results):
+        record = analysis_record(name, results)
+        if record["kind"] != "gradient_decay" or record["network"] != network:
+            continue
+        rates = _read(name, "rates", results)
+        rates = rates[(rates["direction"] == "backward") & (rates["method"] == "one_pass") & (rates["quantity"] == "h")]
+        frames.append(rates.assign(analysis=name))
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def untrained_rates(results: str | Path | None = None) -> pd.DataFrame:
+    """Every untrained network of every analysis: activation, radius, hidden -> measured rate (mean over seeds
+    and analyses) beside log rho(U) and the Jacobian prediction."""
+    rates = _all_rates("untrained", results)
+    if rates.empty:
+        return pd.DataFrame(columns=["activation", "radius", "hidden", "measured", "radius_rate", "jacobian_rate", "seeds"])
+    return (
+        rates.groupby(["activation", "radius", "hidden"])
+        .agg(measured=("rate", "mean"), radius_rate=("radius_rate", "mean"), jacobian_rate=("jacobian_rate", "mean"),
+             seeds=("rate", "size"))
+        .reset_index()
+    )
+
+
+def trained_rates(results: str | Path | None = None) -> pd.DataFrame:
+    """Every study-sourced network: analysis, run, snapshot -> measured rate, rho(U) and the predictions."""
+    rates = _all_rates("study", results)
+    if rates.empty:
+        return pd.DataFrame(columns=["analysis", "run_id", "snapshot", "rate", "rho", *PREDICTIONS])
+    return rates[["analysis", "run_id", "family", "snapshot", "rate", "rho", *PREDICTIONS]].reset_index(drop=True)
+
+
+def passage_rows(results: str | Path | None = None) -> pd.DataFrame:
+    """The evidence word of the passage (its first occurrence) through each network of each passage analysis."""
+    frames = []
+    for name in analysis_names(results):
+        if analysis_record(name, results)["kind"] != "passage":
+            continue
+        table = _read(name, "passage", results)
+        evidence = table[table["evidence"]].sort_values("position")
+        frames.append(evidence.drop_duplicates(["run_id", "snapshot"]).assign(analysis=name))
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def snapshot_name(snapshot: str) -> str:
+    return SNAPSHOT_NAMES.get(str(snapshot), f"after epoch {snapshot}")
+
+
+def analysis_section(name: str, results: str | Path | None = None, staging: str | Path = STAGING_DIR) -> Markdown:
+    """A gradient-decay analysis's section: heading, what it measured, its figure and its rates table."""
+    record = analysis_record(name, results)
+    slug = label_slug(name)
+    measure = record["measure"]
+    table = backward_rates(name, results)
+    if record["network"] == "untrained":
+        what = (
+            f"{len(record['points'])} untrained networks ({words(f'`{k}`' for k in record['vary']) or 'one setting'} "
+            f"varied, fixed {', '.join(f'`{k}` = {v}' for k, v in record['fixed'].items())})"
+        )
+        corpus = f"the {measure['corpus']} corpus"
+    else:
+        what = (
+            f"the run{'s' if len(record['run_ids']) != 1 else ''} {words(f'`{r}`' for r in record['run_ids'])} of study "
+            f"`{record['study']}` at {words(snapshot_name(s) for s in record['snapshots'])}"
+        )
+        corpus = "the corpus each run was trained on"
+    image = stage_figure(paths.analysis_figure(_root(results), name, "png"), f"analysis-{slug}.png", staging)
+    headers = {
+        "measured": "measured rate", "lowest": "lowest", "highest": "highest", "factor": "per-step factor",
+        "rho": "ρ(U)", **PREDICTIONS,
+    }
+    if table["seeds"].max() <= 1:
+        table = table.drop(columns=["lowest", "highest"])
+    lines = [
+        f"## `{name}` {{#sec-analysis-{slug}}}",
+        "",
+        f"{record['description'] or name}. The analysis measures {what} on {measure['sequences']} windows of "
+        f"{measure['steps']} steps of {corpus}'s {measure['split']} split ({measure['dtype']}).",
+        "",
+        f"![{record['description'] or name}. From {paths.analysis_figure('results', name, 'png')}, rule analysis_figure.]"
+        f"({image}){{#fig-analysis-{slug}}}",
+        "",
+        markdown_table(table, formats={c: sig for c in table.columns if c in headers}, headers=headers),
+        "",
+        f": Measured rate (slope of log ‖dL/dh‖ against distance) beside the predicted ones, per network of {name}. "
+        f"From {paths.analysis_table('results', name, 'rates')}, rule decay_analysis. {{#tbl-analysis-{slug}}}",
+        "",
+    ]
+    return Markdown("\n".join(lines))
