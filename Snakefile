@@ -11,6 +11,7 @@ from snakemake.utils import min_version
 min_version("9.0")
 
 from rnnbench.config import config_files_in_merge_order, load_config, merge_config_files
+from rnnbench.locks import clear_stale_locks
 
 # The config files in the order they are merged, each over the ones before: config/config.yaml, then each
 # --configfile in command-line order (Snakemake's own list puts a `configfile:` last), then --config KEY=VALUE.
@@ -20,6 +21,10 @@ config.clear()
 config.update(merge_config_files(CONFIG_FILES, workflow.config_settings.config))
 # Validated against workflow/schemas/config.schema.yaml here, at parse time: a typo fails before any job.
 CFG = load_config(config)
+
+# A lock left behind by a killed run is removed, a live run's is kept: after kill -9 the same command resumes.
+if workflow.is_main_process:
+    clear_stale_locks()
 
 
 report: "workflow/report/workflow.rst"

@@ -267,7 +267,7 @@ def test_an_unknown_untrained_setting_is_named():
         decay.network({"radious": 0.9}, VOCAB, torch.float64)
 
 
-def test_decay_figure_has_one_log_panel_per_sweep_value(tmp_path):
+def test_decay_curves_figure_has_one_log_panel_per_sweep_value(tmp_path):
     from rnnbench import plots
 
     ids = np.arange(300) % VOCAB
@@ -276,7 +276,7 @@ def test_decay_figure_has_one_log_panel_per_sweep_value(tmp_path):
         spec = {"radius": radius, "hidden": 6, "embed_dim": 4}
         curves = decay.decay_point(spec, ids, VOCAB, steps=101, count=2, keys={"radius": radius})[0]
         tables += [curves.assign(activation="tanh"), curves.assign(activation="relu")]  # two panels, same lines
-    fig = plots.decay_figure(pd.concat(tables), hue="radius", panel="activation", title="t", source="s")
+    fig = plots.decay_curves_figure(pd.concat(tables), hue="radius", panel="activation", title="t", source="s")
     axes = fig.get_axes()
     assert [ax.get_title() for ax in axes] == ["activation = relu", "activation = tanh"]
     assert all(ax.get_yscale() == "log" for ax in axes)

@@ -9,7 +9,15 @@ import torch
 from torch import nn
 
 from rnnbench.data import load_corpus, synthetic
-from rnnbench.evaluate import Likelihood, agreement_by_distance, perplexity, sentence_likelihood, stream_likelihood
+from rnnbench.evaluate import (
+    Likelihood,
+    perplexity,
+    sentence_agreement,
+    sentence_likelihood,
+    stream_likelihood,
+    window_agreement,
+    window_likelihood,
+)
 from rnnbench.models import ModelConfig, build_model
 
 torch.set_num_threads(1)
@@ -64,7 +72,7 @@ def stream(n, seed=0):
 @pytest.mark.parametrize("family", ["rnn", "lstm"])
 def test_uniform_recurrent_model_has_perplexity_v_on_a_stream(family):
     tokens = stream(41)
-    lik = stream_likelihood(uniform_model(family), tokens, family=family, batch_size=4, bptt=3, context=1)
+    lik = stream_likelihood(uniform_model(family), tokens, batch_size=4, bptt=3)
     # batchify: T = 41 // 4 = 10 rows; the last row is only a target, so (10 - 1) * 4 = 36 predictions,
     # each -log(1/7) = ln 7: NLL sum 36 ln 7, perplexity 7
     assert lik.n_tokens == 36
@@ -74,7 +82,7 @@ def test_uniform_recurrent_model_has_perplexity_v_on_a_stream(family):
 
 def test_uniform_feed_forward_model_has_perplexity_v_on_a_stream():
     tokens = stream(41)
-    lik = stream_likelihood(uniform_model("ff", context=2), tokens, family="ff", batch_size=4, bptt=3, context=2)
+    lik = window_likelihood(uniform_model("ff", context=2), tokens, context=2)
     # every token with 2 tokens before it is predicted: 41 - 2 = 39
     assert lik.n_tokens == 39
     assert lik.perplexity == pytest.approx(V, rel=1e-12)
@@ -95,8 +103,8 @@ def test_evaluation_puts_the_model_in_eval_mode_and_takes_no_gradients():
     model = build_model(ModelConfig("rnn", V, embed_dim=4, hidden=5, output="full", dropout=0.5)).double()
     model.train()
     tokens = stream(41)
-    first = stream_likelihood(model, tokens, family="rnn", batch_size=4, bptt=3, context=1)
-    second = stream_likelihood(model, tokens, family="rnn", batch_size=4, bptt=3, context=1)
+    first = stream_likelihood(model, tokens, batch_size=4, bptt=3)
+    second = stream_likelihood(model, tokens, batch_size=4, bptt=3)
     assert not model.training
     assert first == second  # dropout is off: no noise between two evaluations
     assert all(p.grad is None for p in model.parameters())
@@ -107,12 +115,19 @@ def test_stream_evaluation_carries_the_state_across_segments():
     torch.manual_seed(0)
     model = build_model(ModelConfig("rnn", V, embed_dim=4, hidden=5, output="full")).double()
     tokens = stream(41)
-    short = stream_likelihood(model, tokens, family="rnn", batch_size=4, bptt=3, context=1)
-    whole = stream_likelihood(model, tokens, family="rnn", batch_size=4, bptt=100, context=1)
+    short = stream_likelihood(model, tokens, batch_size=4, bptt=3)
+    whole = stream_likelihood(model, tokens, batch_size=4, bptt=100)
     assert short.n_tokens == whole.n_tokens and short.nll_sum == pytest.approx(whole.nll_sum, rel=1e-12)
 
 
 # --- the agreement probe ---------------------------------------------------------------------------------
+
+
+def agreement(model, corpus, family):
+    """The probe as each way of reading runs it: recurrent models per sentence, the feed-forward model per window."""
+    if family == "ff":
+        return window_agreement(model, corpus, "test", context=3)
+    return sentence_agreement(model, corpus, "test", batch_size=16)
 
 
 class SingularPreferring(nn.Module):
@@ -140,7 +155,7 @@ def test_agreement_probe_on_a_model_that_always_says_singular(corpus, family):
     probes = corpus.probes["test"]
     model = SingularPreferring(len(corpus.vocab), singular_ids(probes))
     model.recurrent = family == "rnn"
-    table = agreement_by_distance(model, corpus, "test", family=family, context=3, batch_size=16)
+    table = agreement(model, corpus, family)
     # log p(correct) - log p(wrong) = +1 for a singular head, -1 for a plural one: the accuracy at each
     # distance is the share of singular heads there
     expected = probes.assign(sg=probes["number"] == "sg").groupby("distance")["sg"].agg(["size", "mean"])
@@ -175,8 +190,7 @@ def test_agreement_probe_reads_the_verb_position_in_both_paths(corpus):
     # of the previous token is right on every such probe; the ff window and the recurrent reading must agree
     # on which token that is at every distance
     tables = {
-        family: agreement_by_distance(NearestNounCopier(corpus.vocab, family == "rnn"), corpus, "test",
-                                      family=family, context=3, batch_size=16)
+        family: agreement(NearestNounCopier(corpus.vocab, family == "rnn"), corpus, family)
         for family in ("rnn", "ff")
     }
     pd.testing.assert_frame_equal(tables["rnn"], tables["ff"])
@@ -189,7 +203,7 @@ def test_agreement_probe_reads_the_verb_position_in_both_paths(corpus):
 def test_agreement_probe_on_a_real_model(corpus, family):
     torch.manual_seed(0)
     model = build_model(ModelConfig(family, len(corpus.vocab), embed_dim=4, hidden=8, context=3, output="full"))
-    table = agreement_by_distance(model, corpus, "test", family=family, context=3, batch_size=16)
+    table = agreement(model, corpus, family)
     probes = corpus.probes["test"]
     assert list(table.columns) == ["distance", "n", "accuracy", "split"]
     assert table["distance"].tolist() == sorted(probes["distance"].unique())  # one row per distance
@@ -201,5 +215,6 @@ def test_agreement_probe_needs_a_corpus_with_probes(corpus):
     from dataclasses import replace
 
     no_probes = replace(corpus, name="ptb", probes=None, sentence_starts=None)
-    with pytest.raises(ValueError, match="no agreement probes"):
-        agreement_by_distance(uniform_model("rnn", len(corpus.vocab)), no_probes, "test", family="rnn", context=1, batch_size=4)
+    for family in ("rnn", "ff"):
+        with pytest.raises(ValueError, match="no agreement probes"):
+            agreement(uniform_model(family, len(corpus.vocab)), no_probes, family)

@@ -1,4 +1,4 @@
-"""The Quarto book in reports/, checked without Quarto.
+"""The Quarto book in reports/, checked without Quarto (tests/bookcheck.py runs it as Quarto would).
 
 Every chapter's cells run in order, and every inline expression is evaluated where Quarto would evaluate it,
 against a results folder built here by the package's own writers (worked tables, a study per config study from
@@ -7,7 +7,8 @@ RNNBENCH_SMOKE_RESULTS pointing at a finished smoke run (results/smoke), that fo
 
 Also checked: cross-references resolve, every table and figure is labelled, captioned with its source and
 cited, the files the book names are ones the workflow writes, no number is typed into the prose, the book's
-code imports no torch, and _quarto.yml is a book of existing chapters.
+code imports no torch, _quarto.yml is a book of existing chapters, and the formatters and the study
+sections on hand-made values. tests/test_book_render.py renders the book with a real Quarto.
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ import pandas as pd
 import pytest
 import yaml
 
-from rnnbench import jobs, paths, report
+import bookcheck
+from rnnbench import jobs, markdown, paths, plots, report
 from rnnbench.config import Config, load_config, merge_config_files
 from rnnbench.summary import study_record
 from rnnbench.worked import TABLES
@@ -50,13 +52,13 @@ def _metrics(i: int, cfg, diverged: bool) -> dict:
     """Plausible metrics of run i; a diverged run has no perplexity or accuracy, as train.py writes it."""
     metrics = {
         "run_id": cfg.run_id,
-        "test_ppl": None if diverged else 400.0 - 25.0 * i,
+        "test_ppl": 7.9e11 if diverged else 400.0 - 25.0 * i,  # a blown-up run's number, never a result
         "valid_ppl": None if diverged else 410.0 - 25.0 * i,
         "epochs": 1,
         "steps": 30,
         "diverged": diverged,
         "diverged_step": 12 if diverged else None,
-        "diverged_reason": "loss is nan" if diverged else None,
+        "diverged_reason": "non_finite_loss" if diverged else None,
         "parameters": 10_000 + 100 * i,
         "train_seconds": 2.0 + i,
         "tokens_per_second": 5_000.0 + i,
@@ -101,6 +103,11 @@ def build_results(results: Path) -> Config:
                            provenance=provenance)
         figures = [paths.study_figure(str(results), study_name, fmt) for fmt in paths.FIGURE_FORMATS]
         jobs.study_figure(summary, record, figures, provenance_file=paths.provenance(figures[0]), provenance=provenance)
+
+    for name in plots.BOOK_FIGURES:
+        figures = [paths.book_figure(str(results), name, fmt) for fmt in paths.FIGURE_FORMATS]
+        jobs.book_figure(name, paths.table(str(results), name), figures,
+                         provenance_file=paths.provenance(figures[0]), provenance=provenance)
 
     runs = config.all_runs()
     benchmark_files = []
@@ -147,14 +154,14 @@ def fixture(tmp_path_factory) -> Fixture:
 
 
 @pytest.fixture(scope="session")
-def runs(fixture) -> list[report.ChapterRun]:
+def runs(fixture) -> list[bookcheck.ChapterRun]:
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv(report.RESULTS_ENV, str(fixture.results))
-        return report.run_book(fixture.book)
+        return bookcheck.run_book(fixture.book)
 
 
 BOOK_CONFIG = yaml.safe_load((BOOK / "_quarto.yml").read_text(encoding="utf-8"))
-CHAPTERS = report.read_book(BOOK).chapter_files
+CHAPTERS = bookcheck.read_book(BOOK).chapter_files
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -174,6 +181,11 @@ def test_quarto_yml_is_a_book_of_existing_chapters():
     assert BOOK_CONFIG["project"]["type"] == "book"
     assert BOOK_CONFIG["project"]["output-dir"] == "_book"
     assert set(BOOK_CONFIG["format"]) == {"html", "typst"}
+    assert BOOK_CONFIG["book"]["author"]  # the Typst book template fails without one
+    # Figures are written without an extension: PNG on screen, the vector PDF in print.
+    assert BOOK_CONFIG["format"]["html"]["default-image-extension"] == "png"
+    assert BOOK_CONFIG["format"]["typst"]["default-image-extension"] == "pdf"
+    assert (BOOK / BOOK_CONFIG["format"]["typst"]["include-before-body"]).is_file()
     assert BOOK_CONFIG["execute"]["echo"] is False
     assert BOOK_CONFIG["engine"] == "jupyter"
     assert CHAPTERS[0] == "index.qmd"  # a book's first chapter is its home page
@@ -182,10 +194,11 @@ def test_quarto_yml_is_a_book_of_existing_chapters():
     assert sorted(p.name for p in BOOK.glob("*.qmd")) == sorted(CHAPTERS)  # no chapter left out of the book
 
 
-def test_report_rule_inputs_exist():
-    """The workflow's report rule needs reports/_quarto.yml and produces the book's index page."""
-    assert (BOOK / "_quarto.yml").is_file()
-    assert "index.qmd" in CHAPTERS  # renders to _book/index.html
+def test_the_workflow_profile_freezes_each_chapter_once():
+    """The report rule renders with this profile: the HTML pass freezes, the PDF pass reads it back."""
+    profile = yaml.safe_load((BOOK / "_quarto-workflow.yml").read_text(encoding="utf-8"))
+    assert profile["execute"]["freeze"] == "auto"
+    assert BOOK_CONFIG["execute"]["freeze"] is False  # `quarto render reports` by hand always executes
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -195,7 +208,7 @@ def test_report_rule_inputs_exist():
 @pytest.mark.parametrize("chapter", CHAPTERS)
 def test_chapter_cells_run(fixture, monkeypatch, chapter):
     monkeypatch.setenv(report.RESULTS_ENV, str(fixture.results))
-    run = report.run_chapter(fixture.book / chapter, cwd=fixture.book)
+    run = bookcheck.run_chapter(fixture.book / chapter, cwd=fixture.book)
     assert len(run.outputs) == len(run.chapter.cells) > 0
     for output in run.outputs:
         where = f"{chapter}:{output.cell.line}"
@@ -213,7 +226,7 @@ def test_chapter_cells_run(fixture, monkeypatch, chapter):
 @pytest.mark.parametrize("chapter", CHAPTERS)
 def test_inline_expressions_evaluate_as_prose(fixture, monkeypatch, chapter):
     monkeypatch.setenv(report.RESULTS_ENV, str(fixture.results))
-    run = report.run_chapter(fixture.book / chapter, cwd=fixture.book)
+    run = bookcheck.run_chapter(fixture.book / chapter, cwd=fixture.book)
     expressions = [e for e, _ in run.chapter.inline_expressions()]
     assert [e for e, _ in run.inline] == expressions
     for expression, text in run.inline:
@@ -222,7 +235,7 @@ def test_inline_expressions_evaluate_as_prose(fixture, monkeypatch, chapter):
 
 
 def test_chapters_with_prose_numbers_use_inline_code():
-    assert sum(len(report.parse_chapter(BOOK / c).inline_expressions()) for c in CHAPTERS) > 50
+    assert sum(len(bookcheck.parse_chapter(BOOK / c).inline_expressions()) for c in CHAPTERS) > 50
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -230,8 +243,8 @@ def test_chapters_with_prose_numbers_use_inline_code():
 
 
 def test_every_cross_reference_points_at_a_label(runs):
-    assert report.check_references(runs) == []
-    assert report.duplicate_labels(runs) == []
+    assert bookcheck.check_references(runs) == []
+    assert bookcheck.duplicate_labels(runs) == []
 
 
 def test_every_figure_and_table_is_labelled_captioned_and_cited(runs):
@@ -245,7 +258,7 @@ def test_every_figure_and_table_is_labelled_captioned_and_cited(runs):
                 assert label in cited, f"{run.chapter.path.name}: {label} is never cited"
         generated = run.generated()
         assert generated.count("![") == generated.count("){#fig-"), "a generated figure has no label"
-        for label in report.LABEL_DEF.findall(generated):
+        for label in bookcheck.LABEL_DEF.findall(generated):
             if label.startswith(("fig-", "tbl-")):
                 assert label in cited, f"{run.chapter.path.name}: generated {label} is never cited"
 
@@ -268,9 +281,10 @@ def test_a_new_study_appears_with_no_edit(fixture, tmp_path, monkeypatch):
     summary.to_csv(added / "summary.csv", index=False)
     monkeypatch.setenv(report.RESULTS_ENV, str(results))
     book = copy_book(tmp_path / "reports")
-    run = report.run_chapter(book / "studies.qmd", cwd=book)
+    run = bookcheck.run_chapter(book / "studies.qmd", cwd=book)
     assert {"sec-study-activation-agreement", "fig-study-activation-agreement"} <= run.labels()
     assert (book / report.STAGING_DIR / "study-activation-agreement.png").is_file()
+    assert (book / report.STAGING_DIR / "study-activation-agreement.pdf").is_file()
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -278,21 +292,21 @@ def test_a_new_study_appears_with_no_edit(fixture, tmp_path, monkeypatch):
 
 
 def test_named_result_files_are_workflow_outputs(fixture, runs):
+    """Captions name files relative to the results folder; each is one a rule writes, and is there."""
     default = load_config(REPO / "config" / "config.yaml")
-    expected = {Path(p).as_posix() for p in paths.expected_outputs(default, list(TABLES))}
+    root = default.results_dir
+    outputs = paths.expected_outputs(default, list(TABLES))
+    for name in plots.BOOK_FIGURES:
+        figures = [paths.book_figure(root, name, fmt) for fmt in paths.FIGURE_FORMATS]
+        outputs += figures + [paths.provenance(figures[0])]
+    expected = {Path(p).relative_to(root).as_posix() for p in outputs}
+    named = set()
     for run in runs:
-        named = run.chapter.result_files() | set(report.RESULT_FILE.findall(run.generated()))
-        for name in named:
-            assert name in expected, f"{run.chapter.path.name} names {name}, which no rule writes"
-            assert (fixture.results / Path(name).relative_to("results")).is_file(), name
-
-
-def test_images_exist_inside_the_book(fixture, runs):
-    images = [image for run in runs for image in run.images()]
-    assert images, "the studies chapter shows no figure"
-    for image in images:
-        assert not image.startswith(("/", "..")), f"{image}: HTML and Typst need images inside reports/"
-        assert (fixture.book / image).is_file(), image
+        named |= run.chapter.result_files() | set(bookcheck.RESULT_FILE.findall(run.generated()))
+    assert any(n.startswith("figures/") for n in named) and any(n.startswith("studies/") for n in named)
+    for name in named:
+        assert name in expected, f"{name} is named by the book, but no rule writes it"
+        assert (fixture.results / name).is_file(), name
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -301,15 +315,16 @@ def test_images_exist_inside_the_book(fixture, runs):
 
 @pytest.mark.parametrize("chapter", CHAPTERS)
 def test_no_number_is_typed_into_the_prose(chapter):
-    parsed = report.parse_chapter(BOOK / chapter)
+    parsed = bookcheck.parse_chapter(BOOK / chapter)
     assert parsed.typed_numbers() == []
 
 
 def test_the_report_path_imports_no_torch(fixture):
     program = (
         "import sys\n"
-        "from rnnbench import report\n"
-        f"report.run_book({str(fixture.book)!r})\n"
+        f"sys.path.insert(0, {str(Path(__file__).parent)!r})\n"
+        "import bookcheck\n"
+        f"bookcheck.run_book({str(fixture.book)!r})\n"
         "loaded = sorted(m for m in sys.modules if m == 'torch' or m.startswith('torch.'))\n"
         "assert not loaded, loaded\n"
     )
@@ -336,6 +351,7 @@ def test_number_formatters():
     assert report.sig(0.005153775) == "0.00515"
     assert report.sig(0.0005153775) == "$5.15 \\times 10^{-4}$"
     assert report.sig(float("nan")) == "–"
+    assert report.sig(1.07e26, plain=True) == "1.07 × 10²⁶"
     assert report.percent(99.48462) == "99.5%"
     assert report.words(["a", "b", "c"]) == "a, b and c"
     assert report.words(["a"]) == "a"
@@ -345,12 +361,12 @@ def test_markdown_is_shown_without_quotes():
     value = report.integer(29_312)
     assert value._repr_markdown_() == "29,312"
     assert repr(value) == "29,312"
-    assert report.inline_markdown(value) == "29,312"
-    assert report.inline_markdown(24) == "24"
+    assert bookcheck.inline_markdown(value) == "29,312"
+    assert bookcheck.inline_markdown(24) == "24"
     with pytest.raises(TypeError, match="repr"):
-        report.inline_markdown("24", "n")  # Quarto would print '24', quotes included
+        bookcheck.inline_markdown("24", "n")  # Quarto would print '24', quotes included
     with pytest.raises(TypeError):
-        report.inline_markdown(0.1 + 0.2, "x")  # and 0.30000000000000004
+        bookcheck.inline_markdown(0.1 + 0.2, "x")  # and 0.30000000000000004
 
 
 def test_escape_and_code():
@@ -362,19 +378,83 @@ def test_escape_and_code():
 def test_markdown_table():
     frame = pd.DataFrame({"tensor": ["W_h", "U"], "count": [150_000, 250_000], "ok": [True, False]})
     table = report.markdown_table(frame, formats={"count": report.integer}, headers={"ok": "agrees"})
-    assert table == (
-        "| tensor | count | agrees |\n"
-        "|:---|---:|:---|\n"
-        "| W\\_h | 150,000 | yes |\n"
-        "| U | 250,000 | no |"
-    )
+    lines = [[cell.strip() for cell in line.strip("|").split("|")] for line in table.splitlines()]
+    assert lines[0] == ["tensor", "count", "agrees"]
+    assert [rule.startswith(":") for rule in lines[1]] == [True, False, True]  # text left, numbers right
+    assert lines[2:] == [["W\\_h", "150,000", "yes"], ["U", "250,000", "no"]]
+
+
+def test_markdown_table_cells_read_as_text():
+    """Headers read as words; scientific notation in a cell is text, not math (no raw TeX in a viewer)."""
+    frame = pd.DataFrame({"test_ppl": [1.07e26, 30.9]})
+    table = report.markdown_table(frame)
+    assert "test ppl" in table and "1.070 × 10²⁶" in table and "$" not in table
+    assert report.cell_sig(1.07e26) == "1.07 × 10²⁶"
+    assert report.cell_sci(7.1e-15) == "7.1 × 10⁻¹⁵"
+    assert report.humanize("dist_to_other_script") == "dist to other script"
+    assert report.humanize("h_t") == "h_t" and report.humanize("‖∂h_1/∂h_0‖") == "‖∂h_1/∂h_0‖"  # not identifiers
+
+
+def test_a_wide_table_shares_the_page_by_content():
+    """Over 72 characters pandoc takes column widths from the dashes: the long-text column gets most of
+    the page, and no column is narrower than its longest word."""
+    frame = pd.DataFrame({
+        "where": ["Backpropagation through time", "Why the memory fades"],
+        "claim": ["If any eigenvalue satisfies |lambda| > 1, the product grows without bound. " * 2, "short"],
+        "ok": ["yes", "no"],
+    })
+    rule = report.markdown_table(frame).splitlines()[1]
+    widths = [part.count("-") for part in rule.strip("|").split("|")]
+    assert widths[1] > widths[0] > widths[2]
+    assert widths[0] >= len("Backpropagation") + 1
+
+
+def test_a_narrow_table_is_sized_by_each_format():
+    frame = pd.DataFrame({"a": [1, 2], "b": ["x", "y"]})
+    assert all(len(line) <= markdown.PANDOC_COLUMNS for line in report.markdown_table(frame).splitlines())
+
+
+def _diverged_study(tmp_path: Path) -> Path:
+    """A study of three runs by hand: norm clipping trained, value and none diverged (one blew up to a
+    finite 7.9e11, one has no perplexity)."""
+    results = tmp_path / "results"
+    study = results / "studies" / "clip"
+    study.mkdir(parents=True)
+    runs = [("r-norm", "norm", 30.9, 0, None), ("r-none", "none", 7.9e11, 1, "loss_above_uniform"),
+            ("r-value", "value", float("nan"), 1, "non_finite_loss")]
+    rows = []
+    for run_id, mode, ppl, diverged, reason in runs:
+        keys = {"study": "clip", "run_id": run_id, "family": "rnn", "corpus": "ptb", "seed": 1, "clip_mode": mode}
+        rows += [{**keys, "metric": "test_ppl", "value": ppl}, {**keys, "metric": "diverged", "value": diverged},
+                 {**keys, "metric": "diverged_step", "value": 12 if diverged else float("nan")}]
+        metrics = results / "runs" / run_id / "metrics.json"
+        metrics.parent.mkdir(parents=True)
+        metrics.write_text(json.dumps({"diverged": bool(diverged), "diverged_reason": reason}))
+    pd.DataFrame(rows).to_csv(study / "summary.csv", index=False)
+    about = {"name": "clip", "description": "Clipping on PTB", "family": "rnn", "corpus": "ptb",
+             "metric": "test_ppl", "vary": ["clip_mode"], "fixed": {}, "seeds": [1], "run_ids": [r[0] for r in runs]}
+    (study / "study.json").write_text(json.dumps(about))
+    for fmt in paths.FIGURE_FORMATS:
+        (study / f"figure.{fmt}").write_bytes(b"figure")
+    return results
+
+
+def test_a_study_section_marks_diverged_runs(tmp_path):
+    results = _diverged_study(tmp_path)
+    table = report.study_table("clip", results)
+    assert list(table["diverged"]) == ["no", "yes: loss above uniform, step 12", "yes: non finite loss, step 12"]
+    section = report.study_section("clip", results, staging=tmp_path / "figures")
+    assert "2 of the 3 runs diverged (`clip_mode` = none and `clip_mode` = value)" in section
+    assert "The one run that trained has test perplexity 30.9" in section  # 7.9e11 is not ranked
+    assert "(7.90 × 10¹¹)" in section  # printed, in brackets, not hidden
+    assert (tmp_path / "figures" / "study-clip.pdf").is_file()
 
 
 QMD = """# A chapter {#sec-a}
 
 ```{python}
 #| label: tbl-x
-#| tbl-cap: "A table, see @sec-b. From results/tables/decay.csv, rule worked_table."
+#| tbl-cap: "A table, see @sec-b. From tables/decay.csv, rule worked_table."
 from rnnbench import report as rb
 n = 3
 rb.Markdown("| a |\\n|---:|\\n| 1 |")
@@ -396,29 +476,29 @@ print("![A figure.](img.png){#fig-y}")
 def test_parse_and_run_a_chapter(tmp_path):
     path = tmp_path / "a.qmd"
     path.write_text(QMD, encoding="utf-8")
-    chapter = report.parse_chapter(path)
+    chapter = bookcheck.parse_chapter(path)
     assert [c.line for c in chapter.cells] == [3, 17]
     assert chapter.cells[0].options["label"] == "tbl-x"
     assert chapter.cells[0].code.startswith("from rnnbench")
     assert chapter.inline_expressions() == [("n", 11)]
     assert chapter.labels() == {"sec-a", "tbl-x"}
     assert chapter.references() == {"tbl-x", "fig-y", "sec-b"}  # not the one in the bash block, nor a@b.org
-    assert chapter.result_files() == {"results/tables/decay.csv"}
+    assert chapter.result_files() == {"tables/decay.csv"}
     assert chapter.typed_numbers() == []
-    run = report.run_chapter(chapter, cwd=tmp_path)
+    run = bookcheck.run_chapter(chapter, cwd=tmp_path)
     assert run.inline == [("n", "3")]
     assert run.labels() == {"sec-a", "tbl-x", "fig-y"}
     assert run.images() == ["img.png"]
     assert "We have 3 rows (@tbl-x)" in run.markdown()
-    assert report.check_references([run]) == ["a.qmd: @sec-b"]
+    assert bookcheck.check_references([run]) == ["a.qmd: @sec-b"]
 
 
 def test_inline_expressions_run_where_quarto_runs_them(tmp_path):
     """A paragraph's expressions are evaluated when it is reached, before the cells below it."""
     path = tmp_path / "b.qmd"
     path.write_text("Too early: `{python} later`.\n\n```{python}\nlater = 1\n```\n", encoding="utf-8")
-    with pytest.raises(report.ChapterError, match=r"b\.qmd:1: inline `later`"):
-        report.run_chapter(path, cwd=tmp_path)
+    with pytest.raises(bookcheck.ChapterError, match=r"b\.qmd:1: inline `later`"):
+        bookcheck.run_chapter(path, cwd=tmp_path)
 
 
 def test_typed_numbers_are_found(tmp_path):
@@ -427,4 +507,4 @@ def test_typed_numbers_are_found(tmp_path):
         "Chapter 12 and (12.7) are fine, so are $h_0$ and `x1` and {#sec-a1}; 47 words and 0.9 are not.\n",
         encoding="utf-8",
     )
-    assert report.parse_chapter(path).typed_numbers() == ["47", "0.9"]
+    assert bookcheck.parse_chapter(path).typed_numbers() == ["47", "0.9"]

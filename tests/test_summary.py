@@ -98,34 +98,6 @@ def test_corpus_table_is_one_row_per_corpus_and_statistic(tmp_path):
     assert list(corpus_table([], []).columns) == ["corpus_key", "statistic", "value"]
 
 
-def test_the_summary_feeds_the_study_figure(study_runs, tmp_path):
-    from rnnbench.plots import save, study_figure
-
-    points, configs, files = study_runs
-    summary = tmp_path / "summary.csv"
-    summarize_study("rnn_hidden", points, configs, files).to_csv(summary, index=False)
-    record = {"name": "rnn_hidden", "description": "RNN hidden size", "vary": ["hidden"], "metric": "test_ppl"}
-    fig = study_figure(pd.read_csv(summary), record)
-    assert fig.axes[0].get_title() == "RNN hidden size\n1 run(s) diverged and are not shown"
-    assert fig.axes[0].get_ylabel() == "test perplexity"
-    save(fig, str(tmp_path / "figure.png"))  # also closes the figure
-    assert (tmp_path / "figure.png").stat().st_size > 0
-
-
-@pytest.mark.parametrize("sizes, scale", [((0, 50, 100), "linear"), ((8, 64, 512), "log")])
-def test_the_study_figure_uses_a_log_axis_only_for_positive_sizes(sizes, scale):
-    import matplotlib.pyplot as plt
-
-    from rnnbench.plots import study_figure
-
-    # ff hidden = 0 (no hidden layer) next to 50 and 100: a log axis would drop the 0 without a word;
-    # positive sizes spanning a factor of >= 16 do get a log2 axis
-    rows = [{"hidden": h, "metric": "test_ppl", "value": 200.0 + h} for h in sizes]
-    fig = study_figure(pd.DataFrame(rows), {"name": "sizes", "vary": ["hidden"], "metric": "test_ppl"})
-    assert fig.axes[0].get_xscale() == scale
-    plt.close(fig)
-
-
 def test_study_record_says_what_the_study_varies_fixes_and_measures():
     config = load_config({
         "run_overrides": {"max_epochs": 1, "hidden": 32},
@@ -158,21 +130,3 @@ def test_study_record_says_what_the_study_varies_fixes_and_measures():
         {"clip_mode": "none", "hidden": 8, "seed": 3}, {"clip_mode": "none", "hidden": 8, "seed": 1},
     ]
     json.dumps(record)  # written as study.json as it is
-
-
-def test_the_study_figure_takes_axes_and_title_from_the_record():
-    import matplotlib.pyplot as plt
-
-    from rnnbench.plots import study_figure
-
-    rows = [
-        {"clip_mode": mode, "hidden": h, "seed": 1, "metric": "agreement_accuracy", "value": 0.5 + h / 100}
-        for mode in ("none", "norm") for h in (8, 16)
-    ]
-    record = {"name": "clip_hidden", "description": "", "vary": ["clip_mode", "hidden"], "metric": "agreement_accuracy"}
-    fig = study_figure(pd.DataFrame(rows), record)
-    ax = fig.axes[0]
-    assert ax.get_xlabel() == "clip_mode" and ax.get_ylabel() == "agreement accuracy"
-    assert ax.get_title() == "clip_hidden"  # no description: the study's name
-    assert ax.get_legend().get_title().get_text() == "hidden"  # the second varied setting is the colour
-    plt.close(fig)

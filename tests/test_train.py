@@ -8,13 +8,23 @@ import pytest
 import torch
 
 from rnnbench.config import RunConfig
-from rnnbench.train import Schedule, StepRecord, clip_gradients, detach_state, split_stream, thin_steps, train_run
+from rnnbench.reading import detach_state, split_stream
+from rnnbench.train import (
+    Schedule,
+    StepRecord,
+    clip_gradients,
+    clip_gradients_,
+    step_divergence,
+    thin_steps,
+    train_run,
+    validation_divergence,
+)
 
 torch.set_num_threads(1)
 
 # A small agreement corpus (generated in well under a second) cut further by train/eval_tokens.
 SMALL_AGREEMENT = {"seed": 0, "train_sentences": 400, "valid_sentences": 60, "test_sentences": 60}
-STEPS_COLUMNS = ["step", "epoch", "lr", "loss", "grad_norm", "clipped"]
+STEPS_COLUMNS = ["step", "epoch", "lr", "loss", "grad_norm", "clipped", "clip_cosine"]
 EPOCHS_COLUMNS = [
     "epoch", "lr", "steps", "train_ppl", "seconds", "tokens_per_second", "clipped_fraction", "grad_norm_median",
     "valid_ppl", "valid_nll",
@@ -76,6 +86,25 @@ def test_clip_by_value_clamps_each_component_and_reports_the_pre_clip_norm():
     (q,) = params([3.0, -4.0])
     assert clip_gradients([q], "value", 15.0) == (pytest.approx(5.0), False)
     assert q.grad.tolist() == [3.0, -4.0]
+
+
+def test_the_cosine_of_the_clipped_update():
+    # norm clipping rescales (3, 4) to (0.6, 0.8): same direction, cosine 1
+    (p,) = params([3.0, 4.0])
+    assert float(clip_gradients_([p], "norm", 1.0).cosine) == 1.0
+    # value clipping at 3.5 turns (3, 4) into (3, 3.5):
+    #   cos = (3*3 + 4*3.5) / (||(3, 4)|| ||(3, 3.5)||) = 23 / (5 sqrt(21.25)) = 23 / 23.049 = 0.99788
+    (q,) = params([3.0, 4.0])
+    result = clip_gradients_([q], "value", 3.5)
+    assert bool(result.clipped) and float(result.norm) == pytest.approx(5.0)
+    assert float(result.cosine) == pytest.approx((9 + 14) / (5 * math.sqrt(21.25)), rel=1e-12)
+    assert float(result.cosine) == pytest.approx(0.997880, abs=1e-6)
+    # across two tensors the dot product and both norms are global: (3,) and (4,) give the same cosine
+    a, b = params([3.0], [4.0])
+    assert float(clip_gradients_([a, b], "value", 3.5).cosine) == pytest.approx(float(result.cosine), rel=1e-12)
+    # nothing clipped: the update is the gradient, cosine 1
+    (r,) = params([3.0, 4.0])
+    assert float(clip_gradients_([r], "value", 15.0).cosine) == 1.0
 
 
 def test_clip_mode_none_measures_and_never_clips():
@@ -197,7 +226,8 @@ def test_constant_schedule_never_changes():
 
 
 def records(n):
-    return [StepRecord(step=i, epoch=1, lr=1.0, loss=float(i), grad_norm=1.0, clipped=False) for i in range(1, n + 1)]
+    return [StepRecord(step=i, epoch=1, lr=1.0, loss=float(i), grad_norm=1.0, clipped=False, clip_cosine=1.0)
+            for i in range(1, n + 1)]
 
 
 @pytest.mark.parametrize("keep", [None, 50, 100, 1, 99])
@@ -209,6 +239,23 @@ def test_thin_steps_keeps_at_most_max_rows_with_first_last_and_the_kept_step(kee
     assert kept[0] == 1 and kept[-1] == 100
     if keep is not None:
         assert keep in kept
+
+
+def test_step_statistics_hand_worked():
+    from rnnbench.train import step_statistics
+
+    def step(i, norm, clipped, cosine):
+        return StepRecord(i, 1, 1.0, 5.0, norm, clipped, cosine)
+
+    steps = [step(1, 1.0, False, 1.0), step(2, 2.0, True, 0.9), step(3, 3.0, True, 0.7), step(4, 4.0, False, 1.0),
+             step(5, 5.0, False, 1.0), step(6, math.inf, True, 0.1)]
+    # step 6 diverged: it enters no statistic. Norms 1..5: median 3, max 5; the 5% quantile by linear
+    # interpolation 1 + 0.05 * 4 * (2 - 1) = 1.2, the 95% one 4 + 0.8 * (5 - 4) = 4.8
+    # cosine over the clipped steps 2 and 3: (0.9 + 0.7) / 2 = 0.8
+    stats = step_statistics(steps, diverged_step=6)
+    assert stats == {"grad_norm_q05": pytest.approx(1.2), "grad_norm_median": 3.0, "grad_norm_q95": pytest.approx(4.8),
+                     "grad_norm_max": 5.0, "clip_cosine_mean": pytest.approx(0.8)}
+    assert step_statistics(steps[:1], None)["clip_cosine_mean"] is None  # no step clipped: nothing to average
 
 
 def test_thin_steps_spacing_and_short_lists():
@@ -265,6 +312,23 @@ def test_short_run_per_family_writes_every_output(family, settings, tmp_path, ca
     assert model["config"] == cfg.to_dict() and set(model) == {"config", "state_dict"}
 
 
+def test_snapshots_of_the_initialisation_and_every_epoch(tmp_path, cache_dir):
+    from rnnbench.models import build_model
+    from rnnbench.paths import run_snapshot
+    from rnnbench.models import ModelConfig
+
+    cfg = tiny(max_epochs=2)
+    train_run(cfg, tmp_path / "runs" / cfg.run_id, cache_dir=cache_dir)
+    saved = [torch.load(run_snapshot(str(tmp_path), cfg.run_id, k), weights_only=True) for k in range(3)]
+    assert not (tmp_path / "runs" / cfg.run_id / "snapshots" / "epoch-003.pt").exists()
+    assert all(set(s) == {"config", "state_dict"} and s["config"] == cfg.to_dict() for s in saved)
+    torch.manual_seed(cfg.seed)  # epoch 0 is the initialisation: the model built from the seed
+    initial = build_model(ModelConfig.from_run(cfg, 313)).state_dict()
+    assert all(torch.equal(initial[k], saved[0]["state_dict"][k]) for k in initial)
+    assert not torch.equal(saved[0]["state_dict"]["cell.U"], saved[1]["state_dict"]["cell.U"])  # trained
+    assert not torch.equal(saved[1]["state_dict"]["cell.U"], saved[2]["state_dict"]["cell.U"])
+
+
 def test_recorded_steps_follow_the_clipping_setting(tmp_path, cache_dir):
     # a threshold below any gradient norm: every step is clipped and the recorded norm is the pre-clip one
     metrics = train_run(tiny(clip_mode="norm", clip=1e-6, max_epochs=1, max_steps_per_epoch=6), tmp_path, cache_dir=cache_dir)
@@ -297,19 +361,67 @@ def test_divergence_by_gradient_norm(tmp_path, cache_dir):
     # divergence_norm below any real gradient norm: the first step's pre-clip norm ends the run
     metrics = train_run(tiny(divergence_norm=1e-9), tmp_path, cache_dir=cache_dir)
     assert (metrics["diverged"], metrics["diverged_step"], metrics["steps"]) == (True, 1, 1)
-    assert "divergence_norm" in metrics["diverged_reason"]
+    assert metrics["diverged_reason"] == "grad_norm_above_limit"
 
 
-def test_a_huge_finite_loss_is_recorded_not_raised(tmp_path, cache_dir):
-    # lr 1e3 without clipping sends the mean NLL above 709 nats, where exp() overflows a float; the
-    # gradient norm stays small, so this is not a divergence: perplexities are recorded as infinite
-    returned = train_run(tiny(lr=1e3, clip_mode="none"), tmp_path, cache_dir=cache_dir)
-    metrics, epochs, _ = read_run(tmp_path)
-    assert metrics["diverged"] is False
-    assert math.isinf(epochs["train_ppl"].iloc[-1]) and epochs["valid_nll"].iloc[-1] > 709
-    assert math.isinf(returned["valid_ppl"]) and math.isinf(returned["test_ppl"])
-    assert metrics["valid_ppl"] is None and metrics["test_ppl"] is None  # JSON has no inf: null
-    assert metrics["tokens_per_second"] > 0
+LOG_V = math.log(313)  # the small agreement corpus's vocabulary: the uniform model's NLL, 5.746 nats
+
+
+@pytest.mark.parametrize(
+    "loss, grad_norm, reason",
+    [
+        (5.0, 1.0, None),  # better than uniform, a moderate gradient
+        (2 * LOG_V, 1.0, None),  # exactly at the margin 2 log |V| (perplexity |V|^2): not yet
+        (2 * LOG_V + 0.01, 1.0, "loss_above_uniform"),  # confidently wrong: saturated units
+        (800.0, 5.0, "loss_above_uniform"),  # finite, gradient small, loss exploded (saturated tanh)
+        (math.nan, 1.0, "non_finite_loss"),
+        (math.inf, 1.0, "non_finite_loss"),
+        (5.0, math.nan, "non_finite_grad_norm"),
+        (5.0, math.inf, "non_finite_grad_norm"),
+        (5.0, 2e6, "grad_norm_above_limit"),  # above divergence_norm 1e6
+        (math.nan, math.nan, "non_finite_loss"),  # the loss is named first
+    ],
+)
+def test_step_divergence_reasons(loss, grad_norm, reason):
+    assert step_divergence(loss, grad_norm, norm_limit=1e6, uniform_nll=LOG_V) == reason
+
+
+@pytest.mark.parametrize(
+    "valid_nll, best_nll, reason",
+    [
+        (5.0, math.inf, None),  # the first epoch
+        (5.0, 4.5, None),  # 5.0 / 4.5 = 1.11: worse, below the rising factor 1.5
+        (6.76, 4.5, "loss_rising"),  # 6.76 / 4.5 = 1.502 > 1.5 (still under 2 log |V| = 11.49)
+        (12.0, 4.5, "loss_above_uniform"),  # above 2 log |V| whatever the best was
+        (12.0, math.inf, "loss_above_uniform"),
+        (math.inf, 4.5, "non_finite_loss"),
+        (math.nan, math.inf, "non_finite_loss"),
+    ],
+)
+def test_validation_divergence_reasons(valid_nll, best_nll, reason):
+    assert validation_divergence(valid_nll, best_nll, uniform_nll=LOG_V) == reason
+
+
+def test_saturated_units_end_the_run_as_diverged(tmp_path, cache_dir):
+    # units saturated by lr 1e6 without clipping: the loss explodes while staying finite and the gradient
+    # norm stays under divergence_norm; before, such a run reported test perplexity inf, diverged false
+    cfg = tiny(hidden=8, embed_dim=16, optimizer="sgd", lr=1e6, clip_mode="none", schedule="constant",
+               max_epochs=1, max_steps_per_epoch=30, train_tokens=20000, eval_tokens=5000)
+    metrics = train_run(cfg, tmp_path, cache_dir=cache_dir)
+    assert metrics["diverged"] is True and metrics["diverged_reason"] == "loss_above_uniform"
+    assert metrics["steps"] == metrics["diverged_step"] <= 30
+    assert metrics["test_ppl"] is None and "agreement_accuracy" not in metrics
+
+
+def test_a_huge_finite_loss_is_a_divergence_not_an_overflow(tmp_path, cache_dir):
+    # lr 1e3 without clipping sends the loss far above the uniform model's (and above 709 nats, where
+    # exp() overflows a float): the run ends diverged, with its records written, and nothing raised
+    metrics = train_run(tiny(lr=1e3, clip_mode="none"), tmp_path, cache_dir=cache_dir)
+    saved, epochs, steps = read_run(tmp_path)
+    assert saved == metrics
+    assert metrics["diverged"] is True and metrics["diverged_reason"] == "loss_above_uniform"
+    assert steps["loss"].iloc[-1] > 2 * LOG_V and steps["step"].iloc[-1] == metrics["diverged_step"]
+    assert metrics["test_ppl"] is None
 
 
 @pytest.mark.parametrize(
@@ -338,10 +450,32 @@ def test_resumed_run_ends_exactly_like_an_uninterrupted_one(settings, tmp_path, 
     pd.testing.assert_frame_equal(split_steps, whole_steps)
 
 
-def test_a_checkpoint_of_another_config_is_refused(tmp_path, cache_dir):
-    train_run(tiny(max_epochs=2), tmp_path, cache_dir=cache_dir, epoch_limit=1)
-    with pytest.raises(ValueError, match=r"different configuration.*remove it.*\['hidden'\]"):
+@pytest.mark.parametrize("finished", [False, True])
+def test_another_config_in_the_same_directory_is_refused_before_anything_is_written(finished, tmp_path, cache_dir):
+    train_run(tiny(max_epochs=2), tmp_path, cache_dir=cache_dir, epoch_limit=None if finished else 1)
+    before = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
+    with pytest.raises(ValueError, match=r"other settings.*\['hidden'\].*nothing was changed"):
         train_run(tiny(max_epochs=2, hidden=12), tmp_path, cache_dir=cache_dir)
+    assert {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()} == before  # config.json included
+
+
+def test_a_run_that_fails_at_the_start_leaves_no_directory(tmp_path, cache_dir):
+    out = tmp_path / "run"
+    with pytest.raises(ValueError, match="output: full"):  # cutoffs beyond the 313-word vocabulary
+        train_run(tiny(output="adaptive", adaptive_cutoffs=[2000, 6000]), out, cache_dir=cache_dir)
+    with pytest.raises(Exception, match="nowhere"):  # PTB from a folder that does not hold it
+        train_run(tiny(corpus="ptb", corpus_options={}), out, data_dir=tmp_path / "nowhere", cache_dir=tmp_path / "c")
+    assert not out.exists()
+
+
+def test_a_run_that_fails_in_its_first_epoch_leaves_no_directory(tmp_path, cache_dir, monkeypatch):
+    def fail(*args, **kwargs):
+        raise RuntimeError("out of memory")
+
+    monkeypatch.setattr("rnnbench.train._train_epoch", fail)
+    with pytest.raises(RuntimeError, match="out of memory"):
+        train_run(tiny(), tmp_path / "run", cache_dir=cache_dir)
+    assert not (tmp_path / "run").exists()  # not a folder holding only config.json
 
 
 def test_a_checkpoint_resumes_with_another_thread_count(tmp_path, cache_dir):
@@ -367,3 +501,48 @@ def test_split_stream_cuts_at_a_sentence_boundary(cache_dir):
     assert len(cut) == starts[starts <= 1000].max() and len(cut) <= 1000
     assert corpus.vocab.decode([cut[-1]]) == ["<eos>"]
     assert split_stream(corpus, "train", None) is corpus.train
+
+
+# --- what the loop computes, pinned ----------------------------------------------------------------------
+
+# Computed by the loop as it was before its records moved to the tensor side and its reading of the data
+# moved to rnnbench.reading (one value per step read back each step, the family asked in the loop):
+# speed changes must leave these alone. The tolerance allows only another CPU's float32 kernels; any change
+# in what is computed (an update, a batch, a clipping decision) moves them by far more.
+PINNED = {
+    "stream": ({"clip_mode": "norm", "clip": 0.34},
+               (152.4113495388536, 155.71707700901547, 0.5, 0.5, 229.04175654790117, 151.15126318293176,
+                4.932094097137451, 0.34921547770500183)),
+    "sentences": ({"bptt": 0, "clip_mode": "value", "clip": 0.05},
+                  (154.13158999443925, 160.46836977537927, 0.48333333333333334, 0.4, 233.76283532964433,
+                   156.79400932540148, 5.04209041595459, 0.27853256464004517)),
+    "windows": ({"family": "ff", "context": 3, "batch_size": 32, "optimizer": "adam", "lr": 0.01},
+                (154.5160516439697, 154.9679951461889, 0.5, 0.8333333333333334, 275.7627728550354, 182.1656803117916,
+                 4.638015270233154, 0.5054745674133301)),
+}
+
+
+@pytest.mark.parametrize("mode", PINNED)
+def test_metrics_of_a_fixed_seed_run_are_pinned(mode, tmp_path, cache_dir):
+    settings, expected = PINNED[mode]
+    metrics = train_run(tiny(max_epochs=2, **settings), tmp_path, cache_dir=cache_dir)
+    _, epochs, steps = read_run(tmp_path)
+    got = (metrics["test_ppl"], metrics["valid_ppl"], metrics["agreement_accuracy"], metrics["clipped_fraction"],
+           *epochs["train_ppl"], steps["loss"].iloc[-1], steps["grad_norm"].iloc[-1])
+    assert got == pytest.approx(expected, rel=1e-6)
+    assert metrics["steps"] == 30 and len(steps) == 30
+
+
+@pytest.mark.parametrize("settings", [{}, {"lr": 1e3, "clip_mode": "none"}])  # an ordinary run, a diverging one
+def test_records_do_not_depend_on_how_often_they_are_read_back(settings, tmp_path, cache_dir, monkeypatch):
+    runs = {}
+    for every in (1, 4, 1000):
+        monkeypatch.setattr("rnnbench.train.READ_EVERY", every)
+        metrics = train_run(tiny(**settings), tmp_path / str(every), cache_dir=cache_dir)
+        _, epochs, steps = read_run(tmp_path / str(every))
+        runs[every] = ({k: v for k, v in metrics.items() if k not in ("train_seconds", "tokens_per_second")},
+                       epochs.drop(columns=TIMING_COLUMNS), steps)
+    for every in (4, 1000):
+        assert runs[every][0] == runs[1][0]
+        pd.testing.assert_frame_equal(runs[every][1], runs[1][1])
+        pd.testing.assert_frame_equal(runs[every][2], runs[1][2])

@@ -1,9 +1,10 @@
 """Perplexity and the agreement probe, both from exact normalised probabilities.
 
-Perplexity is exp of the mean negative log-likelihood per predicted token. The recurrent models read a
-split as one stream, carrying their state across truncation segments exactly as in training, so every
-token but the first is predicted from its whole history; the feed-forward model predicts every token
-that has a full window of ``context`` tokens before it.
+Perplexity is exp of the mean negative log-likelihood per predicted token. A split is read the way the
+run was trained to read it (``rnnbench.reading`` decides which, once per run): as one stream, the state
+carried across truncation segments, so every token but the first is predicted from its whole history;
+as whole sentences, each from h_0 = 0; or, feed-forward, every token that has a full window of
+``context`` tokens before it.
 """
 
 from __future__ import annotations
@@ -44,72 +45,93 @@ class Likelihood:
 
 
 @torch.no_grad()
-def stream_likelihood(model, stream: np.ndarray, *, family: str, batch_size: int, bptt: int, context: int) -> Likelihood:
-    """Total NLL of a token stream, the way the model was trained to read it."""
+def stream_likelihood(model, stream: np.ndarray, *, batch_size: int, bptt: int) -> Likelihood:
+    """Total NLL of a token stream read by a recurrent model in columns and segments, the state carried
+    from each segment to the next, as truncated-BPTT training reads it."""
     model.eval()
-    nll_sum, n_tokens = 0.0, 0
-    if family == "ff":
-        contexts, targets = ngram_windows(stream, context)  # (N, n-1), (N,)
-        for start in range(0, len(targets), FF_EVAL_BATCH):
-            stop = start + FF_EVAL_BATCH
-            mean, n, _ = model.nll(contexts[start:stop], targets[start:stop])
-            nll_sum += float(mean) * n
-            n_tokens += n
-        return Likelihood(nll_sum, n_tokens)
     data = batchify(stream, batch_size)  # (T, B)
     state = model.init_state(batch_size)
+    nll_sum, n_tokens = torch.zeros((), dtype=torch.float64), 0  # summed on the tensor side: no sync per batch
     for inputs, targets in bptt_segments(data, bptt):  # (t, B), (t, B)
         mean, n, state = model.nll(inputs, targets, state)
-        nll_sum += float(mean) * n
+        nll_sum += mean.double() * n
         n_tokens += n
-    return Likelihood(nll_sum, n_tokens)
+    return Likelihood(float(nll_sum), n_tokens)
+
+
+@torch.no_grad()
+def window_likelihood(model, stream: np.ndarray, *, context: int) -> Likelihood:
+    """Total NLL of every token of a stream that has a full window of ``context`` tokens before it."""
+    model.eval()
+    contexts, targets = ngram_windows(stream, context)  # (N, n-1), (N,)
+    nll_sum, n_tokens = torch.zeros((), dtype=torch.float64), 0
+    for start in range(0, len(targets), FF_EVAL_BATCH):
+        stop = start + FF_EVAL_BATCH
+        mean, n, _ = model.nll(contexts[start:stop], targets[start:stop])
+        nll_sum += mean.double() * n
+        n_tokens += n
+    return Likelihood(float(nll_sum), n_tokens)
 
 
 @torch.no_grad()
 def sentence_likelihood(model, stream: np.ndarray, sentence_starts: np.ndarray, *, batch_size: int) -> Likelihood:
     """Total NLL with the state reset to h_0 = 0 at every sentence (full-BPTT training's view)."""
     model.eval()
-    nll_sum, n_tokens = 0.0, 0
+    nll_sum, n_tokens = torch.zeros((), dtype=torch.float64), 0
     for inputs, targets, _ in sentence_batches(stream, sentence_starts, batch_size):  # (T, B) each
         mean, n, _ = model.nll(inputs, targets, None)
-        nll_sum += float(mean) * n
+        nll_sum += mean.double() * n
         n_tokens += n
-    return Likelihood(nll_sum, n_tokens)
+    return Likelihood(float(nll_sum), n_tokens)
+
+
+# The agreement probe compares two exact probabilities at the verb's position, p(correct form) > p(other
+# number's form), which isolates agreement from how likely the verb itself is.
 
 
 @torch.no_grad()
-def agreement_by_distance(model, corpus: Corpus, split: str, *, family: str, context: int, batch_size: int) -> pd.DataFrame:
-    """Per head-verb distance: how often the model prefers the verb form that agrees with its head.
+def sentence_agreement(model, corpus: Corpus, split: str, *, batch_size: int) -> pd.DataFrame:
+    """Per head-verb distance: how often a recurrent model, reading each sentence from h_0 = 0, prefers
+    the verb form that agrees with its head."""
+    probes, stream = _probes(corpus, split)
+    model.eval()
+    margin = np.full(len(probes), np.nan)
+    row_of_position = {int(p): i for i, p in enumerate(probes["position"])}
+    for inputs, _, positions in sentence_batches(stream, corpus.sentence_starts[split], batch_size):
+        log_probs, _ = model(inputs, None)  # (T, B, V)
+        t_idx, b_idx = np.nonzero(np.isin(positions.numpy(), probes["position"].to_numpy()))
+        if len(t_idx) == 0:
+            continue
+        rows = [row_of_position[int(positions[t, b])] for t, b in zip(t_idx, b_idx)]
+        margin[rows] = _margins(log_probs[t_idx, b_idx], probes.iloc[rows])
+    return _accuracy_by_distance(probes, margin, split)
 
-    The probe compares two exact probabilities at the verb's position, p(correct form) > p(other number's
-    form), which isolates agreement from how likely the verb itself is. Recurrent models read each
-    sentence from h_0 = 0; the feed-forward model sees only its window, so beyond ``context`` words it
-    is at chance by construction.
-    """
+
+@torch.no_grad()
+def window_agreement(model, corpus: Corpus, split: str, *, context: int) -> pd.DataFrame:
+    """The same probe for the feed-forward model, which sees only its window: beyond ``context`` words
+    it is at chance by construction."""
+    probes, stream = _probes(corpus, split)
+    model.eval()
+    margin = np.full(len(probes), np.nan)
+    positions = probes["position"].to_numpy()
+    # Left-pad with <eos>, what precedes the first sentence, so early probes get a full window.
+    padded = np.concatenate([np.full(context, corpus.vocab.stoi["<eos>"]), stream])
+    for start in range(0, len(positions), FF_EVAL_BATCH):
+        chunk = positions[start : start + FF_EVAL_BATCH]
+        windows = np.stack([padded[p : p + context] for p in chunk])  # (n, context): stream[p-context:p]
+        log_probs, _ = model(torch.as_tensor(windows, dtype=torch.long))  # (n, V)
+        margin[start : start + len(chunk)] = _margins(log_probs, probes.iloc[start : start + len(chunk)])
+    return _accuracy_by_distance(probes, margin, split)
+
+
+def _probes(corpus: Corpus, split: str) -> tuple[pd.DataFrame, np.ndarray]:
     if corpus.probes is None or corpus.sentence_starts is None:
         raise ValueError(f"corpus {corpus.name!r} has no agreement probes; only the synthetic 'agreement' corpus does")
-    model.eval()
-    probes = corpus.probes[split]
-    stream = getattr(corpus, split)
-    margin = np.full(len(probes), np.nan)
-    if family == "ff":
-        positions = probes["position"].to_numpy()
-        # Left-pad with <eos>, what precedes the first sentence, so early probes get a full window.
-        padded = np.concatenate([np.full(context, corpus.vocab.stoi["<eos>"]), stream])
-        for start in range(0, len(positions), FF_EVAL_BATCH):
-            chunk = positions[start : start + FF_EVAL_BATCH]
-            windows = np.stack([padded[p : p + context] for p in chunk])  # (n, context): stream[p-context:p]
-            log_probs, _ = model(torch.as_tensor(windows, dtype=torch.long))  # (n, V)
-            margin[start : start + len(chunk)] = _margins(log_probs, probes.iloc[start : start + len(chunk)])
-    else:
-        row_of_position = {int(p): i for i, p in enumerate(probes["position"])}
-        for inputs, _, positions in sentence_batches(stream, corpus.sentence_starts[split], batch_size):
-            log_probs, _ = model(inputs, None)  # (T, B, V)
-            t_idx, b_idx = np.nonzero(np.isin(positions.numpy(), probes["position"].to_numpy()))
-            if len(t_idx) == 0:
-                continue
-            rows = [row_of_position[int(positions[t, b])] for t, b in zip(t_idx, b_idx)]
-            margin[rows] = _margins(log_probs[t_idx, b_idx], probes.iloc[rows])
+    return corpus.probes[split], getattr(corpus, split)
+
+
+def _accuracy_by_distance(probes: pd.DataFrame, margin: np.ndarray, split: str) -> pd.DataFrame:
     table = probes.assign(correct=margin > 0)
     return (
         table.groupby("distance", as_index=False)

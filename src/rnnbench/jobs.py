@@ -11,9 +11,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
-import shutil
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -158,6 +155,18 @@ def decay_figure(curves: str, record: str, outs: Sequence[str], *, provenance_fi
     write_provenance(provenance_file, producer="rnnbench.plots.decay_figure", inputs=[curves, record], **provenance)
 
 
+def book_figure(
+    name: str, table: str, outs: Sequence[str], *, provenance_file: str, provenance: Mapping[str, Any]
+) -> None:
+    """A figure the book shows beside a worked table (``name`` is a plots.BOOK_FIGURES key)."""
+    from rnnbench.plots import BOOK_FIGURES, save
+
+    frame = pd.read_csv(table)
+    for out in outs:
+        save(BOOK_FIGURES[name](frame, source=f"data: {table} (rule book_figure)"), out)
+    write_provenance(provenance_file, producer=f"rnnbench.plots.BOOK_FIGURES[{name!r}]", inputs=[table], **provenance)
+
+
 def benchmark_table(
     run_ids: Sequence[str], benchmark_files: Sequence[str], out: str, *, provenance_file: str, provenance: Mapping[str, Any]
 ) -> None:
@@ -183,18 +192,8 @@ def worked_table(name: str, out: str, *, provenance_file: str, provenance: Mappi
     write_provenance(provenance_file, producer=f"rnnbench.worked.TABLES[{name!r}]", **provenance)
 
 
-class QuartoMissing(RuntimeError):
-    pass
+def render_report(book_dir: str, *, results_dir: str, log: str | None = None) -> None:
+    """Render the Quarto book (HTML + Typst PDF) of ``results_dir`` into <results_dir>/report/_book/."""
+    from rnnbench.book import render
 
-
-def render_report(book_dir: str, *, results_dir: str) -> None:
-    """Render the Quarto book (HTML + Typst PDF) from the finished results in ``results_dir``."""
-    quarto = shutil.which("quarto")
-    if quarto is None:
-        raise QuartoMissing(
-            "Quarto (1.9 or later) is not on PATH, so the report cannot be rendered. Every result it needs "
-            "has been built (the `results` target). Install Quarto (`pip install -e \".[report]\"` or a "
-            "release from quarto.org), then rerun the same snakemake command: only the report job will run."
-        )
-    env = {**os.environ, "RNNBENCH_RESULTS": str(Path(results_dir).resolve())}  # the book reads these results
-    subprocess.run([quarto, "render", book_dir], check=True, env=env)
+    render(book_dir, results_dir=results_dir, log=log)

@@ -3,6 +3,7 @@
     <results_dir>/
       corpora/<corpus_key>.json          statistics of each prepared corpus
       runs/<run_id>/                     one training run: config.json, epochs.csv, steps.csv, metrics.json, model.pt
+      runs/<run_id>/snapshots/epoch-<k>.pt  its weights after k epochs (0: the initialisation)
       studies/<study>/summary.csv        tidy: one row per run and metric
       studies/<study>/study.json         what the study is: family, corpus, metric, varied and fixed settings, runs
       studies/<study>/figure.{png,pdf}   the study's default figure
@@ -12,6 +13,8 @@
       analyses/<name>/analysis.json      what the analysis is: its networks, points, measurement and figure
       analyses/<name>/figure.{png,pdf}   a gradient-decay analysis's curves
       tables/<name>.csv                  worked examples, parameter tables, corpora, benchmarks
+      figures/<name>.{png,pdf}           figures the book shows beside a worked table
+      report/_book/                      the book of these results (index.html, rnnbench-report.pdf)
       benchmarks/train/<run_id>.tsv      Snakemake's time and memory record of each training job
       benchmarks/analyses/<name>.tsv     and of each analysis's job
       logs/<rule>/<name>.log             every job's log
@@ -57,6 +60,15 @@ def run_model(results: str, run_id: str) -> str:
     return f"{run_dir(results, run_id)}/model.pt"
 
 
+def snapshot_in(run: str | Path, epoch: int) -> str:
+    """The weights of a run after ``epoch`` epochs (0: the initialisation), inside its run directory."""
+    return f"{run}/snapshots/epoch-{epoch:03d}.pt"
+
+
+def run_snapshot(results: str, run_id: str, epoch: int) -> str:
+    return snapshot_in(run_dir(results, run_id), epoch)
+
+
 def corpus_stats(results: str, corpus_key: str) -> str:
     return f"{results}/corpora/{corpus_key}.json"
 
@@ -97,6 +109,21 @@ def analysis_record(results: str, analysis: str) -> str:
 
 def analysis_figure(results: str, analysis: str, fmt: str) -> str:
     return f"{analysis_dir(results, analysis)}/figure.{fmt}"
+
+
+def book_figure(results: str, name: str, fmt: str) -> str:
+    """A figure the book shows beside the worked table ``name``."""
+    return f"{results}/figures/{name}.{fmt}"
+
+
+def report_dir(results: str) -> str:
+    """The book of these results: a copy of reports/ and, under _book/, its HTML and PDF."""
+    return f"{results}/report"
+
+
+def report_book(results: str) -> list[str]:
+    """The rendered book: its HTML home page and its PDF."""
+    return [f"{report_dir(results)}/_book/index.html", f"{report_dir(results)}/_book/rnnbench-report.pdf"]
 
 
 def table(results: str, name: str) -> str:

@@ -1,72 +1,228 @@
-"""One function per figure: a tidy table in, a matplotlib figure out. No training, no torch."""
+"""One function per figure: a tidy table in, a matplotlib figure out. No training, no torch.
+
+    study_figure      a study's metric against its varied settings, seeds as spread, diverged runs marked
+    jacobian_figure   ||dh_tau/dh_0|| and ||U^tau|| against tau (results/tables/jacobian_product.csv)
+    decay_figure      factor ** distance (results/tables/decay.csv)
+"""
 
 from __future__ import annotations
 
 import textwrap
-from typing import Mapping
+from collections.abc import Mapping
 
 import matplotlib
 
 matplotlib.use("Agg")  # figures are files; no screen is needed or assumed
 
 import matplotlib.pyplot as plt
+import matplotlib.transforms as mtransforms
+import numpy as np
 import pandas as pd
 import seaborn as sns
 
-METRIC_LABELS = {
-    "test_ppl": "test perplexity",
-    "valid_ppl": "validation perplexity",
-    "agreement_accuracy": "agreement accuracy",
-    "tokens_per_second": "training tokens / s",
-    "clipped_fraction": "fraction of steps clipped",
-}
+from rnnbench.summary import METRIC_LABELS
+
+# A metric whose measured values span this ratio or more is drawn on a log axis.
+LOG_SPAN = 30.0
+# A y range narrower than this fraction of the largest value is widened to it, centred on the data, so a
+# 0.5-point difference between 0.501 and 0.508 does not fill the plot's whole height.
+MIN_RELATIVE_SPAN = 0.1
+DIVERGED_COLOR = "#c0392b"
+WIDTH, HEIGHT = 5.0, 3.4  # inches: fits a page's text width at 9 pt
 
 
-def study_figure(summary: pd.DataFrame, study: Mapping, *, source: str = "") -> plt.Figure:
-    """The study's metric against its first varied setting (its second, if any, as colour); seeds give
-    the spread (min to max). ``study`` is the study's record (study.json): vary, metric, description.
-
-    ``source`` (the table and rule that produced the figure) is printed small under the axes.
-
-    Runs that diverged have no value for the metric; their count is printed under the title rather
-    than silently dropped.
-    """
-    x, metric = study["vary"][0], study["metric"]
-    hue = study["vary"][1] if len(study["vary"]) > 1 else None
-    title = study.get("description") or study["name"]
-    data = summary[summary["metric"] == metric]
-    diverged = summary[(summary["metric"] == "diverged") & (summary["value"] > 0)]
+def _theme() -> None:
     sns.set_theme(style="whitegrid", context="paper")
-    fig, ax = plt.subplots(figsize=(5.0, 3.4), layout="constrained")
-    numeric = pd.api.types.is_numeric_dtype(data[x])
-    plot = sns.lineplot if numeric else sns.pointplot
-    kwargs = {"marker": "o"} if numeric else {"linestyle": "-"}
-    plot(data=data, x=x, y="value", hue=hue, errorbar=("pi", 100), ax=ax, **kwargs)
-    values = sorted(data[x].unique())
-    # A log axis only for positive values: on one, a setting of 0 (ff hidden = 0) would silently vanish.
-    if numeric and len(values) > 1 and values[0] > 0 and values[-1] / values[0] >= 16:
-        ax.set_xscale("log", base=2)
-    if numeric and len(values) <= 12:
-        ax.set_xticks(values, labels=[f"{v:g}" for v in values])  # ticks at the settings that were run
-    ax.set_xlabel(x)
-    ax.set_ylabel(METRIC_LABELS.get(metric, metric))
-    lines = textwrap.wrap(title, 60)  # fits the 5-inch figure at 9 pt
-    if len(diverged):
-        lines.append(f"{len(diverged)} run(s) diverged and are not shown")
-    ax.set_title("\n".join(lines), fontsize=9)
-    if source:
-        fig.text(0.01, 0.005, source, fontsize=6, color="0.4", ha="left", va="bottom")
-        fig.get_layout_engine().set(h_pad=0.12)
+
+
+def study_runs(summary: pd.DataFrame, study: Mapping) -> pd.DataFrame:
+    """One row per run: its varied settings, seed, the study's metric (``value``) and ``diverged`` (bool).
+
+    A run counts as diverged when its ``diverged`` metric is true; its value is kept (it may be missing,
+    or a finite number far off the scale of the others) but never drawn as an ordinary point.
+    """
+    metric = study["metric"]
+    keys = [c for c in dict.fromkeys([*study.get("vary", []), "seed"]) if c in summary.columns]
+    runs = summary.drop_duplicates("run_id")[["run_id", *keys]].set_index("run_id")
+    by_metric = summary.pivot_table(index="run_id", columns="metric", values="value", aggfunc="first", dropna=False)
+    values = by_metric[metric] if metric in by_metric else pd.Series(np.nan, index=by_metric.index)
+    diverged = by_metric["diverged"].fillna(0) > 0 if "diverged" in by_metric else pd.Series(False, index=by_metric.index)
+    runs = runs.assign(value=values.reindex(runs.index), diverged=diverged.reindex(runs.index).fillna(False).astype(bool))
+    return runs.reset_index()
+
+
+def _is_numeric(column: pd.Series) -> bool:
+    return pd.api.types.is_numeric_dtype(column) and not pd.api.types.is_bool_dtype(column)
+
+
+def _y_limits(values: np.ndarray, log: bool, metric: str) -> tuple[float, float]:
+    lo, hi = float(values.min()), float(values.max())
+    if log:
+        return lo / 1.6, hi * 1.6
+    span = max(hi - lo, MIN_RELATIVE_SPAN * max(abs(lo), abs(hi)), 1e-12)
+    centre = (lo + hi) / 2
+    lo, hi = centre - 0.6 * span, centre + 0.6 * span
+    if metric.endswith("accuracy") or metric == "clipped_fraction":  # fractions: stay within [0, 1]
+        lo, hi = max(lo, 0.0), min(hi, 1.0)
+    return lo, hi
+
+
+def study_figure(summary: pd.DataFrame, study: Mapping, *, source: str) -> plt.Figure:
+    """A study's metric against its first varied setting (x), the second as colour; every seed a point.
+
+    ``study`` is the study's study.json (name, description, metric, vary, ...); ``source`` names the table
+    and rule that produced the figure, printed small under the axes.
+
+    A numeric setting is a line through the mean over seeds, with the seeds' range as a band; a categorical
+    one (clip mode, optimiser, activation) is a point per category with the seeds' range as an error bar and
+    no line joining the categories. A metric spanning orders of magnitude gets a log axis. Diverged runs are
+    drawn as red crosses on the top edge at their setting, and counted under the title.
+    """
+    metric = study["metric"]
+    vary = list(study.get("vary", []))
+    x = vary[0] if vary else "seed"
+    hue = vary[1] if len(vary) > 1 else None
+    runs = study_runs(summary, study)
+    ok = runs[~runs["diverged"] & runs["value"].notna()]
+    bad = runs[runs["diverged"]]
+    missing = runs[~runs["diverged"] & runs["value"].isna()]
+
+    _theme()
+    fig, ax = plt.subplots(figsize=(WIDTH, HEIGHT), layout="constrained")
+    numeric = _is_numeric(runs[x])
+    xs = sorted(runs[x].unique()) if numeric else list(pd.unique(runs[x]))
+    position = {v: (float(v) if numeric else float(i)) for i, v in enumerate(xs)}
+    hues = list(pd.unique(runs[hue])) if hue else [None]
+    palette = dict(zip(hues, sns.color_palette("deep", len(hues)), strict=True))
+    # Categorical points of different colours sit side by side, not on top of each other.
+    dodge = {h: (0.0 if numeric or len(hues) == 1 else (i - (len(hues) - 1) / 2) * 0.18) for i, h in enumerate(hues)}
+
+    for h in hues:
+        group = ok if hue is None else ok[ok[hue] == h]
+        if group.empty:
+            continue
+        colour, label = palette[h], (f"{hue} = {h}" if hue else None)
+        stats = group.groupby(x, sort=False)["value"].agg(["mean", "min", "max"])
+        stats = stats.loc[[v for v in xs if v in stats.index]]
+        px = np.array([position[v] for v in stats.index]) + dodge[h]
+        seeds_x = np.array([position[v] for v in group[x]]) + dodge[h]
+        if numeric:
+            ax.plot(px, stats["mean"], color=colour, marker="o", markersize=4, label=label)
+            if (stats["max"] > stats["min"]).any():
+                ax.fill_between(px, stats["min"], stats["max"], color=colour, alpha=0.2, linewidth=0)
+            ax.scatter(seeds_x, group["value"], color=colour, s=8, alpha=0.6, zorder=3)
+        else:
+            spread = np.vstack([stats["mean"] - stats["min"], stats["max"] - stats["mean"]])
+            ax.errorbar(px, stats["mean"], yerr=spread, fmt="o", color=colour, markersize=5, capsize=3,
+                        linestyle="none", label=label)
+            ax.scatter(seeds_x, group["value"], color=colour, s=10, alpha=0.5, zorder=3)
+
+    values = ok["value"].to_numpy(dtype=float)
+    log = len(values) > 0 and values.min() > 0 and values.max() / values.min() >= LOG_SPAN
+    if log:
+        ax.set_yscale("log")
+    if len(values):
+        ax.set_ylim(*_y_limits(values, log, metric))
+    else:
+        ax.set_yticks([])
+        what = "diverged" if len(bad) else "produced no value"
+        ax.text(0.5, 0.5, f"every run {what}: no {METRIC_LABELS.get(metric, metric)} to plot",
+                transform=ax.transAxes, ha="center", va="center", fontsize=9, color=DIVERGED_COLOR if len(bad) else "0.3")
+
+    if len(bad):
+        # Crosses on the top edge of the axes (x in data, y in axes coordinates): always in view.
+        edge = mtransforms.blended_transform_factory(ax.transData, ax.transAxes)
+        bx = [position[v] + dodge[h if hue else None] for v, h in zip(bad[x], bad[hue] if hue else [None] * len(bad))]
+        ax.scatter(bx, [0.96] * len(bx), transform=edge, marker="x", s=40, color=DIVERGED_COLOR, clip_on=False,
+                   zorder=4, label="diverged")
+
+    if numeric:
+        positive = xs[0] > 0 if xs else False
+        if len(xs) > 1 and positive and xs[-1] / xs[0] >= 16:
+            ax.set_xscale("log", base=2)
+        if len(xs) <= 12:
+            ax.set_xticks([position[v] for v in xs], labels=[f"{v:g}" for v in xs])
+            ax.minorticks_off()
+    else:
+        ax.set_xticks(range(len(xs)), labels=[str(v) for v in xs])
+        ax.set_xlim(-0.5, len(xs) - 0.5)
+        ax.grid(axis="x", visible=False)
+    ax.set_xlabel(x.replace("_", " "))
+    ax.set_ylabel(METRIC_LABELS.get(metric, metric) + (" (log scale)" if log else ""))
+    if hue or len(bad):
+        ax.legend(fontsize=7, title_fontsize=7, loc="best", frameon=True)
+
+    lines = textwrap.wrap(study.get("description") or study.get("name", ""), 60)  # fits 5 inches at 9 pt
+    notes = []
+    if len(bad):
+        notes.append(f"{len(bad)} of {len(runs)} run{'s' if len(runs) != 1 else ''} diverged (× on the top edge)")
+    if len(missing):
+        notes.append(f"{len(missing)} produced no value")
+    ax.set_title("\n".join(lines + ["; ".join(notes)] if notes else lines), fontsize=9)
+    _source(fig, source)
     return fig
 
 
+def jacobian_figure(jacobian: pd.DataFrame, *, source: str = "") -> plt.Figure:
+    """||dh_tau/dh_0|| against tau, one line per spectral radius of U, with ||U^tau|| dashed (log scale)."""
+    _theme()
+    data = jacobian.assign(radius=jacobian["spectral_radius"].round(2).map(lambda r: f"{r:g}"))
+    fig, ax = plt.subplots(figsize=(WIDTH, HEIGHT), layout="constrained")
+    radii = list(pd.unique(data["radius"]))
+    palette = dict(zip(radii, sns.color_palette("viridis", len(radii)), strict=True))
+    for radius, group in data.groupby("radius", sort=False):
+        ax.plot(group["distance"], group["jacobian_norm"], color=palette[radius], label=f"ρ(U) = {radius}")
+        ax.plot(group["distance"], group["u_power_norm"], color=palette[radius], linestyle="--", linewidth=0.8)
+    ax.set_yscale("log")
+    ax.set_xlabel("distance τ (steps)")
+    ax.set_ylabel("spectral norm (log scale)")
+    # Beside the axes: the lines fan out over the whole plot, and a legend inside would cover some.
+    ax.legend(title="solid: ‖∂h_τ/∂h_0‖\ndashed: ‖U^τ‖", fontsize=7, title_fontsize=7, loc="upper left",
+              bbox_to_anchor=(1.01, 1.0))
+    _source(fig, source)
+    return fig
+
+
+def decay_figure(decay: pd.DataFrame, *, source: str = "") -> plt.Figure:
+    """factor ** distance on a log scale, one line per factor."""
+    _theme()
+    fig, ax = plt.subplots(figsize=(WIDTH, HEIGHT), layout="constrained")
+    factors = sorted(decay["factor"].unique())
+    palette = dict(zip(factors, sns.color_palette("viridis", len(factors)), strict=True))
+    for factor in factors:
+        rows = decay[decay["factor"] == factor].sort_values("distance")
+        ax.plot(rows["distance"], rows["value"], color=palette[factor], label=f"{factor:g}")
+    ax.set_yscale("log")
+    ax.set_xlabel("distance (steps)")
+    ax.set_ylabel("factor ** distance (log scale)")
+    ax.legend(title="factor", fontsize=7, title_fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    _source(fig, source)
+    return fig
+
+
+# Figures the book shows beside a worked table: the table's name -> the function that draws it.
+BOOK_FIGURES = {"jacobian_product": jacobian_figure, "decay": decay_figure}
+
+
+def _source(fig: plt.Figure, source: str) -> None:
+    if source:
+        fig.text(0.01, 0.005, source, fontsize=6, color="0.4", ha="left", va="bottom")
+        fig.get_layout_engine().set(h_pad=0.12)
+
+
 def save(fig: plt.Figure, path: str) -> None:
-    """Write a figure (format from the file name) and free it."""
+    """Write a figure (format from the file name: PNG for HTML, PDF for print) and free it."""
     from rnnbench.io import atomic_path
 
     with atomic_path(path) as tmp:
-        fig.savefig(tmp, format=path.rsplit(".", 1)[-1], dpi=150)
+        fig.savefig(tmp, format=path.rsplit(".", 1)[-1], dpi=200, metadata=_fixed_metadata(path))
     plt.close(fig)
+
+
+def _fixed_metadata(path: str) -> dict | None:
+    """No creation date in a PDF: the same table draws the same bytes."""
+    return {"CreationDate": None} if path.endswith(".pdf") else None
+
 
 
 def crossover_figure(table: pd.DataFrame, *, title: str = "", source: str = "") -> plt.Figure:
@@ -126,7 +282,7 @@ def crossover_figure(table: pd.DataFrame, *, title: str = "", source: str = "") 
     return fig
 
 
-def decay_figure(
+def decay_curves_figure(
     curves: pd.DataFrame,
     *,
     hue: str,

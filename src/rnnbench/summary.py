@@ -23,6 +23,26 @@ RUN_METRICS = (
     "parameters", "train_seconds", "tokens_per_second", "clipped_fraction",
 )
 
+# The metric vocabulary, written once: how a metric reads in a figure or in prose, and which way is better.
+METRIC_LABELS = {
+    "test_ppl": "test perplexity",
+    "valid_ppl": "validation perplexity",
+    "agreement_accuracy": "agreement accuracy",
+    "epochs": "epochs",
+    "steps": "optimiser steps",
+    "diverged": "diverged",
+    "diverged_step": "diverged at step",
+    "parameters": "parameters",
+    "train_seconds": "training seconds",
+    "tokens_per_second": "training tokens per second",
+    "clipped_fraction": "fraction of steps clipped",
+}
+# Lower is better for these; higher for the rest (words "best" and "worst" in the book's prose).
+LOWER_IS_BETTER = frozenset({"test_ppl", "valid_ppl", "clipped_fraction"})
+# Metrics that are counts: printed as whole numbers.
+COUNT_METRICS = frozenset({"epochs", "steps", "diverged_step", "parameters"})
+FAMILY_NAMES = {"ff": "feed-forward n-gram", "rnn": "Elman RNN", "lstm": "LSTM"}
+
 # Snakemake benchmark columns worth keeping, with clearer names.
 BENCHMARK_COLUMNS = {"s": "wall_seconds", "max_rss": "max_rss_mb", "cpu_time": "cpu_seconds", "mean_load": "mean_load"}
 

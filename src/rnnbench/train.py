@@ -5,11 +5,18 @@ One run = one resolved ``RunConfig`` trained into one directory::
     results/runs/<run_id>/
         config.json     the resolved settings (and the run id)
         epochs.csv      per epoch: lr, train/valid perplexity, time, tokens/s, clipping statistics
-        steps.csv       per optimiser step (evenly thinned): loss, pre-clip gradient norm, clipped flag
-        metrics.json    final test perplexity, divergence, parameter count, speed
+        steps.csv       per optimiser step (evenly thinned): loss, pre-clip gradient norm, clipped flag,
+                        cosine between the clipped and the unclipped update
+        metrics.json    final test perplexity, divergence (step and reason), parameter count, speed,
+                        share of steps clipped, pre-clip gradient-norm quantiles, mean clip cosine
         agreement.csv   per-distance agreement accuracy (synthetic corpus only)
         model.pt        state_dict + config of the best epoch (never a pickled module)
+        snapshots/      epoch-000.pt (the initialisation) and epoch-<k>.pt, the weights at the end of
+                        epoch k, each state_dict + config like model.pt (for the gradient-decay analyses)
         checkpoint.pt   only while the run is unfinished: a rerun resumes from it
+
+How a run reads its data (a stream in truncated-BPTT segments, whole sentences, n-gram windows) is
+decided once, by ``rnnbench.reading``; this loop never asks which model family it trains.
 
 Truncated BPTT over a batchified stream (``bptt`` > 0) carries the hidden state from one segment to
 the next but cuts the graph between them (``detach_state``)::
@@ -19,66 +26,46 @@ the next but cuts the graph between them (``detach_state``)::
       seg 2  | x36 .. x70 |  starts from h35 *detached*: values flow forward, gradients stop at the cut
 
 With ``bptt`` = 0 each batch is a set of whole sentences read from h_0 = 0: full BPTT.
+
+A step's loss, pre-clip gradient norm, clipped flag and clip cosine stay tensors until every
+``READ_EVERY`` steps (and the epoch end), when they are read back together: no host round trip per
+step, and every recorded number is the exact value of that step. A run that diverged is found at the
+read-back and its records cut at the first diverged step, as if it had stopped there.
 """
 
 from __future__ import annotations
 
 import copy
+import json
 import logging
 import math
 import random
+import shutil
 import time
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 import pandas as pd
 import torch
 
+from rnnbench.clipping import Clipped, clip_gradients, clip_gradients_  # noqa: F401 (re-exported)
 from rnnbench.config import RunConfig
-from rnnbench.data.batching import batchify, bptt_segments, ngram_windows, sentence_batches
-from rnnbench.data.corpora import Corpus, load_corpus
-from rnnbench.evaluate import Likelihood, agreement_by_distance, perplexity, sentence_likelihood, stream_likelihood
+from rnnbench.data.corpora import load_corpus
+from rnnbench.divergence import step_divergence, validation_divergence
+from rnnbench.evaluate import perplexity
 from rnnbench.io import write_csv, write_json, write_torch
 from rnnbench.models import ModelConfig, build_model
+from rnnbench.paths import snapshot_in
+from rnnbench.reading import Reading, detach_state, reading_for, split_stream  # noqa: F401 (re-exported)
 
 log = logging.getLogger("rnnbench.train")
 
 
 # --------------------------------------------------------------------------------------------------
-# The three small mechanisms the chapter names: truncation, clipping, the learning-rate schedule.
-
-
-def detach_state(state):
-    """Truncated BPTT: keep the state's values for the next segment, drop the graph that made them."""
-    if state is None:
-        return None
-    if isinstance(state, torch.Tensor):
-        return state.detach()
-    return tuple(detach_state(s) for s in state)  # LSTM: (h, c)
-
-
-def clip_gradients(parameters, mode: str, threshold: float) -> tuple[float, bool]:
-    """Clip in place; return the global gradient norm *before* clipping and whether anything changed.
-
-    ``norm``: if ||g|| > threshold, g <- threshold / ||g|| * g (the chapter's 12.7; direction kept).
-    ``value``: every component clamped to [-threshold, threshold] (Mikolov's +-15; direction may change).
-    """
-    grads = [p.grad for p in parameters if p.grad is not None]
-    norm = float(torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(g) for g in grads])))
-    if mode == "norm":
-        clipped = norm > threshold
-        if clipped:
-            for g in grads:
-                g.mul_(threshold / norm)
-        return norm, clipped
-    if mode == "value":
-        clipped = any(bool((g.abs() > threshold).any()) for g in grads)
-        for g in grads:
-            g.clamp_(-threshold, threshold)
-        return norm, clipped
-    return norm, False
+# The three small mechanisms the chapter names: truncation (``rnnbench.reading.detach_state``),
+# clipping (``rnnbench.clipping``), the learning-rate schedule.
 
 
 @dataclass(frozen=True)
@@ -106,53 +93,7 @@ class Schedule:
 
 
 # --------------------------------------------------------------------------------------------------
-# Batches: what one epoch feeds the optimiser.
-
-
-@dataclass(frozen=True)
-class Batch:
-    inputs: torch.Tensor  # (t, B) recurrent, (N, n-1) feed-forward
-    targets: torch.Tensor  # (t, B) recurrent, (N,) feed-forward
-    carry_state: bool  # True: continue from the previous batch's (detached) state
-
-
-def epoch_batches(cfg: RunConfig, corpus: Corpus, train: np.ndarray, epoch: int) -> Iterator[Batch]:
-    """The training batches of one epoch; shuffling (where there is any) is seeded by (seed, epoch)."""
-    if cfg.family == "ff":
-        contexts, targets = ngram_windows(train, cfg.context)  # (N, n-1), (N,)
-        order = torch.as_tensor(np.random.default_rng([cfg.seed, epoch]).permutation(len(targets)))
-        for start in range(0, len(order), cfg.batch_size):
-            index = order[start : start + cfg.batch_size]
-            yield Batch(contexts[index], targets[index], carry_state=False)
-    elif cfg.bptt == 0:
-        starts = _train_sentence_starts(corpus, train)
-        for inputs, targets, _ in sentence_batches(train, starts, cfg.batch_size, shuffle_seed=cfg.seed * 1000 + epoch):
-            yield Batch(inputs, targets, carry_state=False)
-    else:
-        data = batchify(train, cfg.batch_size)  # (T, B): B contiguous columns of the stream
-        for inputs, targets in bptt_segments(data, cfg.bptt):
-            yield Batch(inputs, targets, carry_state=True)
-
-
-def _train_sentence_starts(corpus: Corpus, train: np.ndarray) -> np.ndarray:
-    starts = corpus.sentence_starts["train"]
-    return starts[starts < len(train)]
-
-
-def split_stream(corpus: Corpus, split: str, limit: int | None) -> np.ndarray:
-    """A split's tokens, cut to ``limit`` (at a sentence boundary when the corpus has sentences)."""
-    stream = getattr(corpus, split)
-    if limit is None or limit >= len(stream):
-        return stream
-    cut = limit
-    if corpus.sentence_starts is not None:
-        starts = corpus.sentence_starts[split]
-        cut = int(starts[starts <= cut].max()) or int(starts[1])  # keep at least one whole sentence
-    return stream[:cut]
-
-
-# --------------------------------------------------------------------------------------------------
-# Records.
+# Records (divergence is judged by ``rnnbench.divergence``).
 
 
 @dataclass(frozen=True)
@@ -163,6 +104,7 @@ class StepRecord:
     loss: float
     grad_norm: float
     clipped: bool
+    clip_cosine: float = math.nan  # absent from checkpoints written before it was recorded
 
 
 @dataclass(frozen=True)
@@ -186,6 +128,8 @@ def thin_steps(records: list[StepRecord], max_rows: int, keep: int | None = None
 # --------------------------------------------------------------------------------------------------
 # The run.
 
+READ_EVERY = 32  # steps between read-backs of the per-step records (and divergence checks)
+
 
 @dataclass
 class TrainingState:
@@ -198,27 +142,6 @@ class TrainingState:
     epochs: list[dict[str, Any]] | None = None
     steps: list[StepRecord] | None = None
     divergence: Divergence | None = None
-
-
-def model_config(cfg: RunConfig, vocab_size: int) -> ModelConfig:
-    if cfg.output == "adaptive" and max(cfg.adaptive_cutoffs) >= vocab_size:
-        raise ValueError(
-            f"output 'adaptive' needs adaptive_cutoffs below the vocabulary size ({vocab_size}); got "
-            f"{list(cfg.adaptive_cutoffs)}. Use output: full for a small vocabulary, or smaller cutoffs."
-        )
-    return ModelConfig(
-        family=cfg.family,
-        vocab_size=vocab_size,
-        embed_dim=cfg.embed_dim,
-        hidden=cfg.hidden,
-        context=cfg.context,
-        activation=cfg.activation,
-        impl=cfg.impl,
-        output=cfg.output,
-        adaptive_cutoffs=tuple(cfg.adaptive_cutoffs),
-        direct=cfg.direct,
-        dropout=cfg.dropout,
-    )
 
 
 def make_optimizer(cfg: RunConfig, model: torch.nn.Module) -> torch.optim.Optimizer:
@@ -239,20 +162,46 @@ def train_run(
 
     A checkpoint from an earlier, interrupted call with the same config is resumed. ``epoch_limit``
     ends this call after that many epochs (leaving the checkpoint), as a time-limited cluster job would.
+    A directory holding another configuration's run is refused before anything in it is touched, and a
+    call that fails before its first checkpoint leaves no directory behind that it created.
     """
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    _refuse_other_run(out, cfg)
     torch.set_num_threads(cfg.threads)
-    write_json(out / "config.json", {"run_id": cfg.run_id, **cfg.to_dict()})
-
     corpus = load_corpus(cfg.corpus, data_dir=data_dir, cache_dir=cache_dir, **cfg.corpus_options)
-    train = split_stream(corpus, "train", cfg.train_tokens)
+    reading = reading_for(cfg, corpus)
     torch.manual_seed(cfg.seed)
-    model = build_model(model_config(cfg, len(corpus.vocab)))
+    model = build_model(ModelConfig.from_run(cfg, len(corpus.vocab)))
+    created = not out.exists()
+    try:
+        return _train(cfg, out, reading, model, epoch_limit)
+    except Exception:
+        if created and not (out / "checkpoint.pt").exists():
+            shutil.rmtree(out, ignore_errors=True)
+        raise
+
+
+def _refuse_other_run(out: Path, cfg: RunConfig) -> None:
+    written = out / "config.json"
+    if not written.exists():
+        return
+    saved = json.loads(written.read_text(encoding="utf-8"))
+    saved.pop("run_id", None)
+    before, now = RunConfig.from_settings(saved).settings(), cfg.settings()
+    if before != now:
+        differing = sorted(k for k in before.keys() | now.keys() if before.get(k) != now.get(k))
+        raise ValueError(
+            f"{out} holds a run with other settings (differing keys: {differing}); nothing was changed. "
+            f"Train into another directory, or remove {out} to replace that run."
+        )
+
+
+def _train(cfg: RunConfig, out: Path, reading: Reading, model, epoch_limit: int | None) -> dict[str, Any]:
     optimizer = make_optimizer(cfg, model)
     schedule = Schedule(cfg.schedule, cfg.lr, cfg.min_improvement)
     state = TrainingState(epochs=[], steps=[])
     best_weights = copy.deepcopy(model.state_dict())
+    uniform_nll = math.log(len(reading.corpus.vocab))
 
     checkpoint_path = out / "checkpoint.pt"
     if checkpoint_path.exists():
@@ -260,17 +209,25 @@ def train_run(
         model.load_state_dict(model_state)
         optimizer.load_state_dict(optimizer_state)
         log.info("resuming %s after epoch %d", cfg.run_id, state.epoch)
+    else:
+        write_json(out / "config.json", {"run_id": cfg.run_id, **cfg.to_dict()})
+        _save_snapshot(out, cfg, model, 0)
 
     epochs_this_call = 0
     while state.epoch < cfg.max_epochs and not schedule.done and state.divergence is None:
         if epoch_limit is not None and epochs_this_call >= epoch_limit:
             return {"run_id": cfg.run_id, "interrupted_after_epoch": state.epoch}
         _set_lr(optimizer, schedule.lr)
-        row = _train_epoch(cfg, model, optimizer, corpus, train, state, schedule.lr)
+        row = _train_epoch(cfg, model, optimizer, reading, state, schedule.lr, uniform_nll)
         if state.divergence is None:
-            valid = _likelihood(cfg, model, corpus, "valid")
+            _save_snapshot(out, cfg, model, state.epoch + 1)
+            valid = reading.likelihood(model, "valid")
             row.update(valid_ppl=valid.perplexity, valid_nll=valid.mean_nll)
-            if valid.mean_nll < state.best_valid_nll:
+            reason = validation_divergence(valid.mean_nll, state.best_valid_nll, uniform_nll=uniform_nll)
+            if reason:
+                state.divergence = Divergence(state.global_step, state.epoch + 1, reason)
+                log.warning("run %s diverged in validation after step %d: %s", cfg.run_id, state.global_step, reason)
+            elif valid.mean_nll < state.best_valid_nll:
                 state.best_valid_nll = valid.mean_nll
                 best_weights = copy.deepcopy(model.state_dict())
             else:
@@ -283,90 +240,72 @@ def train_run(
         epochs_this_call += 1
         _save_checkpoint(checkpoint_path, cfg, model, optimizer, schedule, state, best_weights)
 
-    metrics = _finish(cfg, out, model, corpus, state, best_weights)
+    metrics = _finish(cfg, out, model, reading, state, best_weights)
     checkpoint_path.unlink(missing_ok=True)
     return metrics
 
 
-def _train_epoch(cfg, model, optimizer, corpus, train, state: TrainingState, lr: float) -> dict[str, Any]:
+def _train_epoch(cfg, model, optimizer, reading: Reading, state: TrainingState, lr: float, uniform_nll: float) -> dict:
     model.train()
-    hidden = model.init_state(cfg.batch_size) if cfg.family != "ff" else None
-    nll_sum, n_tokens, n_steps, n_clipped, norms = 0.0, 0, 0, 0, []
-    expected_steps = _steps_per_epoch(cfg, train)
-    report_every = max(1, expected_steps // 10)
+    hidden = reading.first_state(model)
+    expected_steps = reading.steps_per_epoch()
+    epoch = state.epoch + 1
+    pending: list[tuple[torch.Tensor, int, Clipped]] = []  # steps taken, not yet read back
+    records: list[tuple[StepRecord, int]] = []  # read back: (record, tokens)
     start = time.perf_counter()
-    for batch in epoch_batches(cfg, corpus, train, state.epoch):
-        if cfg.max_steps_per_epoch is not None and n_steps >= cfg.max_steps_per_epoch:
+
+    def read_back() -> None:
+        if not pending:
+            return
+        values = torch.stack([torch.stack([loss.double(), c.norm.double(), c.clipped.double(), c.cosine])
+                              for loss, _, c in pending]).tolist()  # one host read for all pending steps
+        for (loss, norm, clipped, cosine), (_, n, _) in zip(values, pending):
+            state.global_step += 1
+            records.append((StepRecord(state.global_step, epoch, lr, loss, norm, bool(clipped), cosine), n))
+            reason = step_divergence(loss, norm, norm_limit=cfg.divergence_norm, uniform_nll=uniform_nll)
+            if reason:
+                state.divergence = Divergence(state.global_step, epoch, reason)
+                log.warning("run %s diverged at step %d: %s", cfg.run_id, state.global_step, reason)
+                break
+        pending.clear()
+        log.info("epoch %d step %d/%d | lr %.4g | %.0f tok/s", epoch, len(records), expected_steps, lr,
+                 sum(n for _, n in records) / (time.perf_counter() - start))
+
+    for step, batch in enumerate(reading.batches(state.epoch)):
+        if step >= expected_steps or state.divergence is not None:
             break
-        hidden = detach_state(hidden) if batch.carry_state else None
+        hidden = reading.next_state(hidden)
         loss, n, hidden = model.nll(batch.inputs, batch.targets, hidden)
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
-        grad_norm, clipped = clip_gradients(model.parameters(), cfg.clip_mode, cfg.clip)
-        state.global_step += 1
-        n_steps += 1
-        loss_value = float(loss.detach())
-        state.steps.append(StepRecord(state.global_step, state.epoch + 1, lr, loss_value, grad_norm, clipped))
-        reason = _divergence_reason(loss_value, grad_norm, cfg.divergence_norm)
-        if reason:
-            state.divergence = Divergence(state.global_step, state.epoch + 1, reason)
-            log.warning("run %s diverged at step %d: %s", cfg.run_id, state.global_step, reason)
-            break
+        pending.append((loss.detach(), n, clip_gradients_(model.parameters(), cfg.clip_mode, cfg.clip)))
+        # A diverged step's update is never taken into account: the records stop at it and the model
+        # goes back to the best epoch's weights, so updating here before the check changes nothing.
         optimizer.step()
-        nll_sum += loss_value * n
-        n_tokens += n
-        n_clipped += clipped
-        norms.append(grad_norm)
-        if n_steps % report_every == 0:
-            elapsed = time.perf_counter() - start
-            log.info(
-                "epoch %d step %d/%d | lr %.4g | ppl %.1f | %.0f tok/s",
-                state.epoch + 1, n_steps, expected_steps, lr, perplexity(nll_sum / n_tokens), n_tokens / elapsed,
-            )
+        if len(pending) == READ_EVERY:
+            read_back()
+    read_back()
     seconds = time.perf_counter() - start
+    state.steps.extend(r for r, _ in records)
+    # The diverged step counts as taken, but its loss, norm and clipping enter no statistic.
+    kept = records[:-1] if state.divergence is not None else records
+    nll_sum, n_tokens = 0.0, 0
+    for record, n in kept:
+        nll_sum += record.loss * n
+        n_tokens += n
     return {
-        "epoch": state.epoch + 1,
+        "epoch": epoch,
         "lr": lr,
-        "steps": n_steps,
+        "steps": len(records),
         "train_ppl": perplexity(nll_sum / n_tokens) if n_tokens else math.nan,
         "seconds": seconds,
         "tokens_per_second": n_tokens / seconds if seconds > 0 else math.nan,
-        "clipped_fraction": n_clipped / n_steps if n_steps else math.nan,
-        "grad_norm_median": float(np.median(norms)) if norms else math.nan,
+        "clipped_fraction": sum(r.clipped for r, _ in kept) / len(records) if records else math.nan,
+        "grad_norm_median": float(np.median([r.grad_norm for r, _ in kept])) if kept else math.nan,
         # Filled in by validation; NaN in the epoch that diverged, so epochs.csv always has these columns.
         "valid_ppl": math.nan,
         "valid_nll": math.nan,
     }
-
-
-def _steps_per_epoch(cfg: RunConfig, train: np.ndarray) -> int:
-    if cfg.family == "ff":
-        steps = math.ceil(max(len(train) - cfg.context, 0) / cfg.batch_size)
-    elif cfg.bptt == 0:
-        steps = 0  # unknown until the sentences are batched; progress lines then count steps only
-    else:
-        steps = math.ceil((len(train) // cfg.batch_size - 1) / cfg.bptt)
-    return min(steps, cfg.max_steps_per_epoch) if cfg.max_steps_per_epoch and steps else steps
-
-
-def _divergence_reason(loss: float, grad_norm: float, limit: float) -> str | None:
-    if not math.isfinite(loss):
-        return f"non-finite loss ({loss})"
-    if not math.isfinite(grad_norm):
-        return f"non-finite gradient norm ({grad_norm})"
-    if grad_norm > limit:
-        return f"gradient norm {grad_norm:.3g} above divergence_norm {limit:.3g}"
-    return None
-
-
-def _likelihood(cfg: RunConfig, model, corpus: Corpus, split: str) -> Likelihood:
-    stream = split_stream(corpus, split, cfg.eval_tokens)
-    if cfg.family != "ff" and cfg.bptt == 0:
-        starts = corpus.sentence_starts[split]
-        return sentence_likelihood(model, stream, starts[starts < len(stream)], batch_size=cfg.eval_batch_size)
-    return stream_likelihood(
-        model, stream, family=cfg.family, batch_size=cfg.eval_batch_size, bptt=max(cfg.bptt, 1), context=cfg.context
-    )
 
 
 def _set_lr(optimizer: torch.optim.Optimizer, lr: float) -> None:
@@ -374,12 +313,31 @@ def _set_lr(optimizer: torch.optim.Optimizer, lr: float) -> None:
         group["lr"] = lr
 
 
-def _finish(cfg, out: Path, model, corpus, state: TrainingState, best_weights) -> dict[str, Any]:
+def _save_snapshot(out: Path, cfg: RunConfig, model, epoch: int) -> None:
+    write_torch(snapshot_in(out, epoch), {"config": cfg.to_dict(), "state_dict": model.state_dict()})
+
+
+GRAD_NORM_QUANTILES = {"grad_norm_q05": 0.05, "grad_norm_median": 0.5, "grad_norm_q95": 0.95, "grad_norm_max": 1.0}
+
+
+def step_statistics(steps: list[StepRecord], diverged_step: int | None) -> dict[str, float | None]:
+    """Over every step taken but the diverged one: the share clipped, quantiles of the pre-clip gradient
+    norm, and the mean cosine between the clipped and the unclipped update over the steps clipped."""
+    steps = [s for s in steps if s.step != diverged_step]
+    norms = np.array([s.grad_norm for s in steps])
+    cosines = [s.clip_cosine for s in steps if s.clipped]
+    return {
+        **{key: float(np.quantile(norms, q)) if len(norms) else None for key, q in GRAD_NORM_QUANTILES.items()},
+        "clip_cosine_mean": float(np.mean(cosines)) if cosines else None,
+    }
+
+
+def _finish(cfg, out: Path, model, reading: Reading, state: TrainingState, best_weights) -> dict[str, Any]:
     """Evaluate the best epoch's weights on test and write every output file of the run."""
     model.load_state_dict(best_weights)
     diverged = state.divergence is not None
     completed = [e for e in state.epochs if not math.isnan(e["valid_ppl"])]  # not the diverged one
-    test = _likelihood(cfg, model, corpus, "test") if not diverged else None
+    test = reading.likelihood(model, "test") if not diverged else None
     metrics: dict[str, Any] = {
         "run_id": cfg.run_id,
         "test_ppl": test.perplexity if test else None,
@@ -393,11 +351,10 @@ def _finish(cfg, out: Path, model, corpus, state: TrainingState, best_weights) -
         "train_seconds": float(sum(e["seconds"] for e in state.epochs)),
         "tokens_per_second": float(np.mean([e["tokens_per_second"] for e in completed])) if completed else None,
         "clipped_fraction": float(np.mean([s.clipped for s in state.steps])) if state.steps else None,
+        **step_statistics(state.steps, state.divergence.step if diverged else None),
     }
-    if corpus.probes is not None and not diverged:
-        table = agreement_by_distance(
-            model, corpus, "test", family=cfg.family, context=cfg.context, batch_size=cfg.eval_batch_size
-        )
+    if reading.corpus.probes is not None and not diverged:
+        table = reading.agreement(model, "test")
         write_csv(out / "agreement.csv", table)
         metrics["agreement_accuracy"] = float((table["accuracy"] * table["n"]).sum() / table["n"].sum())
     kept = thin_steps(state.steps, cfg.steps_max_rows, keep=metrics["diverged_step"])

@@ -11,7 +11,7 @@ RUNS = CFG.all_runs()  # run_id -> RunConfig, shared runs appear once
 CORPORA = {cfg.corpus_key: cfg for cfg in RUNS.values()}  # corpus_key -> a run that reads it
 WORKED_TABLES = list(TABLES) if CFG.tables["worked"] else []
 RESULTS = paths.expected_outputs(CFG, WORKED_TABLES)
-REPORT = "reports/_book/index.html"
+REPORT = paths.report_book(RESULTS_DIR)  # the book of these results, under <results_dir>/report/
 DATA_DIR = CFG.data_dir  # None: the loader falls back to $RNNBENCH_DATA, then downloads
 # CONFIG_FILES (the Snakefile): the config files in the order they were merged, for provenance.
 

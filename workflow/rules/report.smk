@@ -1,12 +1,37 @@
+BOOK_FIGURES = ["jacobian_product", "decay"]  # rnnbench.plots.BOOK_FIGURES: worked tables the book draws
+
+
+rule book_figure:
+    """A figure the book shows beside a worked table (PNG for HTML, PDF for print)."""
+    input:
+        table=paths.table(RESULTS_DIR, "{name}"),
+    output:
+        png=paths.book_figure(RESULTS_DIR, "{name}", "png"),
+        pdf=paths.book_figure(RESULTS_DIR, "{name}", "pdf"),
+        provenance=paths.provenance(paths.book_figure(RESULTS_DIR, "{name}", "png")),  # one record, both formats
+    wildcard_constraints:
+        name="|".join(BOOK_FIGURES),
+    params:
+        provenance=provenance_for("book_figure"),
+    log:
+        paths.log(RESULTS_DIR, "book_figure", "{name}"),
+    localrule: True
+    conda:
+        "../envs/rnnbench.yaml"
+    script:
+        "../scripts/book_figure.py"
+
+
 rule report:
-    """Render the Quarto book from the finished results; fails with a clear message where Quarto is missing."""
+    """Render the Quarto book of these results into <results_dir>/report/_book/ (HTML and Typst PDF);
+    fails with a clear message where Quarto is missing, after every result has been built."""
     input:
         RESULTS,
+        [paths.book_figure(RESULTS_DIR, name, fmt) for name in BOOK_FIGURES if name in WORKED_TABLES for fmt in paths.FIGURE_FORMATS],
         book="reports/_quarto.yml",
-        chapters=sorted(glob.glob("reports/*.qmd")),  # editing a chapter re-renders the book
+        chapters=sorted(glob.glob("reports/*.qmd") + glob.glob("reports/_quarto-*.yml") + glob.glob("reports/*.typ") + glob.glob("reports/*.css")),  # an edit re-renders the book
     output:
         REPORT,
-        "reports/_book/rnnbench-report.pdf",
     params:
         book_dir=lambda wc, input: os.path.dirname(input.book),
         results_dir=lambda wc: RESULTS_DIR,

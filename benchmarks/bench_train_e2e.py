@@ -1,0 +1,173 @@
+"""Tokens/s of a whole training run: rnnbench's train_run against the plain word_language_model loop.
+
+    RNNBENCH_DATA=<folder with ptb/> python benchmarks/bench_train_e2e.py [--threads 1 2] [--rounds 2]
+        [--train-tokens 150000] [--eval-tokens 20000]
+
+Both contenders train a one-layer tanh RNN LM (d = H = 200, batch 20, bptt 35, SGD, global-norm clipping
+0.25) for one epoch on the same fixed slice of real PTB (the first --train-tokens training tokens), then
+evaluate on the first --eval-tokens validation and test tokens (eval batch 10, as word_language_model):
+  plain             benchmarks/plain_loop.py: the example's own loop (manual SGD update, clip_grad_norm_,
+                    loss.item() every step), full softmax
+  rnnbench full     rnnbench.train.train_run, the function every workflow job calls, output full
+  rnnbench adaptive the same with output adaptive, cutoffs [1000, 5000]
+Contenders run interleaved, round after round, so load from other processes falls on all of them alike;
+each figure is the best round (the median in brackets). Printed per contender: tokens/s of the training
+epoch, tokens/s of the whole run (training tokens / wall time including corpus loading, evaluation and
+writing results), the ratio of each to plain, and the share of the training epoch spent outside
+forward (with the loss), backward and the parameter update, from timers wrapped around those three calls.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pandas as pd
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import plain_loop  # noqa: E402
+
+import rnnbench.train as train_module  # noqa: E402
+from rnnbench.config import RunConfig  # noqa: E402
+from rnnbench.data.corpora import load_corpus  # noqa: E402
+from rnnbench.train import split_stream, train_run  # noqa: E402
+
+SHAPES = {"embed_dim": 200, "hidden": 200, "batch_size": 20, "bptt": 35}
+LR, CLIP, EVAL_BATCH = 5.0, 0.25, 10
+
+
+@contextlib.contextmanager
+def timed_parts(timers: plain_loop.Timers):
+    """Add the time of every training forward (model.nll with gradients on), backward and optimiser step
+    that train_run takes to ``timers``, by wrapping the model and optimiser it builds."""
+    build_model, make_optimizer, backward = train_module.build_model, train_module.make_optimizer, torch.Tensor.backward
+
+    def add(part, fn):
+        def wrapped(*args, **kwargs):
+            if not torch.is_grad_enabled():  # evaluation: not part of the step
+                return fn(*args, **kwargs)
+            t0 = time.perf_counter()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                setattr(timers, part, getattr(timers, part) + time.perf_counter() - t0)
+        return wrapped
+
+    def timed_model(cfg):
+        model = build_model(cfg)
+        model.nll = add("forward", model.nll)
+        return model
+
+    def timed_optimizer(cfg, model):
+        optimizer = make_optimizer(cfg, model)
+        optimizer.step = add("update", optimizer.step)
+        return optimizer
+
+    train_module.build_model, train_module.make_optimizer = timed_model, timed_optimizer
+    torch.Tensor.backward = add("backward", backward)
+    try:
+        yield
+    finally:
+        train_module.build_model, train_module.make_optimizer = build_model, make_optimizer
+        torch.Tensor.backward = backward
+
+
+def run_ours(output: str, threads: int, args) -> dict:
+    cfg = RunConfig.from_settings({
+        "family": "rnn", "corpus": "ptb", "output": output, "adaptive_cutoffs": [1000, 5000], **SHAPES,
+        "optimizer": "sgd", "lr": LR, "clip_mode": "norm", "clip": CLIP, "schedule": "constant", "max_epochs": 1,
+        "train_tokens": args.train_tokens, "eval_tokens": args.eval_tokens, "eval_batch_size": EVAL_BATCH,
+        "seed": 1, "threads": threads,
+    })
+    timers = plain_loop.Timers()
+    with tempfile.TemporaryDirectory() as out, timed_parts(timers):
+        t0 = time.perf_counter()
+        metrics = train_run(cfg, out, data_dir=args.data_dir, cache_dir=args.cache_dir)
+        wall = time.perf_counter() - t0
+        epoch = pd.read_csv(Path(out) / "epochs.csv").iloc[0]
+    tokens = epoch["tokens_per_second"] * epoch["seconds"]
+    inside = timers.forward + timers.backward + timers.update
+    return {"epoch_tps": epoch["tokens_per_second"], "run_tps": tokens / wall,
+            "outside": 1 - inside / epoch["seconds"], "test_ppl": metrics["test_ppl"]}
+
+
+def run_plain(threads: int, args) -> dict:
+    torch.set_num_threads(threads)
+    t0 = time.perf_counter()
+    corpus = load_corpus("ptb", data_dir=args.data_dir, cache_dir=args.cache_dir)
+    # the same slices train_run reads
+    train = torch.as_tensor(split_stream(corpus, "train", args.train_tokens))
+    valid = torch.as_tensor(split_stream(corpus, "valid", args.eval_tokens))
+    test = torch.as_tensor(split_stream(corpus, "test", args.eval_tokens))
+    torch.manual_seed(1)
+    model = plain_loop.PlainRNNLM(len(corpus.vocab), SHAPES["embed_dim"], SHAPES["hidden"])
+    train_data = plain_loop.batchify(train, SHAPES["batch_size"])
+    timers = plain_loop.Timers()
+    e0 = time.perf_counter()
+    plain_loop.train_epoch(model, train_data, bptt=SHAPES["bptt"], lr=LR, clip=CLIP, timers=timers)
+    seconds = time.perf_counter() - e0
+    plain_loop.evaluate(model, plain_loop.batchify(valid, EVAL_BATCH), bptt=SHAPES["bptt"])
+    test_nll = plain_loop.evaluate(model, plain_loop.batchify(test, EVAL_BATCH), bptt=SHAPES["bptt"])
+    torch.save(model.state_dict(), os.devnull)
+    wall = time.perf_counter() - t0
+    tokens = (train_data.size(0) - 1) * train_data.size(1)
+    inside = timers.forward + timers.backward + timers.update
+    return {"epoch_tps": tokens / seconds, "run_tps": tokens / wall, "outside": 1 - inside / seconds,
+            "test_ppl": float(torch.tensor(test_nll).exp())}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--train-tokens", type=int, default=150_000)
+    parser.add_argument("--eval-tokens", type=int, default=20_000)
+    parser.add_argument("--data-dir", default=os.environ.get("RNNBENCH_DATA"))
+    parser.add_argument("--cache-dir", default=os.environ.get("RNNBENCH_CACHE"))
+    args = parser.parse_args()
+    if not args.data_dir:
+        parser.error("set RNNBENCH_DATA (or --data-dir) to the folder holding ptb/")
+    load_corpus("ptb", data_dir=args.data_dir, cache_dir=args.cache_dir)  # prepare the cache outside the timing
+
+    contenders = {
+        "plain word_language_model, full": lambda t: run_plain(t, args),
+        "rnnbench train_run, full": lambda t: run_ours("full", t, args),
+        "rnnbench train_run, adaptive [1000, 5000]": lambda t: run_ours("adaptive", t, args),
+    }
+    load_before = os.getloadavg()
+    results = {}
+    for threads in args.threads:
+        rounds = {name: [] for name in contenders}
+        for _ in range(args.rounds):
+            for name, run in contenders.items():
+                rounds[name].append(run(threads))
+                print(f"{threads} thread(s), {name}: {rounds[name][-1]}", file=sys.stderr, flush=True)
+        results[threads] = rounds
+    load_after = os.getloadavg()
+
+    print(f"torch {torch.__version__}; PTB first {args.train_tokens} training tokens, {args.eval_tokens} eval tokens; "
+          f"d=H=200 batch 20 bptt 35 SGD lr {LR} clip {CLIP}; {args.rounds} interleaved rounds; load average "
+          f"{load_before[0]:.2f}/{load_before[1]:.2f} before, {load_after[0]:.2f}/{load_after[1]:.2f} after (1/5 min)")
+    print("best round [median round]; 'outside' = share of the training epoch outside forward/backward/update")
+    print(f"{'threads':>7} {'contender':<42} {'epoch tok/s':>19} {'x plain':>7} {'run tok/s':>19} {'x plain':>7} "
+          f"{'outside':>7} {'test ppl':>8}")
+    for threads, rounds in results.items():
+        base = {key: max(r[key] for r in rounds[next(iter(contenders))]) for key in ("epoch_tps", "run_tps")}
+        for name, runs in rounds.items():
+            cells = []
+            for key in ("epoch_tps", "run_tps"):
+                best, median = max(r[key] for r in runs), statistics.median(r[key] for r in runs)
+                cells.append(f"{best:>9,.0f} [{median:>7,.0f}] {best / base[key]:>6.2f}x")
+            outside = min(r["outside"] for r in runs)
+            print(f"{threads:>7} {name:<42} {cells[0]} {cells[1]} {100 * outside:>6.1f}% {runs[-1]['test_ppl']:>8.1f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,172 @@
+"""How a run reads its data, decided once from its settings: the training loop and evaluation ask here
+and never which model family they train.
+
+    StreamReading     recurrent, bptt >= 1: the split batchified into B contiguous columns, walked in
+                      segments of bptt steps; the state is carried from one segment to the next, its graph
+                      cut between them (truncated BPTT)
+    SentenceReading   recurrent, bptt = 0: whole sentences, one per column, each read from h_0 = 0 (full
+                      BPTT); the order of sentences is shuffled per epoch, seeded by (seed, epoch)
+    WindowReading     feed-forward: every (n-1)-word window and the word after it; the windows are
+                      shuffled per epoch, seeded by (seed, epoch)
+
+Each gives the batches of an epoch, the number of optimiser steps in one, the state a batch starts from,
+the likelihood of a split, and the agreement probe per head-verb distance.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import torch
+
+from rnnbench.config import RunConfig
+from rnnbench.data.batching import batchify, bptt_segments, ngram_windows, sentence_batches
+from rnnbench.data.corpora import Corpus
+from rnnbench.evaluate import (
+    Likelihood,
+    sentence_agreement,
+    sentence_likelihood,
+    stream_likelihood,
+    window_agreement,
+    window_likelihood,
+)
+
+
+@dataclass(frozen=True)
+class Batch:
+    inputs: torch.Tensor  # (t, B) recurrent, (N, n-1) feed-forward
+    targets: torch.Tensor  # (t, B) recurrent, (N,) feed-forward
+
+
+def split_stream(corpus: Corpus, split: str, limit: int | None) -> np.ndarray:
+    """A split's tokens, cut to ``limit`` (at a sentence boundary when the corpus has sentences)."""
+    stream = getattr(corpus, split)
+    if limit is None or limit >= len(stream):
+        return stream
+    cut = limit
+    if corpus.sentence_starts is not None:
+        starts = corpus.sentence_starts[split]
+        cut = int(starts[starts <= cut].max()) or int(starts[1])  # keep at least one whole sentence
+    return stream[:cut]
+
+
+class Reading:
+    """What the three ways of reading share: the run's settings, its corpus and its training tokens."""
+
+    def __init__(self, cfg: RunConfig, corpus: Corpus):
+        self.cfg = cfg
+        self.corpus = corpus
+        self.train = split_stream(corpus, "train", cfg.train_tokens)
+
+    def steps_per_epoch(self) -> int:
+        """Optimiser steps in one epoch, after ``max_steps_per_epoch``."""
+        steps = self._full_epoch_steps()
+        return min(steps, self.cfg.max_steps_per_epoch) if self.cfg.max_steps_per_epoch else steps
+
+    def eval_stream(self, split: str) -> np.ndarray:
+        return split_stream(self.corpus, split, self.cfg.eval_tokens)
+
+    def first_state(self, model):
+        """The state the first batch of an epoch starts from (None: the model's h_0 = 0)."""
+        return None
+
+    def next_state(self, state):
+        """The state the next batch starts from, given the state the last one ended in."""
+        return None
+
+    # Each mode defines these.
+    def batches(self, epoch: int) -> Iterator[Batch]:
+        raise NotImplementedError
+
+    def _full_epoch_steps(self) -> int:
+        raise NotImplementedError
+
+    def likelihood(self, model, split: str) -> Likelihood:
+        raise NotImplementedError
+
+    def agreement(self, model, split: str) -> pd.DataFrame:
+        raise NotImplementedError
+
+
+class StreamReading(Reading):
+    def batches(self, epoch: int) -> Iterator[Batch]:
+        data = batchify(self.train, self.cfg.batch_size)  # (T, B): B contiguous columns of the stream
+        for inputs, targets in bptt_segments(data, self.cfg.bptt):
+            yield Batch(inputs, targets)
+
+    def _full_epoch_steps(self) -> int:
+        return math.ceil((len(self.train) // self.cfg.batch_size - 1) / self.cfg.bptt)
+
+    def first_state(self, model):
+        return model.init_state(self.cfg.batch_size)
+
+    def next_state(self, state):
+        return detach_state(state)
+
+    def likelihood(self, model, split: str) -> Likelihood:
+        return stream_likelihood(model, self.eval_stream(split), batch_size=self.cfg.eval_batch_size, bptt=self.cfg.bptt)
+
+    def agreement(self, model, split: str) -> pd.DataFrame:
+        return sentence_agreement(model, self.corpus, split, batch_size=self.cfg.eval_batch_size)
+
+
+class SentenceReading(Reading):
+    def _starts(self, split: str, stream: np.ndarray) -> np.ndarray:
+        starts = self.corpus.sentence_starts[split]
+        return starts[starts < len(stream)]
+
+    def batches(self, epoch: int) -> Iterator[Batch]:
+        starts = self._starts("train", self.train)
+        shuffle = self.cfg.seed * 1000 + epoch
+        for inputs, targets, _ in sentence_batches(self.train, starts, self.cfg.batch_size, shuffle_seed=shuffle):
+            yield Batch(inputs, targets)
+
+    def _full_epoch_steps(self) -> int:
+        return math.ceil(len(self._starts("train", self.train)) / self.cfg.batch_size)
+
+    def likelihood(self, model, split: str) -> Likelihood:
+        stream = self.eval_stream(split)
+        return sentence_likelihood(model, stream, self._starts(split, stream), batch_size=self.cfg.eval_batch_size)
+
+    def agreement(self, model, split: str) -> pd.DataFrame:
+        return sentence_agreement(model, self.corpus, split, batch_size=self.cfg.eval_batch_size)
+
+
+class WindowReading(Reading):
+    def batches(self, epoch: int) -> Iterator[Batch]:
+        contexts, targets = ngram_windows(self.train, self.cfg.context)  # (N, n-1), (N,)
+        order = torch.as_tensor(np.random.default_rng([self.cfg.seed, epoch]).permutation(len(targets)))
+        for start in range(0, len(order), self.cfg.batch_size):
+            index = order[start : start + self.cfg.batch_size]
+            yield Batch(contexts[index], targets[index])
+
+    def _full_epoch_steps(self) -> int:
+        return math.ceil(max(len(self.train) - self.cfg.context, 0) / self.cfg.batch_size)
+
+    def likelihood(self, model, split: str) -> Likelihood:
+        return window_likelihood(model, self.eval_stream(split), context=self.cfg.context)
+
+    def agreement(self, model, split: str) -> pd.DataFrame:
+        return window_agreement(model, self.corpus, split, context=self.cfg.context)
+
+
+def reading_for(cfg: RunConfig, corpus: Corpus) -> Reading:
+    """The one place a run's settings choose how it reads its data."""
+    if cfg.family == "ff":
+        return WindowReading(cfg, corpus)
+    if cfg.bptt == 0:
+        return SentenceReading(cfg, corpus)
+    return StreamReading(cfg, corpus)
+
+
+def detach_state(state):
+    """Truncated BPTT: keep the state's values for the next segment, drop the graph that made them."""
+    if state is None:
+        return None
+    if isinstance(state, torch.Tensor):
+        return state.detach()
+    return tuple(detach_state(s) for s in state)  # LSTM: (h, c)

@@ -1,0 +1,51 @@
+"""The book rendered by a real Quarto (HTML and Typst PDF), and the pages checked as a reader would need them.
+
+Runs when ``quarto`` is on PATH and skips otherwise. With RNNBENCH_SMOKE_RESULTS pointing at a results
+folder whose book was rendered (the report rule, as .ci/run does), that book is checked as it is;
+otherwise the book is rendered here from the hand-made results of tests/test_report.py.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+import bookcheck
+from rnnbench import book, paths
+
+REPO = Path(__file__).resolve().parents[1]
+BOOK = REPO / "reports"
+
+pytestmark = [
+    pytest.mark.quarto,
+    pytest.mark.skipif(shutil.which("quarto") is None, reason="quarto is not on PATH (the real render needs it)"),
+    pytest.mark.skipif(shutil.which("pdftotext") is None, reason="pdftotext/pdfinfo (poppler-utils) not installed"),
+]
+
+
+@pytest.fixture(scope="module")
+def rendered(tmp_path_factory) -> Path:
+    smoke = os.environ.get("RNNBENCH_SMOKE_RESULTS")
+    if smoke and Path(paths.report_book(smoke)[1]).is_file():
+        return Path(paths.report_dir(smoke)) / "_book"
+    from test_report import build_results
+
+    results = tmp_path_factory.mktemp("render") / "results"
+    build_results(results)
+    return book.render(BOOK, results_dir=results, log=results / "render.log")
+
+
+def test_every_chapter_renders_with_its_images_and_references(rendered):
+    chapters = bookcheck.read_book(BOOK).chapter_files
+    titles = {c: bookcheck.chapter_title(BOOK / c) for c in chapters}
+    assert bookcheck.check_rendered(rendered, chapters, titles, rendered / book.PDF) == []
+
+
+def test_figures_are_shown_from_inside_the_book(rendered):
+    """Every figure is a staged copy inside the book (HTML drops images above its folder); PNG on screen."""
+    html = (rendered / "studies.html").read_text(encoding="utf-8")
+    images = bookcheck.HTML_IMAGE.findall(html)
+    assert images and all(src.startswith("_staged/") and src.endswith(".png") for src in images)
