@@ -139,9 +139,9 @@ def decay_analysis(
     write_json(outs["record"], dict(record))
 
 
-def decay_figure(curves: str, record: str, outs: Sequence[str], *, provenance_file: str, provenance: Mapping[str, Any]) -> None:
-    """An analysis's figure (rnnbench.plots.decay_figure), colour and panels as its record says."""
-    from rnnbench.plots import decay_figure as draw, save
+def analysis_figure(curves: str, record: str, outs: Sequence[str], *, provenance_file: str, provenance: Mapping[str, Any]) -> None:
+    """An analysis's figure (rnnbench.plots.decay_curves_figure), colour and panels as its record says."""
+    from rnnbench.plots import decay_curves_figure as draw, save
 
     table = pd.read_csv(curves, dtype={"snapshot": str})
     analysis = json.loads(Path(record).read_text(encoding="utf-8"))
@@ -152,7 +152,7 @@ def decay_figure(curves: str, record: str, outs: Sequence[str], *, provenance_fi
             source=f"data: {curves} (rule analysis_figure)",
         )
         save(drawn, out)
-    write_provenance(provenance_file, producer="rnnbench.plots.decay_figure", inputs=[curves, record], **provenance)
+    write_provenance(provenance_file, producer="rnnbench.plots.decay_curves_figure", inputs=[curves, record], **provenance)
 
 
 def book_figure(

@@ -2,7 +2,7 @@ from rnnbench import jobs
 from rnnbench.paths import FIGURE_FORMATS
 
 jobs.log_to(snakemake.log[0])
-jobs.decay_figure(
+jobs.analysis_figure(
     snakemake.input.curves,
     snakemake.input.record,
     [snakemake.output[fmt] for fmt in FIGURE_FORMATS],
