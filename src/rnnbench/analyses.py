@@ -100,8 +100,8 @@ def parse_analysis(name: str, body: Mapping[str, Any], studies: Mapping[str, "St
     figure = body.get("figure", {})
     if "untrained" in network:
         spec = network["untrained"]
-        fixed = {**UNTRAINED_DEFAULTS, **spec.get("fixed", {})}
         vary = {key: tuple(values) for key, values in spec.get("vary", {}).items()}
+        fixed = {k: v for k, v in {**UNTRAINED_DEFAULTS, **spec.get("fixed", {})}.items() if k not in vary}
         for key in vary:
             if key in spec.get("fixed", {}):
                 raise ConfigError(f"{where}.network.untrained.vary.{key}: also fixed; a setting is either fixed or varied")

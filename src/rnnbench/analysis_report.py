@@ -199,7 +199,7 @@ def fails_text(untrained: pd.DataFrame) -> Markdown:
         if (rows["measured"] < 0).any() else "Above 1 the gradient grows, as the story says, but at its own rate"
     )
     return Markdown(
-        f"{lead}: each step multiplies by diag(f′(a_t)) U, not by U, and a saturated or silent unit passes "
+        f"{lead}: each step multiplies by $\\mathrm{{diag}}(f'(a_t))\\,U$, not by $U$, and a saturated or silent unit passes "
         "little or nothing back. Measured rates per step: " + "; ".join(parts) + "."
     )
 
@@ -225,7 +225,7 @@ def passage_text(passage: pd.DataFrame, worked: pd.DataFrame) -> Markdown:
     if passage.empty:
         return Markdown("")
     chapter = worked[worked["distance"] == 47]
-    powers = words([f"{sig(r.factor)}^47 = {sig(r.computed)}" for r in chapter.itertuples()])
+    powers = words([f"${r.factor:g}^{{47}}$ = {sig(r.computed)}" for r in chapter.itertuples()])
     cases = [
         f"{snapshot_name(r.snapshot)} the gradient reaching “{r.word}” is {sig(r.h_relative)} of the one at the last word"
         for r in passage.itertuples()

@@ -88,6 +88,11 @@ def _decay_inputs(point: Mapping[str, Any], measure: Mapping[str, Any], corpora:
     key = (name, json.dumps(options, sort_keys=True))
     if key not in corpora:
         corpora[key] = load_corpus(name, data_dir=data_dir, cache_dir=cache_dir, **options)
+    if point["untrained"] is None and not Path(point["model"]).is_file():
+        raise FileNotFoundError(
+            f"{point['model']}: no weights for {dict(point['keys'])}; a run whose schedule stopped it before that "
+            "epoch has no snapshot there (its epochs.csv says how far it went): ask for an earlier one or 'final'"
+        )
     return (point["untrained"] if point["untrained"] is not None else point["model"]), corpora[key]
 
 
@@ -148,7 +153,7 @@ def analysis_figure(curves: str, record: str, outs: Sequence[str], *, provenance
     figure = analysis["figure"]
     for out in outs:
         drawn = draw(
-            table, hue=figure["hue"], panel=figure["panel"], title=analysis["description"] or analysis["name"],
+            table, hue=figure["hue"], panel=figure["panel"], title=analysis["name"],  # the book's caption describes it
             source=f"data: {curves} (rule analysis_figure)",
         )
         save(drawn, out)
