@@ -3,7 +3,8 @@
 An analysis names its networks (an untrained spec with settings to vary and seeds, or the runs of a training
 study at some snapshots) and its measurement. It expands into points, one network each:
 
-    untrained   keys: radius, activation, hidden, embed_dim, seed   source: those settings
+    untrained   keys: family, radius, activation, hidden, embed_dim, seed   source: those settings (an LSTM has
+                no radius or activation to set: both None)
     study       keys: run_id, family, the study's varied settings, seed, snapshot ("0", "1", ..., "final")
                 source: the run's weights after that many epochs, or its model.pt
 
@@ -24,8 +25,8 @@ if TYPE_CHECKING:
     from rnnbench.config import Config, RunConfig, Study
 
 # The untrained network's settings when the config leaves them out: the chapter's H = 200 tanh network.
-UNTRAINED_DEFAULTS = {"activation": "tanh", "hidden": 200, "embed_dim": 200}
-UNTRAINED_KEYS = ("radius", "activation", "hidden", "embed_dim", "seed")
+UNTRAINED_DEFAULTS = {"family": "rnn", "activation": "tanh", "hidden": 200, "embed_dim": 200}
+UNTRAINED_KEYS = ("family", "radius", "activation", "hidden", "embed_dim", "seed")
 FINAL = "final"
 
 
@@ -107,8 +108,13 @@ def parse_analysis(name: str, body: Mapping[str, Any], studies: Mapping[str, "St
                 raise ConfigError(f"{where}.network.untrained.vary.{key}: also fixed; a setting is either fixed or varied")
             if len(set(vary[key])) != len(vary[key]):
                 raise ConfigError(f"{where}.network.untrained.vary.{key}: {list(vary[key])} lists a value twice")
-        if "radius" not in fixed and "radius" not in vary:
-            raise ConfigError(f"{where}.network.untrained: needs a spectral radius (fixed.radius or vary.radius)")
+        families = vary["family"] if "family" in vary else (fixed["family"],)
+        if "rnn" in families and "radius" not in fixed and "radius" not in vary:
+            raise ConfigError(f"{where}.network.untrained: an Elman network needs a spectral radius (fixed.radius or vary.radius)")
+        if families == ("lstm",) and "radius" in fixed:  # with family varied, a fixed radius is the Elman networks'
+            raise ConfigError(f"{where}.network.untrained.fixed.radius: an LSTM has no one spectral radius to set")
+        if "lstm" in families and "radius" in vary:
+            raise ConfigError(f"{where}.network.untrained.vary.radius: an LSTM has no one spectral radius to set; measure it in an analysis of its own")
         seeds = tuple(spec.get("seeds", [0]))
         analysis = Analysis(
             name, kind, body.get("description", ""), None, fixed, vary, seeds, {}, (), measure,
@@ -138,7 +144,9 @@ def analysis_points(analysis: Analysis, config: "Config") -> list[AnalysisPoint]
         for values in itertools.product(*(analysis.vary[k] for k in keys)):
             for seed in analysis.seeds:
                 settings = {**analysis.fixed, **dict(zip(keys, values)), "seed": seed}
-                points.append(AnalysisPoint(keys={k: settings[k] for k in UNTRAINED_KEYS}, untrained=settings))
+                if settings["family"] == "lstm":
+                    settings = {k: v for k, v in settings.items() if k not in ("radius", "activation")}
+                points.append(AnalysisPoint(keys={k: settings.get(k) for k in UNTRAINED_KEYS}, untrained=settings))
     else:
         points = _study_points(analysis, config, where)
     columns = set(points[0].keys) if points else set()
