@@ -2,7 +2,7 @@
 
     analysis_names      the analyses with a record
     backward_rates      one analysis's measured rate (backward, dL/dh) beside the predictions, seeds averaged
-    untrained_rates     every untrained analysis's rates in one table: activation, radius, hidden
+    untrained_rates     every untrained analysis's rates in one table: family, activation, radius, hidden
     trained_rates       every study-sourced analysis's rates: run, snapshot
     passage_rows        the passage's word "partner" (the evidence) per network
     analysis_section    one analysis's section: what it measured, its figure and its rates table
@@ -53,7 +53,7 @@ def backward_rates(name: str, results: str | Path | None = None, quantity: str =
     keys = [k for k in record["keys"] if k not in ("seed", "run_id") and (k in record["vary"] or k == "activation")]
     keys = [k for k in keys if k in rates.columns] or ["analysis"]
     rates = rates.assign(analysis=name)
-    grouped = rates.groupby(keys, sort=False)
+    grouped = rates.groupby(keys, sort=False, dropna=False)  # an LSTM has no radius or activation: NaN keys
     table = grouped.agg(
         measured=("rate", "mean"), lowest=("rate", "min"), highest=("rate", "max"), seeds=("rate", "size"),
         **{column: (column, "mean") for column in PREDICTIONS}, rho=("rho", "mean"),
@@ -75,13 +75,14 @@ def _all_rates(network: str, results: str | Path | None) -> pd.DataFrame:
 
 
 def untrained_rates(results: str | Path | None = None) -> pd.DataFrame:
-    """Every untrained network of every analysis: activation, radius, hidden -> measured rate (mean over seeds
+    """Every untrained network of every analysis: family, activation, radius, hidden -> measured rate (mean over seeds
     and analyses) beside log rho(U) and the Jacobian prediction."""
     rates = _all_rates("untrained", results)
     if rates.empty:
-        return pd.DataFrame(columns=["activation", "radius", "hidden", "measured", "radius_rate", "jacobian_rate", "networks"])
+        return pd.DataFrame(columns=["family", "activation", "radius", "hidden", "measured", "radius_rate", "jacobian_rate", "networks"])
     return (
-        rates.groupby(["activation", "radius", "hidden"])
+        rates.assign(family=rates["family"] if "family" in rates else "rnn")
+        .groupby(["family", "activation", "radius", "hidden"], dropna=False)
         .agg(measured=("rate", "mean"), radius_rate=("radius_rate", "mean"), jacobian_rate=("jacobian_rate", "mean"),
              networks=("rate", "size"))
         .reset_index()
@@ -127,7 +128,7 @@ def analysis_section(name: str, results: str | Path | None = None, staging: str 
     else:
         what = (
             f"the run{'s' if len(record['run_ids']) != 1 else ''} {words(f'`{r}`' for r in record['run_ids'])} of study "
-            f"`{record['study']}` at {words(snapshot_name(s) for s in record['snapshots'])}"
+            f"`{record['study']}`, {words(snapshot_name(s) for s in record['snapshots'])}"
         )
         corpus = "the corpus each run was trained on"
     image = stage_figure(paths.analysis_figure(_root(results), name, "png"), f"analysis-{slug}.png", staging)
@@ -202,6 +203,20 @@ def fails_text(untrained: pd.DataFrame) -> Markdown:
         f"{lead}: each step multiplies by $\\mathrm{{diag}}(f'(a_t))\\,U$, not by $U$, and a saturated or silent unit passes "
         "little or nothing back. Measured rates per step: " + "; ".join(parts) + "."
     )
+
+
+def lstm_text(untrained: pd.DataFrame) -> Markdown:
+    """The untrained LSTM's rate beside the Elman networks of the same size."""
+    lstm = untrained[untrained["family"] == "lstm"]
+    sentences = []
+    for r in lstm.itertuples():
+        elman = untrained[(untrained["family"] == "rnn") & (untrained["hidden"] == r.hidden) & (untrained["activation"] == "tanh")]
+        beside = words([f"{sig(e.measured)} at ρ = {sig(e.radius)}" for e in elman.itertuples()])
+        sentences.append(
+            f"The LSTM with H = {int(r.hidden)}, as initialised, measures {_rate(r.measured)} on ‖dL/dh‖"
+            + (f", against the tanh Elman network's {beside}." if len(elman) else ".")
+        )
+    return Markdown(" ".join(sentences))
 
 
 def training_text(trained: pd.DataFrame) -> Markdown:
