@@ -142,7 +142,9 @@ def analysis_section(name: str, results: str | Path | None = None, staging: str 
         f"## `{name}` {{#sec-analysis-{slug}}}",
         "",
         f"{record['description'] or name}. The analysis measures {what} on {measure['sequences']} windows of "
-        f"{measure['steps']} steps of {corpus}'s {measure['split']} split ({measure['dtype']}).",
+        f"{measure['steps']} steps of {corpus}'s {measure['split']} split ({measure['dtype']}). "
+        f"@fig-analysis-{slug} plots the gradient's norm against distance, and @tbl-analysis-{slug} gives each "
+        "network's measured rate beside the predicted ones.",
         "",
         f"![{record['description'] or name}. From {os.path.relpath(paths.analysis_figure('.', name, 'png'))}, rule analysis_figure.]"
         f"({image}){{#fig-analysis-{slug}}}",
