@@ -210,8 +210,9 @@ def _train(cfg: RunConfig, out: Path, reading: Reading, model, epoch_limit: int 
         optimizer.load_state_dict(optimizer_state)
         log.info("resuming %s after epoch %d", cfg.run_id, state.epoch)
     else:
-        write_json(out / "config.json", {"run_id": cfg.run_id, **cfg.to_dict()})
         _save_snapshot(out, cfg, model, 0)
+    # Also on resuming: a workflow rerun deletes an interrupted job's declared outputs, config.json among them.
+    write_json(out / "config.json", {"run_id": cfg.run_id, **cfg.to_dict()})
 
     epochs_this_call = 0
     while state.epoch < cfg.max_epochs and not schedule.done and state.divergence is None:
