@@ -69,7 +69,10 @@ class Analysis:
             "network": "untrained" if self.study is None else "study",
             "study": self.study,
             "keys": list(points[0].keys) if points else [],
-            "vary": [k for k in (points[0].keys if points else {}) if len({str(p.keys[k]) for p in points}) > 1],
+            # untrained: the settings the config varies (an LSTM's missing radius is no variation); a study's
+            # runs: the point columns that take more than one value (snapshot, a varied setting)
+            "vary": list(self.vary) + (["seed"] if len(self.seeds) > 1 else []) if self.study is None
+            else [k for k in (points[0].keys if points else {}) if len({str(p.keys[k]) for p in points}) > 1],
             "fixed": dict(self.fixed),
             "seeds": list(self.seeds),
             "where": dict(self.where),
