@@ -97,6 +97,9 @@ def build_results(results: Path) -> Config:
             path = Path(paths.run_metrics(str(results), cfg.run_id))
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(json.dumps(_metrics(i, cfg, diverged)), encoding="utf-8")
+            Path(paths.run_config(str(results), cfg.run_id)).write_text(
+                json.dumps({"run_id": cfg.run_id, **cfg.to_dict()}), encoding="utf-8"
+            )
             metric_files.append(str(path))
         summary = paths.study_summary(str(results), study_name)
         record = paths.study_record(str(results), study_name)
@@ -133,6 +136,23 @@ def build_results(results: Path) -> Config:
     jobs.corpus_table(sorted(corpora), stats_files, **table("corpora"), provenance=provenance)
     for name in config.analyses:
         _analysis(config, name, results, provenance)
+
+    # Our runs beside the published rows (rule comparison), from the run folders written above.
+    comparison_runs = {}
+    for study_name in config.comparison.study_names():
+        for _, cfg in config.study_runs(study_name):
+            comparison_runs.setdefault(cfg.run_id, []).append(study_name)
+    outs = {name: paths.table(str(results), name) for name in paths.COMPARISON_TABLES}
+    keys = sorted({runs[run_id].corpus_key for run_id in comparison_runs})
+    jobs.comparison_tables(
+        str(results), comparison_runs, [paths.corpus_stats(str(results), key) for key in keys],
+        [paths.train_benchmark(str(results), run_id) for run_id in comparison_runs], outs,
+        scale=config.comparison.scale, crossover_corpus=config.comparison.crossover,
+        provenance_files={name: paths.provenance(out) for name, out in outs.items()}, provenance=provenance,
+    )
+    figures = [paths.book_figure(str(results), paths.CROSSOVER_FIGURE, fmt) for fmt in paths.FIGURE_FORMATS]
+    jobs.comparison_figure(outs["crossover"], figures, title="crossover", provenance_file=paths.provenance(figures[0]),
+                           provenance=provenance)
     return config
 
 

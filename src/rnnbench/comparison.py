@@ -2,10 +2,12 @@
 
 Inputs are plain data: the published table (`rnnbench.published.load_published`), one record per run
 (``{"config": <config.json>, "metrics": <metrics.json>, "scale": "paper" | "short"}``, as `read_run`
-returns), and optionally each corpus's statistics (results/corpora/*.json). Every number in the outputs
-is a copy of an input or computed from inputs; none is typed here.
+returns, optionally with its ``"source"`` folder and the ``"studies"`` it serves), and optionally each
+corpus's statistics (results/corpora/*.json) and the training jobs' benchmark table. Every number in the
+outputs is a copy of an input or computed from inputs; none is typed here.
 
     our_runs(records)                      one row per run: settings, status, perplexity, size, time
+    with_job_times(ours, benchmarks)       each run's training job's wall and CPU time beside it
     comparison_table(published, ours)      published rows and ours side by side, each of ours with the
                                            published row of its corpus and family it is measured against
     crossover_table(ours, corpus)          both families' test perplexity against parameter count, with the
@@ -16,7 +18,9 @@ is a copy of an input or computed from inputs; none is typed here.
 A run's ``status`` says whether its perplexity can stand beside a published one:
     converged   Mikolov's schedule stopped it before its epoch cap (validation stopped improving)
     epoch cap   it ran its full max_epochs: a short run, or one the cap cut off before convergence
-    subset      it trained or was evaluated on part of the corpus (smoke runs): not comparable
+                (a run trained on a slice of the training split is a short run too; its description says so)
+    subset      it was evaluated on part of the test split (smoke runs): no ratio to a published number,
+                though it compares with our other runs of the same config (the same slice)
     diverged    no perplexity
 """
 
@@ -35,22 +39,25 @@ from rnnbench.published import reference_rows
 
 SCALES = ("paper", "short")
 STATUSES = ("converged", "epoch cap", "subset", "diverged")
+# Runs whose perplexities compare with each other (one config evaluates all its runs on the same tokens).
+MEASURED = ("converged", "epoch cap", "subset")
 FAMILY_NAMES = {"ff": "feed-forward n-gram network", "rnn": "Elman RNN", "lstm": "LSTM"}
 CORPUS_ORDER = ("ptb", "brown")
 
 OUR_COLUMNS = (
     "run_id", "scale", "status", "family", "corpus", "description", "embed_dim", "hidden", "context", "direct",
     "dropout", "output", "optimizer", "epochs", "max_epochs", "parameters", "train_seconds", "tokens_per_second",
-    "test_ppl", "valid_ppl",
+    "test_ppl", "valid_ppl", "source", "studies", "job_wall_seconds", "job_cpu_seconds",
 )
 COMPARISON_COLUMNS = (
     "corpus", "origin", "model", "family", "description", "test_ppl", "valid_ppl", "parameters", "epochs",
-    "train_seconds", "status", "reference_model", "reference_ppl", "ratio_to_reference", "source", "table", "page",
+    "train_seconds", "job_wall_seconds", "status", "studies", "reference_model", "reference_ppl", "ratio_to_reference", "source", "table", "page",
     "split", "train_tokens", "valid_tokens", "test_tokens", "vocab_size", "counting", "checked_against", "notes",
 )
 CROSSOVER_COLUMNS = (
     "corpus", "scale", "family", "run_id", "status", "embed_dim", "hidden", "context", "parameters", "test_ppl",
-    "train_seconds", "tie_context", "crossover_context", "ff_larger", "rnn_equivalent_parameters", "pareto",
+    "train_seconds", "job_wall_seconds", "tie_context", "crossover_context", "ff_larger", "rnn_equivalent_parameters",
+    "pareto",
 )
 
 
@@ -59,7 +66,7 @@ def read_run(run_dir: str | Path, scale: str) -> dict[str, Any]:
     if scale not in SCALES:
         raise ValueError(f"scale must be one of {SCALES}, got {scale!r}")
     run_dir = Path(run_dir)
-    record: dict[str, Any] = {"scale": scale}
+    record: dict[str, Any] = {"scale": scale, "source": run_dir.as_posix()}
     for name in ("config", "metrics"):
         path = run_dir / f"{name}.json"
         if not path.exists():
@@ -83,7 +90,7 @@ def run_status(config: Mapping[str, Any], metrics: Mapping[str, Any]) -> str:
     """One of STATUSES (see the module docstring)."""
     if metrics.get("diverged"):
         return "diverged"
-    if any(config.get(key) is not None for key in ("train_tokens", "eval_tokens", "max_steps_per_epoch")):
+    if config.get("eval_tokens") is not None:
         return "subset"
     if config.get("schedule") == "mikolov" and metrics["epochs"] < config["max_epochs"]:
         return "converged"
@@ -102,6 +109,12 @@ def describe(config: Mapping[str, Any]) -> str:
     if config.get("dropout"):
         parts.append(f"dropout {config['dropout']:g}")
     parts.append(f"{config['output']} softmax, {config['optimizer']}")
+    if config.get("train_tokens") is not None:
+        parts.append(f"first {config['train_tokens']:,} training tokens")
+    if config.get("max_steps_per_epoch") is not None:
+        parts.append(f"at most {config['max_steps_per_epoch']:,} steps an epoch")
+    if config.get("eval_tokens") is not None:
+        parts.append(f"evaluated on the first {config['eval_tokens']:,} test tokens")
     return ", ".join(parts)
 
 
@@ -137,10 +150,25 @@ def our_runs(records: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
             "tokens_per_second": metrics.get("tokens_per_second"),
             "test_ppl": _number(metrics.get("test_ppl")),
             "valid_ppl": _number(metrics.get("valid_ppl")),
+            "source": record.get("source", ""),
+            "studies": ", ".join(record.get("studies", ())),
+            "job_wall_seconds": math.nan,  # with_job_times fills these in
+            "job_cpu_seconds": math.nan,
         })
     table = pd.DataFrame(rows, columns=list(OUR_COLUMNS))
     table["context"] = table["context"].astype("Int64")
     return table
+
+
+def with_job_times(ours: pd.DataFrame, benchmarks: pd.DataFrame) -> pd.DataFrame:
+    """``ours`` with each run's training job's wall and CPU seconds from the benchmark table
+    (rnnbench.summary.benchmark_table: rule, run_id, wall_seconds, cpu_seconds; the last repeat counts).
+    A run without a record keeps NaN: its time is unknown, not zero."""
+    jobs = benchmarks[benchmarks["rule"] == "train"].drop_duplicates("run_id", keep="last").set_index("run_id")
+    out = ours.copy()
+    out["job_wall_seconds"] = out["run_id"].map(jobs["wall_seconds"]).astype(float)
+    out["job_cpu_seconds"] = out["run_id"].map(jobs["cpu_seconds"]).astype(float)
+    return out
 
 
 def comparison_table(
@@ -157,8 +185,8 @@ def comparison_table(
     corpora += sorted(set(published["corpus"]) - set(corpora))
     references = {(r.corpus, r.reference_for): r for r in reference_rows(published).itertuples()}
     theirs = published.assign(
-        origin="published", parameters=np.nan, epochs=np.nan, train_seconds=np.nan, status="", reference_model="",
-        reference_ppl=np.nan, ratio_to_reference=np.nan,
+        origin="published", parameters=np.nan, epochs=np.nan, train_seconds=np.nan, job_wall_seconds=np.nan, status="",
+        studies="", reference_model="", reference_ppl=np.nan, ratio_to_reference=np.nan,
     )
     mine = []
     for row in ours[ours["corpus"].isin(corpora)].itertuples():
@@ -176,11 +204,13 @@ def comparison_table(
             "parameters": row.parameters,
             "epochs": row.epochs,
             "train_seconds": row.train_seconds,
+            "job_wall_seconds": row.job_wall_seconds,
             "status": row.status,
+            "studies": row.studies,
             "reference_model": ref.model if ref is not None else "",
             "reference_ppl": ref.test_ppl if ref is not None else np.nan,
             "ratio_to_reference": row.test_ppl / ref.test_ppl if comparable else np.nan,
-            "source": f"results/runs/{row.run_id}",
+            "source": row.source,
             "table": "",
             "page": "",
             "split": _our_split(row.corpus, stats),
@@ -249,7 +279,7 @@ def matched_cost(crossover: pd.DataFrame, by: str = "parameters") -> pd.DataFram
     """
     if by not in ("parameters", "train_seconds"):
         raise ValueError(f"by must be 'parameters' or 'train_seconds', got {by!r}")
-    usable = crossover[crossover["status"].isin(["converged", "epoch cap"]) & crossover[by].notna()]
+    usable = crossover[crossover["status"].isin(MEASURED) & crossover[by].notna()]
     rows = []
     for (corpus, scale), group in usable.groupby(["corpus", "scale"], sort=False):
         rnn = group[group["family"] == "rnn"].sort_values(by)
@@ -276,7 +306,7 @@ def log_interpolate(x: float, xs: np.ndarray, ys: np.ndarray) -> float:
 
 def _pareto(group: pd.DataFrame) -> pd.Series:
     """True for runs that no other run beats (lower perplexity) with at most as many parameters."""
-    ok = group["status"].isin(["converged", "epoch cap"]) & group["test_ppl"].notna()
+    ok = group["status"].isin(MEASURED) & group["test_ppl"].notna()
     flags = pd.Series(False, index=group.index)
     for i in group.index[ok]:
         others = group[ok & (group.index != i)]

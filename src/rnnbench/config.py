@@ -28,6 +28,7 @@ import jsonschema
 
 from rnnbench import rules
 from rnnbench.analyses import Analysis, AnalysisPoint, analysis_points, parse_analysis
+from rnnbench.comparison_config import Comparison, parse_comparison
 from rnnbench.configfile import ConfigError, config_files_in_merge_order, merge_config_files, read_yaml
 
 __all__ = [  # the config files' functions are part of this module's interface
@@ -232,6 +233,7 @@ class Config:
     studies: Mapping[str, Study]
     tables: Mapping[str, Any] = field(default_factory=dict)
     analyses: Mapping[str, Analysis] = field(default_factory=dict)
+    comparison: Comparison = field(default_factory=Comparison)  # studies beside the published rows
 
     def analysis_points(self, name: str) -> list[AnalysisPoint]:
         """The networks of analysis `name` (rnnbench.analyses): untrained specs or study runs at snapshots."""
@@ -265,6 +267,7 @@ def load_config(source: str | Path | Mapping[str, Any]) -> Config:
             name: parse_analysis(name, body, studies, schema()["$defs"]["analysis"]["properties"])
             for name, body in resolved["analyses"].items()
         },
+        comparison=parse_comparison(resolved["comparison"], studies),
     )
     if config.data_dir is not None and not Path(config.data_dir).is_dir():
         found = "a file" if Path(config.data_dir).exists() else "nothing"

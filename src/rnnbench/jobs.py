@@ -202,3 +202,67 @@ def render_report(book_dir: str, *, results_dir: str, log: str | None = None) ->
     from rnnbench.book import render
 
     render(book_dir, results_dir=results_dir, log=log)
+
+
+def comparison_tables(
+    results: str,
+    runs: Mapping[str, Sequence[str]],
+    corpus_stats_files: Sequence[str],
+    benchmark_files: Sequence[str],
+    outs: Mapping[str, str],
+    *,
+    scale: str,
+    crossover_corpus: str | None,
+    provenance_files: Mapping[str, str],
+    provenance: Mapping[str, Any],
+) -> None:
+    """Our runs beside the published rows (rnnbench.comparison), four tables in ``outs`` (keys
+    paths.COMPARISON_TABLES): the comparison, perplexity against parameters on ``crossover_corpus``, and the
+    RNN against each feed-forward run at matched parameter count and at matched training time.
+
+    ``runs``: run id -> the studies it serves (each run once, however many studies share it), its folder
+    under ``results``; ``benchmark_files``: each run's training-job record, in the same order. The published
+    numbers are the package's table (rnnbench.published); ours are read from the run folders. Nothing is
+    typed here.
+    """
+    from rnnbench import comparison as cmp
+    from rnnbench import paths
+    from rnnbench.published import load_published, published_path
+    from rnnbench.summary import benchmark_table
+
+    records = [{**cmp.read_run(paths.run_dir(results, run_id), scale), "studies": list(studies)}
+               for run_id, studies in runs.items()]
+    ours = cmp.with_job_times(cmp.our_runs(records), benchmark_table(list(runs), benchmark_files))
+    crossover = (
+        cmp.crossover_table(ours, crossover_corpus) if crossover_corpus else cmp.crossover_table(ours.iloc[0:0])
+    )
+    tables = {
+        "comparison": (cmp.comparison_table(load_published(), ours, cmp.read_corpus_stats(corpus_stats_files)),
+                       "rnnbench.comparison.comparison_table"),
+        "crossover": (crossover, "rnnbench.comparison.crossover_table"),
+        "matched_parameters": (cmp.matched_cost(crossover, "parameters"), "rnnbench.comparison.matched_cost"),
+        "matched_time": (cmp.matched_cost(crossover, "train_seconds"), "rnnbench.comparison.matched_cost"),
+    }
+    run_files = [f(results, run_id) for run_id in runs for f in (paths.run_config, paths.run_metrics)]
+    inputs = {
+        "comparison": [str(published_path()), *run_files, *corpus_stats_files, *benchmark_files],
+        "crossover": [*run_files, *benchmark_files],
+    }
+    for name, (frame, producer) in tables.items():
+        write_csv(outs[name], frame)
+        write_provenance(
+            provenance_files[name], producer=producer, inputs=inputs.get(name, [outs["crossover"]]), **provenance
+        )
+
+
+def comparison_figure(
+    crossover: str, outs: Sequence[str], *, title: str, provenance_file: str, provenance: Mapping[str, Any]
+) -> None:
+    """Test perplexity against parameter count, both families (rnnbench.plots.crossover_figure)."""
+    from rnnbench.plots import crossover_figure, save
+
+    # Counts stay integers where the Elman rows leave them blank (an n-1 of 4, not 4.0, beside each point).
+    table = pd.read_csv(crossover, dtype={c: "Int64" for c in ("context", "crossover_context", "rnn_equivalent_parameters")})
+    for out in outs:
+        save(crossover_figure(table, title=title, source=f"data: {crossover} (rule crossover_figure)"), out)
+    write_provenance(provenance_file, producer="rnnbench.plots.crossover_figure", inputs=[crossover], **provenance)

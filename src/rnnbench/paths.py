@@ -13,7 +13,9 @@
       analyses/<name>/analysis.json      what the analysis is: its networks, points, measurement and figure
       analyses/<name>/figure.{png,pdf}   a gradient-decay analysis's curves
       tables/<name>.csv                  worked examples, parameter tables, corpora, benchmarks
+      tables/{comparison,crossover,matched_parameters,matched_time}.csv  our runs beside the published rows
       figures/<name>.{png,pdf}           figures the book shows beside a worked table
+      figures/crossover.{png,pdf}        test perplexity against parameter count, both families
       report/_book/                      the book of these results (index.html, rnnbench-report.pdf)
       benchmarks/train/<run_id>.tsv      Snakemake's time and memory record of each training job
       benchmarks/analyses/<name>.tsv     and of each analysis's job
@@ -148,6 +150,22 @@ def provenance(path: str) -> str:
     return str(p.with_name(p.stem + ".provenance.json"))
 
 
+# The comparison with the published rows (rule comparison): its tables, then the figure drawn from `crossover`.
+COMPARISON_TABLES = ("comparison", "crossover", "matched_parameters", "matched_time")
+CROSSOVER_FIGURE = "crossover"
+
+
+def comparison_outputs(config: Config) -> list[str]:
+    """The comparison's tables and figure (none when the config's `comparison` names no study)."""
+    if not config.comparison:
+        return []
+    results = config.results_dir
+    outputs = [table(results, name) for name in COMPARISON_TABLES]
+    if config.comparison.crossover:
+        outputs += [book_figure(results, CROSSOVER_FIGURE, fmt) for fmt in FIGURE_FORMATS]
+    return outputs
+
+
 def expected_outputs(config: Config, worked_tables: list[str]) -> list[str]:
     """Every table, figure and study record a complete run of ``config`` produces (the CI check reads this)."""
     results = config.results_dir
@@ -161,6 +179,7 @@ def expected_outputs(config: Config, worked_tables: list[str]) -> list[str]:
         outputs += [analysis_table(results, name, t) for t in ANALYSIS_TABLES[analysis.kind]]
         if analysis.kind == "gradient_decay":
             outputs += [analysis_figure(results, name, fmt) for fmt in FIGURE_FORMATS]
+    outputs += comparison_outputs(config)
     records = dict.fromkeys(provenance(p) for p in outputs)  # a figure's formats share one
     return (
         outputs + list(records) + [study_record(results, study) for study in config.studies]

@@ -15,6 +15,7 @@ import matplotlib
 matplotlib.use("Agg")  # figures are files; no screen is needed or assumed
 
 import matplotlib.pyplot as plt
+import matplotlib.ticker
 import matplotlib.transforms as mtransforms
 import numpy as np
 import pandas as pd
@@ -232,11 +233,13 @@ def crossover_figure(table: pd.DataFrame, *, title: str = "", source: str = "") 
     point labelled with its n-1, hollow once the analytic formula makes it larger than the Elman LM of the
     same d and H. A dotted vertical line per feed-forward H marks that Elman LM's size: where the
     feed-forward line crosses it is the analytic tie, n-1 = 1 + H/d. Runs without a perplexity
-    (diverged, or trained on part of the corpus) are counted under the title, not drawn.
+    (diverged) are counted under the title, not drawn.
     """
-    drawn = table[table["status"].isin(["converged", "epoch cap"]) & table["test_ppl"].notna()]
+    from rnnbench.comparison import MEASURED
+
+    drawn = table[table["status"].isin(MEASURED) & table["test_ppl"].notna()]
     sns.set_theme(style="whitegrid", context="paper")
-    fig, ax = plt.subplots(figsize=(5.6, 3.8), layout="constrained")
+    fig, ax = plt.subplots(figsize=(7.0, 3.8), layout="constrained")
     rnn = drawn[drawn["family"] == "rnn"].sort_values("parameters")
     if len(rnn):
         ax.plot(rnn["parameters"], rnn["test_ppl"], "-o", color="black", label="Elman RNN (over H)")
@@ -253,11 +256,16 @@ def crossover_figure(table: pd.DataFrame, *, title: str = "", source: str = "") 
         ax.scatter(group.loc[larger, "parameters"], group.loc[larger, "test_ppl"], facecolors="white",
                    edgecolors=[color], zorder=3)
         for row in group.itertuples():
-            ax.annotate(f"{row.context}", (row.parameters, row.test_ppl), textcoords="offset points",
+            ax.annotate(f"n-1={row.context}", (row.parameters, row.test_ppl), textcoords="offset points",
                         xytext=(3, 3), fontsize=7, color=color)
         for size in group["rnn_equivalent_parameters"].dropna().unique():
             ax.axvline(float(size), color=color, linestyle=":", linewidth=1)
     ax.set_xscale("log")
+    # Sizes span less than a decade or two: every labelled tick in short form (250k, 1.2M), not 2.05 × 10⁵.
+    short = matplotlib.ticker.FuncFormatter(lambda v, _: f"{v / 1e6:g}M" if v >= 1e6 else f"{v / 1e3:g}k")
+    ax.xaxis.set_major_formatter(short)
+    ax.xaxis.set_minor_formatter(short)
+    ax.tick_params(axis="x", which="both", labelsize=7)
     ax.set_xlabel("parameters")
     ax.set_ylabel(METRIC_LABELS["test_ppl"])
     lines = textwrap.wrap(title, 70)
@@ -275,7 +283,7 @@ def crossover_figure(table: pd.DataFrame, *, title: str = "", source: str = "") 
                 Line2D([], [], color="0.4", marker="o", markerfacecolor="white", linestyle="",
                        label="feed-forward larger than that RNN"),
             ]
-        ax.legend(handles=handles, fontsize=7)
+        ax.legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))  # beside, over no point
     if source:
         fig.text(0.01, 0.005, source, fontsize=6, color="0.4", ha="left", va="bottom")
         fig.get_layout_engine().set(h_pad=0.12)

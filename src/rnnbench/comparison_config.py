@@ -1,0 +1,77 @@
+"""The config's `comparison` block: which studies' runs stand beside the published rows.
+
+    comparison:
+      scale: short                 # or paper: what these runs are, printed beside each of our rows
+      studies:                     # corpus -> family -> studies of this config
+        ptb: {ff: [ff_context_ptb, ff_hidden_ptb], rnn: [rnn_hidden_ptb]}
+        brown: {ff: [ff_brown]}
+      crossover: ptb               # the corpus of the perplexity-against-parameters figure
+
+The schema checks the shape; this module checks it against the studies (each named study exists and
+trains that family on that corpus), so a typo or a misfiled study fails when the config is loaded.
+Pure Python, no pandas: the config check stays import-light.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from rnnbench.configfile import ConfigError
+
+WHERE = "comparison"
+
+
+@dataclass(frozen=True)
+class Comparison:
+    scale: str = "short"
+    # corpus -> family -> study names, in config order
+    studies: Mapping[str, Mapping[str, tuple[str, ...]]] = field(default_factory=dict)
+    crossover: str | None = None
+
+    def study_names(self) -> list[str]:
+        """Every named study once, in config order (corpus by corpus, family by family)."""
+        names = [s for families in self.studies.values() for group in families.values() for s in group]
+        return list(dict.fromkeys(names))
+
+    def __bool__(self) -> bool:
+        return bool(self.studies)
+
+    def record(self) -> dict[str, Any]:
+        """As plain JSON: what the comparison job writes into its provenance and reads back."""
+        return {
+            "scale": self.scale,
+            "studies": {c: {f: list(g) for f, g in fams.items()} for c, fams in self.studies.items()},
+            "crossover": self.crossover,
+        }
+
+
+def parse_comparison(body: Mapping[str, Any], studies: Mapping[str, Any]) -> Comparison:
+    """The schema-checked `comparison` block, checked against ``studies`` (name -> object with .family, .corpus)."""
+    named: dict[str, dict[str, tuple[str, ...]]] = {}
+    for corpus, families in (body.get("studies") or {}).items():
+        named[corpus] = {}
+        for family, names in families.items():
+            where = f"{WHERE}.studies.{corpus}.{family}"
+            for i, name in enumerate(names):
+                if name not in studies:
+                    known = ", ".join(sorted(studies)) or "none"
+                    raise ConfigError(f"{where}[{i}]: no study named {name!r} in this config; studies: {known}")
+                study = studies[name]
+                if (study.corpus, study.family) != (corpus, family):
+                    raise ConfigError(
+                        f"{where}[{i}]: study {name!r} trains family {study.family!r} on corpus {study.corpus!r}; "
+                        f"list it under {WHERE}.studies.{study.corpus}.{study.family}"
+                    )
+            if len(set(names)) != len(names):
+                raise ConfigError(f"{where}: a study is listed twice ({', '.join(names)})")
+            named[corpus][family] = tuple(names)
+    crossover = body.get("crossover")
+    if crossover is not None:
+        missing = [f for f in ("ff", "rnn") if not named.get(crossover, {}).get(f)]
+        if missing:
+            raise ConfigError(
+                f"{WHERE}.crossover: {crossover!r} draws both families against parameter count, but "
+                f"{WHERE}.studies.{crossover} names no {' and no '.join(missing)} study"
+            )
+    return Comparison(scale=body.get("scale", "short"), studies=named, crossover=crossover)

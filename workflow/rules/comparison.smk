@@ -1,0 +1,86 @@
+# Our runs beside the published rows (src/rnnbench/published/published.csv) and perplexity against
+# parameter count. Which runs take part is the config's `comparison` block (corpus -> family -> studies).
+COMPARISON = CFG.comparison
+COMPARISON_RUNS = {}  # run_id -> the comparison's studies it serves, each run once
+for _study in COMPARISON.study_names():
+    for _, _cfg in study_points(_study):
+        COMPARISON_RUNS.setdefault(_cfg.run_id, []).append(_study)
+COMPARISON_CORPORA = sorted({run_config(run_id).corpus_key for run_id in COMPARISON_RUNS})
+
+
+rule comparison:
+    """Published rows and ours side by side (sources, splits, status, ratio to the reference row);
+    test perplexity against parameter count with the analytic crossover; the RNN against each
+    feed-forward run at matched parameter count and at matched training time."""
+    input:
+        configs=[paths.run_config(RESULTS_DIR, run_id) for run_id in COMPARISON_RUNS],
+        metrics=[paths.run_metrics(RESULTS_DIR, run_id) for run_id in COMPARISON_RUNS],
+        benchmarks=[paths.train_benchmark(RESULTS_DIR, run_id) for run_id in COMPARISON_RUNS],
+        corpora=[paths.corpus_stats(RESULTS_DIR, key) for key in COMPARISON_CORPORA],
+    output:
+        comparison=report(
+            paths.table(RESULTS_DIR, "comparison"),
+            caption="../report/comparison_table.rst",
+            category="Against the published numbers",
+            labels={"table": "comparison"},
+        ),
+        crossover=report(
+            paths.table(RESULTS_DIR, "crossover"),
+            caption="../report/crossover_table.rst",
+            category="Against the published numbers",
+            labels={"table": "crossover"},
+        ),
+        matched_parameters=report(
+            paths.table(RESULTS_DIR, "matched_parameters"),
+            caption="../report/matched_table.rst",
+            category="Against the published numbers",
+            labels={"table": "matched_parameters"},
+        ),
+        matched_time=report(
+            paths.table(RESULTS_DIR, "matched_time"),
+            caption="../report/matched_table.rst",
+            category="Against the published numbers",
+            labels={"table": "matched_time"},
+        ),
+        provenance_comparison=paths.provenance(paths.table(RESULTS_DIR, "comparison")),
+        provenance_crossover=paths.provenance(paths.table(RESULTS_DIR, "crossover")),
+        provenance_matched_parameters=paths.provenance(paths.table(RESULTS_DIR, "matched_parameters")),
+        provenance_matched_time=paths.provenance(paths.table(RESULTS_DIR, "matched_time")),
+    params:
+        results=lambda wc: RESULTS_DIR,  # run folders are found under it, as rnnbench.paths lays them out
+        runs=COMPARISON_RUNS,
+        scale=COMPARISON.scale,
+        crossover=COMPARISON.crossover,
+        provenance=provenance_for("comparison"),
+    log:
+        paths.log(RESULTS_DIR, "comparison", "comparison"),
+    localrule: True
+    conda:
+        "../envs/rnnbench.yaml"
+    script:
+        "../scripts/comparison.py"
+
+
+rule crossover_figure:
+    """Test perplexity against parameter count, both families, the analytic tie marked (PNG and PDF)."""
+    input:
+        table=paths.table(RESULTS_DIR, "crossover"),
+    output:
+        png=report(
+            paths.book_figure(RESULTS_DIR, paths.CROSSOVER_FIGURE, "png"),
+            caption="../report/crossover_figure.rst",
+            category="Against the published numbers",
+            labels={"figure": "crossover"},
+        ),
+        pdf=paths.book_figure(RESULTS_DIR, paths.CROSSOVER_FIGURE, "pdf"),
+        provenance=paths.provenance(paths.book_figure(RESULTS_DIR, paths.CROSSOVER_FIGURE, "png")),
+    params:
+        title=f"Test perplexity against parameter count on {COMPARISON.crossover} ({COMPARISON.scale} runs)",
+        provenance=provenance_for("crossover_figure"),
+    log:
+        paths.log(RESULTS_DIR, "crossover_figure", "crossover"),
+    localrule: True
+    conda:
+        "../envs/rnnbench.yaml"
+    script:
+        "../scripts/crossover_figure.py"
