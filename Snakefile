@@ -35,6 +35,7 @@ include: "workflow/rules/data.smk"  # prepared corpora
 include: "workflow/rules/train.smk"  # one job per run
 include: "workflow/rules/tables.smk"  # worked examples, corpus statistics, benchmarks
 include: "workflow/rules/studies.smk"  # each study's summary, record and figure
+include: "workflow/rules/analyses.smk"  # each analysis's curves, rates, record and figure
 include: "workflow/rules/comparison.smk"  # our runs beside the published rows; perplexity against parameters
 include: "workflow/rules/report.smk"  # the Quarto book
 

@@ -63,7 +63,7 @@ def test_unknown_key_names_the_path_and_the_allowed_keys():
     assert message.startswith("config.studies.s.fixed: unknown key(s) 'hiden'; allowed:")
     assert "hidden" in message and "embed_dim" in message
     top = error_of({"studys": {}})
-    assert top.startswith("config: unknown key(s) 'studys'; allowed: ") and "cache_dir, comparison, data_dir" in top
+    assert top.startswith("config: unknown key(s) 'studys'; allowed: ") and "analyses, cache_dir, comparison, data_dir" in top
     assert error_of(study(varry={})).startswith("config.studies.s: unknown key(s) 'varry'; allowed: corpus, description")
 
 

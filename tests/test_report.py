@@ -14,6 +14,7 @@ sections on hand-made values. tests/test_book_render.py renders the book with a 
 from __future__ import annotations
 
 import json
+import math
 import os
 import shutil
 import subprocess
@@ -28,6 +29,7 @@ import yaml
 import bookcheck
 from rnnbench import jobs, markdown, paths, plots, report
 from rnnbench.config import Config, load_config, merge_config_files
+from rnnbench.provenance import write_provenance
 from rnnbench.summary import study_record
 from rnnbench.worked import TABLES
 
@@ -135,6 +137,8 @@ def build_results(results: Path) -> Config:
         path.write_text(json.dumps(stats), encoding="utf-8")
         stats_files.append(str(path))
     jobs.corpus_table(sorted(corpora), stats_files, **table("corpora"), provenance=provenance)
+    for name in config.analyses:
+        _analysis(config, name, results, provenance)
 
     # Our runs beside the published rows (rule comparison), from the run folders written above.
     comparison_runs = {}
@@ -181,6 +185,37 @@ def _write_extras(results, config, study_name, points, configs, metric_files, re
             figures = [paths.study_extra_figure(str(results), study_name, name, fmt) for fmt in paths.FIGURE_FORMATS]
             jobs.study_extra_figure(name, out, record, figures, provenance_file=paths.provenance(figures[0]),
                                     provenance=provenance)
+
+
+def _analysis(config: Config, name: str, results: Path, provenance: dict) -> None:
+    """An analysis's tables, hand-written: each network's gradient norm falls by a factor 0.8 + 0.05 i per step."""
+    analysis, points = config.analyses[name], config.analysis_points(name)
+    root = str(results)
+    Path(paths.analysis_dir(root, name)).mkdir(parents=True, exist_ok=True)
+    tables: dict[str, list[dict]] = {"curves": [], "rates": [], "passage": []}
+    for i, point in enumerate(points):
+        keys, factor = dict(point.keys), 0.8 + 0.05 * i
+        for d in range(12):
+            norm = factor**d
+            tables["curves"].append({**keys, "direction": "backward", "method": "one_pass", "quantity": "h", "distance": d,
+                                     "mean": norm, "geo_mean": norm, "median": norm, "q10": 0.9 * norm, "q90": 1.1 * norm,
+                                     "min": 0.8 * norm, "max": 1.2 * norm, "count": 4})
+        tables["rates"].append({**keys, "direction": "backward", "method": "one_pass", "quantity": "h",
+                                "rate": math.log(factor), "jacobian_rate": 0.1, "pascanu_rate": 0.2,
+                                "radius_rate": math.log(factor) + 0.01, "rho": factor + 0.01})
+        for position, word in enumerate(["raj", "partner", "his"], start=1):
+            tables["passage"].append({**keys, "position": position, "word": word, "token": word, "distance": 3 - position,
+                                      "h_norm": factor ** (3 - position), "h_relative": factor ** (3 - position),
+                                      "evidence": word == "partner"})
+    for table in paths.ANALYSIS_TABLES[analysis.kind]:
+        out = paths.analysis_table(root, name, table)
+        pd.DataFrame(tables[table]).to_csv(out, index=False)
+        write_provenance(paths.provenance(out), producer="pytest fixture", **provenance)
+    Path(paths.analysis_record(root, name)).write_text(json.dumps(analysis.record(points)), encoding="utf-8")
+    if analysis.kind == "gradient_decay":
+        figures = [paths.analysis_figure(root, name, fmt) for fmt in paths.FIGURE_FORMATS]
+        jobs.analysis_figure(paths.analysis_table(root, name, "curves"), paths.analysis_record(root, name), figures,
+                             provenance_file=paths.provenance(figures[0]), provenance=provenance)
 
 
 def copy_book(target: Path) -> Path:

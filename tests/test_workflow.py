@@ -177,6 +177,67 @@ def test_a_new_study_in_the_config_gets_its_jobs_table_and_figure(tmp_path):
     assert "Nothing to be done" in again.stdout + again.stderr
 
 
+def test_a_new_decay_analysis_in_the_config_gets_its_job_tables_and_figure(tmp_path):
+    """Adding a decay analysis is config only: untrained networks, or a study's run at its snapshots (the
+    study's own training job, not a new one), each measured, tabled and drawn with no code change."""
+    results = tmp_path / "results"
+    extra = tmp_path / "extra.yaml"
+    extra.write_text(
+        yaml.safe_dump(
+            {
+                "results_dir": str(results),
+                "cache_dir": str(tmp_path / "cache"),
+                "run_overrides": {"max_steps_per_epoch": 5, "train_tokens": 5000, "eval_tokens": 2000},
+                "studies": {
+                    "tiny_agreement": {
+                        "family": "rnn", "corpus": "agreement", "fixed": {"output": "full"},
+                        "vary": {"bptt": [5]}, "seeds": [1], "metric": "agreement_accuracy",
+                    }
+                },
+                "analyses": {
+                    "decay_gain": {
+                        "description": "untrained relu",
+                        "network": {"untrained": {"fixed": {"activation": "relu", "hidden": 8, "embed_dim": 4},
+                                                  "vary": {"radius": [0.5, 3.0]}}},
+                        "measure": {"corpus": "agreement", "steps": 12, "sequences": 2},
+                    },
+                    "decay_tiny": {
+                        "network": {"study": "tiny_agreement", "snapshots": [0, "final"]},
+                        "measure": {"steps": 12, "sequences": 2},
+                    },
+                },
+            }
+        )
+    )
+    configs = ["config/smoke.yaml", str(extra)]
+    targets = [
+        f"{results}/analyses/{name}/{file}"
+        for name in ("decay_gain", "decay_tiny")
+        for file in ("curves.csv", "rates.csv", "analysis.json", "figure.png", "figure.pdf")
+    ]
+    dry = snakemake(*targets, "-n", configfiles=configs)
+    assert dry.returncode == 0, dry.stdout + dry.stderr
+    assert jobs_by_rule(dry.stdout) == {
+        "prepare_corpus": 1, "train": 1, "decay_analysis": 2, "analysis_figure": 2, "total": 6,
+    }
+
+    run = snakemake(*targets, "--cores", "2", "--nolock", configfiles=configs)
+    assert run.returncode == 0, run.stdout + run.stderr
+    for target in targets:
+        assert Path(target).stat().st_size > 0
+    gain = pd.read_csv(targets[1])  # decay_gain's rates
+    assert sorted(gain["radius"].unique()) == [0.5, 3.0] and set(gain["activation"]) == {"relu"}
+    assert set(gain["direction"]) == {"backward", "forward"}
+    curves = pd.read_csv(targets[5], dtype={"snapshot": str})  # decay_tiny's curves: both snapshots, distance 0..11
+    assert sorted(curves["snapshot"].unique()) == ["0", "final"] and curves["distance"].max() == 11
+    record = json.loads(Path(targets[7]).read_text())
+    assert record["study"] == "tiny_agreement" and record["vary"] == ["snapshot"] and len(record["run_ids"]) == 1
+    assert (results / "runs" / record["run_ids"][0] / "model.pt").exists()  # the study's run, trained once
+    for name in ("decay_gain", "decay_tiny"):
+        for table in ("curves", "rates", "figure"):
+            assert (results / "analyses" / name / f"{table}.provenance.json").exists()
+
+
 def test_provenance_names_the_workflows_commit_when_run_from_another_folder(tmp_path):
     """`snakemake -s <checkout>/Snakefile --directory <elsewhere>`: the commit is the checkout's."""
     configs = [str(REPO / "config" / "config.yaml"), str(REPO / "config" / "smoke.yaml")]

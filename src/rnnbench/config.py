@@ -27,6 +27,7 @@ from typing import Any, Iterator, Mapping, Sequence
 import jsonschema
 
 from rnnbench import rules
+from rnnbench.analyses import Analysis, AnalysisPoint, analysis_points, parse_analysis
 from rnnbench.comparison_config import Comparison, parse_comparison
 from rnnbench.configfile import ConfigError, config_files_in_merge_order, merge_config_files, read_yaml
 
@@ -231,7 +232,12 @@ class Config:
     run_overrides: Mapping[str, Any]
     studies: Mapping[str, Study]
     tables: Mapping[str, Any] = field(default_factory=dict)
+    analyses: Mapping[str, Analysis] = field(default_factory=dict)
     comparison: Comparison = field(default_factory=Comparison)  # studies beside the published rows
+
+    def analysis_points(self, name: str) -> list[AnalysisPoint]:
+        """The networks of analysis `name` (rnnbench.analyses): untrained specs or study runs at snapshots."""
+        return analysis_points(self.analyses[name], self)
 
     def study_runs(self, study: str) -> list[tuple[dict[str, Any], RunConfig]]:
         return list(self.studies[study].runs(self.run, self.run_overrides, self.threads))
@@ -257,6 +263,10 @@ def load_config(source: str | Path | Mapping[str, Any]) -> Config:
         run_overrides=dict(resolved["run_overrides"]),
         studies=studies,
         tables={"worked": True, **resolved["tables"]},
+        analyses={
+            name: parse_analysis(name, body, studies, schema()["$defs"]["analysis"]["properties"])
+            for name, body in resolved["analyses"].items()
+        },
         comparison=parse_comparison(resolved["comparison"], studies),
     )
     if config.data_dir is not None and not Path(config.data_dir).is_dir():
@@ -267,6 +277,8 @@ def load_config(source: str | Path | Mapping[str, Any]) -> Config:
         )
     for name in studies:  # expand now, so a bad varied value fails before any job
         config.study_runs(name)
+    for name in config.analyses:  # likewise an analysis's study, snapshots and figure settings
+        config.analysis_points(name)
     return config
 
 

@@ -19,6 +19,7 @@ import pandas as pd
 
 from rnnbench.config import RunConfig
 from rnnbench.io import write_csv, write_json
+from rnnbench.paths import ANALYSIS_TABLES
 from rnnbench.provenance import write_provenance
 
 log = logging.getLogger("rnnbench.jobs")
@@ -76,6 +77,87 @@ def study_figure(
     for out in outs:
         save(draw(table, study, source=f"data: {summary} (rule study_figure)"), out)
     write_provenance(provenance_file, producer="rnnbench.plots.study_figure", inputs=[summary, record], **provenance)
+
+
+def _decay_inputs(point: Mapping[str, Any], measure: Mapping[str, Any], corpora: dict, *, data_dir, cache_dir):
+    """(network source, corpus) of one analysis point: an untrained spec or a model file, and the corpus it
+    reads (a study's run: its own corpus and options; an untrained network: the analysis's corpus)."""
+    from rnnbench.data.corpora import load_corpus
+
+    name, options = point["corpus"], point["corpus_options"]
+    key = (name, json.dumps(options, sort_keys=True))
+    if key not in corpora:
+        corpora[key] = load_corpus(name, data_dir=data_dir, cache_dir=cache_dir, **options)
+    if point["untrained"] is None and not Path(point["model"]).is_file():
+        raise FileNotFoundError(
+            f"{point['model']}: no weights for {dict(point['keys'])}; a run whose schedule stopped it before that "
+            "epoch has no snapshot there (its epochs.csv says how far it went): ask for an earlier one or 'final'"
+        )
+    return (point["untrained"] if point["untrained"] is not None else point["model"]), corpora[key]
+
+
+def decay_analysis(
+    record: Mapping[str, Any],
+    points: Sequence[Mapping[str, Any]],
+    outs: Mapping[str, str],
+    *,
+    data_dir: str | None,
+    cache_dir: str,
+    provenance: Mapping[str, Any],
+) -> None:
+    """One analysis: every point measured in turn, written as one table per output of ``outs``.
+
+    gradient_decay: ``outs`` has curves and rates (rnnbench.decay.decay_point on N windows of the split);
+    passage: ``outs`` has passage (rnnbench.decay.passage_decay). Either way also the record (analysis.json).
+    Each point is {"keys", "untrained" (settings or None), "model" (a model file or None), "corpus", "corpus_options"}.
+    """
+    import time
+
+    from rnnbench.decay import decay_point, network, passage_decay
+    from rnnbench.decay.analysis import DTYPES
+
+    measure, corpora = record["measure"], {}
+    tables: dict[str, list[pd.DataFrame]] = {name: [] for name in ANALYSIS_TABLES[record["kind"]]}
+    for point in points:
+        started = time.perf_counter()
+        source, corpus = _decay_inputs(point, measure, corpora, data_dir=data_dir, cache_dir=cache_dir)
+        if record["kind"] == "passage":
+            model = network(source, len(corpus.vocab), DTYPES[measure["dtype"]])
+            table = passage_decay(model, corpus.vocab)
+            for position, (name, value) in enumerate(point["keys"].items()):
+                table.insert(position, name, value)
+            tables["passage"].append(table)
+        else:
+            fit = tuple(measure["fit"]) if measure["fit"] is not None else None
+            curves, rates = decay_point(
+                source, getattr(corpus, measure["split"]), len(corpus.vocab), steps=measure["steps"],
+                count=measure["sequences"], keys=point["keys"], seed=measure["seed"], dtype=measure["dtype"], fit=fit,
+            )
+            tables["curves"].append(curves)
+            tables["rates"].append(rates)
+        log.info("%s %s: %.1f s", record["name"], dict(point["keys"]), time.perf_counter() - started)
+    models = [p["model"] for p in points if p["model"] is not None]
+    for name, parts in tables.items():
+        write_csv(outs[name], pd.concat(parts, ignore_index=True))
+        producer = "rnnbench.decay.passage_decay" if name == "passage" else "rnnbench.decay.decay_point"
+        write_provenance(outs[f"{name}_provenance"], producer=producer, inputs=models, **provenance)
+    write_json(outs["record"], dict(record))
+
+
+def analysis_figure(curves: str, record: str, outs: Sequence[str], *, provenance_file: str, provenance: Mapping[str, Any]) -> None:
+    """An analysis's figure (rnnbench.plots.decay_curves_figure), colour and panels as its record says."""
+    from rnnbench.plots import decay_curves_figure as draw, save
+
+    table = pd.read_csv(curves, dtype={"snapshot": str})
+    analysis = json.loads(Path(record).read_text(encoding="utf-8"))
+    figure = analysis["figure"]
+    for out in outs:
+        drawn = draw(
+            table, hue=figure["hue"], panel=figure["panel"], title=analysis["name"],  # the book's caption describes it
+            source=f"data: {curves} (rule analysis_figure)",
+        )
+        save(drawn, out)
+    write_provenance(provenance_file, producer="rnnbench.plots.decay_curves_figure", inputs=[curves, record], **provenance)
 
 
 def book_figure(

@@ -10,12 +10,18 @@
       studies/<study>/distance.csv       agreement studies: accuracy per head-verb distance, over seeds
       studies/<study>/trace.csv          clipping studies: gradient norms step by step of the first seed
       studies/<study>/<figure>.{png,pdf} their figures (distance-heatmap, distance-curves, norm-trace)
+      analyses/<name>/curves.csv         a gradient-decay analysis: norm against distance, one row per point and distance
+      analyses/<name>/rates.csv          its measured rates beside the predicted ones
+      analyses/<name>/passage.csv        a passage analysis: the gradient at every word of the chapter's passage
+      analyses/<name>/analysis.json      what the analysis is: its networks, points, measurement and figure
+      analyses/<name>/figure.{png,pdf}   a gradient-decay analysis's curves
       tables/<name>.csv                  worked examples, parameter tables, corpora, benchmarks
       tables/{comparison,crossover,matched_parameters,matched_time}.csv  our runs beside the published rows
       figures/<name>.{png,pdf}           figures the book shows beside a worked table
       figures/crossover.{png,pdf}        test perplexity against parameter count, both families
       report/_book/                      the book of these results (index.html, rnnbench-report.pdf)
       benchmarks/train/<run_id>.tsv      Snakemake's time and memory record of each training job
+      benchmarks/analyses/<name>.tsv     and of each analysis's job
       logs/<rule>/<name>.log             every job's log
     (each table and figure has a <name>.provenance.json beside it)
 
@@ -117,6 +123,27 @@ def study_extra_outputs(results: str, study: str, extras: list[str]) -> list[str
     return outputs
 
 
+ANALYSIS_TABLES = {"gradient_decay": ("curves", "rates"), "passage": ("passage",)}  # kind -> its tables
+
+
+def analysis_dir(results: str, analysis: str) -> str:
+    return f"{results}/analyses/{analysis}"
+
+
+def analysis_table(results: str, analysis: str, table: str) -> str:
+    """One of the analysis's tables: curves, rates (gradient_decay) or passage."""
+    return f"{analysis_dir(results, analysis)}/{table}.csv"
+
+
+def analysis_record(results: str, analysis: str) -> str:
+    """The analysis's metadata (rnnbench.analyses.Analysis.record), read by its figure and by the book."""
+    return f"{analysis_dir(results, analysis)}/analysis.json"
+
+
+def analysis_figure(results: str, analysis: str, fmt: str) -> str:
+    return f"{analysis_dir(results, analysis)}/figure.{fmt}"
+
+
 def book_figure(results: str, name: str, fmt: str) -> str:
     """A figure the book shows beside the worked table ``name``."""
     return f"{results}/figures/{name}.{fmt}"
@@ -138,6 +165,10 @@ def table(results: str, name: str) -> str:
 
 def train_benchmark(results: str, run_id: str) -> str:
     return f"{results}/benchmarks/train/{run_id}.tsv"
+
+
+def analysis_benchmark(results: str, analysis: str) -> str:
+    return f"{results}/benchmarks/analyses/{analysis}.tsv"
 
 
 def log(results: str, rule: str, name: str) -> str:
@@ -179,6 +210,13 @@ def expected_outputs(config: Config, worked_tables: list[str]) -> list[str]:
         outputs += [study_figure(results, study, fmt) for fmt in FIGURE_FORMATS]
         spec = config.studies[study]
         outputs += study_extra_outputs(results, study, study_extras(spec.corpus, list(spec.vary), spec.metric))
+    for name, analysis in config.analyses.items():
+        outputs += [analysis_table(results, name, t) for t in ANALYSIS_TABLES[analysis.kind]]
+        if analysis.kind == "gradient_decay":
+            outputs += [analysis_figure(results, name, fmt) for fmt in FIGURE_FORMATS]
     outputs += comparison_outputs(config)
     records = dict.fromkeys(provenance(p) for p in outputs)  # a figure's formats share one
-    return outputs + list(records) + [study_record(results, study) for study in config.studies]
+    return (
+        outputs + list(records) + [study_record(results, study) for study in config.studies]
+        + [analysis_record(results, name) for name in config.analyses]
+    )

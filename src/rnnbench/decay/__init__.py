@@ -23,7 +23,7 @@ from rnnbench.decay.measure import (
     states_from,
     summarise,
 )
-from rnnbench.decay.networks import make_linear, sequences, set_spectral_radius, spectral_radius, untrained_rnn
+from rnnbench.decay.networks import make_linear, sequences, set_spectral_radius, spectral_radius, untrained_lstm, untrained_rnn
 from rnnbench.decay.passage import PASSAGE, PASSAGE_TARGET, passage_decay, ptb_words
 from rnnbench.decay.rates import (
     FIT_MAX,
@@ -72,5 +72,6 @@ __all__ = [
     "states_from",
     "step_jacobian_norms",
     "summarise",
+    "untrained_lstm",
     "untrained_rnn",
 ]

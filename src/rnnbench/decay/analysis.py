@@ -1,8 +1,8 @@
 """One point of a decay analysis: a network and a corpus split in, the tidy curves and rates tables out.
 
 A network source is either an untrained spec (a mapping of `untrained_rnn` settings: radius, activation,
-hidden, embed_dim, seed) or the path of a trained model file holding {"config": the run's settings,
-"state_dict": ...}: a run's model.pt, or a snapshot a training run kept at some epoch. The caller names the
+hidden, embed_dim, seed; or family "lstm" and `untrained_lstm`'s hidden, embed_dim, seed) or the path of a
+trained model file holding {"config": the run's settings, "state_dict": ...}: a run's model.pt, or a snapshot a training run kept at some epoch. The caller names the
 point with `keys` (e.g. radius and seed, or run id and epoch); they become the tables' first columns.
 
     curves   keys, direction (backward | forward), method (one_pass | jvp | finite), quantity (h, x, c,
@@ -20,11 +20,11 @@ import pandas as pd
 import torch
 
 from rnnbench.decay.measure import backward_decay, check_recurrent, forward_decay, summarise
-from rnnbench.decay.networks import sequences, untrained_rnn
+from rnnbench.decay.networks import sequences, untrained_lstm, untrained_rnn
 from rnnbench.decay.rates import forward_rates, rates
 from rnnbench.models import ModelConfig, RecurrentLM, build_model
 
-UNTRAINED_SETTINGS = ("radius", "activation", "hidden", "embed_dim", "seed")
+UNTRAINED_SETTINGS = ("family", "radius", "activation", "hidden", "embed_dim", "seed")
 DTYPES = {"float32": torch.float32, "float64": torch.float64}
 
 
@@ -50,9 +50,15 @@ def network(source: Mapping[str, Any] | str | os.PathLike, vocab_size: int, dtyp
         unknown = sorted(set(source) - set(UNTRAINED_SETTINGS))
         if unknown:
             raise ValueError(f"unknown untrained-network settings {unknown}; allowed: {list(UNTRAINED_SETTINGS)}")
-        if "radius" not in source:
-            raise ValueError("an untrained network needs a spectral radius: the setting 'radius'")
-        return untrained_rnn(vocab_size=vocab_size, dtype=dtype, **source)
+        settings = {k: v for k, v in source.items() if k != "family"}
+        if source.get("family", "rnn") == "lstm":
+            if settings.pop("radius", None) is not None:
+                raise ValueError("an untrained LSTM has four gates' U: no one spectral radius to set; leave 'radius' out")
+            settings.pop("activation", None)  # the LSTM's gates have their own
+            return untrained_lstm(vocab_size=vocab_size, dtype=dtype, **settings)
+        if settings.get("radius") is None:
+            raise ValueError("an untrained Elman network needs a spectral radius: the setting 'radius'")
+        return untrained_rnn(vocab_size=vocab_size, dtype=dtype, **settings)
     model = load_trained(source).to(dtype)
     if model.cfg.vocab_size != vocab_size:
         raise ValueError(

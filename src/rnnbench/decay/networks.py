@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from rnnbench.models import ElmanLM, ModelConfig, build_model
+from rnnbench.models import ElmanLM, LSTMLM, ModelConfig, build_model
 
 
 def spectral_radius(matrix: torch.Tensor) -> float:
@@ -45,6 +45,18 @@ def untrained_rnn(
     torch.manual_seed(seed)
     model = build_model(cfg).to(dtype)
     return set_spectral_radius(model, radius)
+
+
+def untrained_lstm(
+    *, vocab_size: int, hidden: int = 200, embed_dim: int = 200, seed: int = 0, dtype: torch.dtype = torch.float64
+) -> LSTMLM:
+    """A freshly initialised LSTM LM (the project's own init, seeded): the gated contrast to `untrained_rnn`.
+    Its U stacks four gates' matrices, so there is no one spectral radius to set."""
+    cfg = ModelConfig(
+        family="lstm", vocab_size=vocab_size, embed_dim=embed_dim, hidden=hidden, impl="reference", output="full"
+    )
+    torch.manual_seed(seed)
+    return build_model(cfg).to(dtype)
 
 
 def make_linear(model: ElmanLM, a: float | None = None) -> ElmanLM:

@@ -1,0 +1,65 @@
+# Analyses (config `analyses:`): measurements on untrained networks or on the runs of a training study.
+# One job per analysis measures its points in turn (a point takes seconds; a job per point would cost more in
+# start-up than it gains on a few cores). A study's runs are the study's own jobs' outputs: never retrained.
+
+include: "analysis_helpers.smk"  # points, weights files and outputs of each analysis
+
+
+rule decay_analysis:
+    """A gradient-decay analysis: for each network, the gradient's norm against distance in one backward pass,
+    the forward perturbation, and the measured rate beside the predicted ones."""
+    input:
+        models=analysis_models,
+    output:
+        **analysis_outputs("gradient_decay"),
+    wildcard_constraints:
+        analysis="|".join(DECAY_ANALYSES),
+    params:
+        record=lambda wc: analysis_config(wc.analysis).record(analysis_points(wc.analysis)),
+        points=lambda wc: analysis_job_points(wc.analysis),
+        data_dir=DATA_DIR,
+        cache_dir=CFG.cache_dir,
+        provenance=provenance_for("decay_analysis"),
+    log:
+        paths.log(RESULTS_DIR, "decay_analysis", "{analysis}"),
+    benchmark:
+        paths.analysis_benchmark(RESULTS_DIR, "{analysis}")
+    threads: 1
+    conda:
+        "../envs/rnnbench.yaml"
+    script:
+        "../scripts/decay_analysis.py"
+
+
+use rule decay_analysis as passage_analysis with:
+    output:
+        **analysis_outputs("passage"),
+    wildcard_constraints:
+        analysis="|".join(PASSAGE_ANALYSES),
+    log:
+        paths.log(RESULTS_DIR, "passage_analysis", "{analysis}"),
+
+
+rule analysis_figure:
+    """A gradient-decay analysis's curves: norm against distance on a log axis, colour and panels from its record."""
+    input:
+        curves=paths.analysis_table(RESULTS_DIR, "{analysis}", "curves"),
+        record=paths.analysis_record(RESULTS_DIR, "{analysis}"),
+    output:
+        png=report(
+            paths.analysis_figure(RESULTS_DIR, "{analysis}", "png"),
+            caption="../report/analysis_figure.rst",
+            category="Analysis {analysis}",
+            labels={"analysis": "{analysis}", "output": "figure"},
+        ),
+        pdf=paths.analysis_figure(RESULTS_DIR, "{analysis}", "pdf"),
+        provenance=paths.provenance(paths.analysis_figure(RESULTS_DIR, "{analysis}", "png")),
+    log:
+        paths.log(RESULTS_DIR, "analysis_figure", "{analysis}"),
+    params:
+        provenance=provenance_for("analysis_figure"),
+    localrule: True
+    conda:
+        "../envs/rnnbench.yaml"
+    script:
+        "../scripts/analysis_figure.py"

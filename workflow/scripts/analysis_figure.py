@@ -1,0 +1,11 @@
+from rnnbench import jobs
+from rnnbench.paths import FIGURE_FORMATS
+
+jobs.log_to(snakemake.log[0])
+jobs.analysis_figure(
+    snakemake.input.curves,
+    snakemake.input.record,
+    [snakemake.output[fmt] for fmt in FIGURE_FORMATS],
+    provenance_file=snakemake.output.provenance,
+    provenance={**snakemake.params.provenance, "config": snakemake.config},
+)
