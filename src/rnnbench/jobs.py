@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import sys
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -230,8 +231,13 @@ def comparison_tables(
     from rnnbench.published import load_published, published_path
     from rnnbench.summary import benchmark_table
 
-    records = [{**cmp.read_run(paths.run_dir(results, run_id), scale), "studies": list(studies)}
-               for run_id, studies in runs.items()]
+    # A run's source is named inside the results folder, so the tables of two folders built from one config
+    # (a local and a cluster build) are equal.
+    records = [
+        {**cmp.read_run(paths.run_dir(results, run_id), scale), "studies": list(studies),
+         "source": os.path.relpath(paths.run_dir(results, run_id), results)}
+        for run_id, studies in runs.items()
+    ]
     ours = cmp.with_job_times(cmp.our_runs(records), benchmark_table(list(runs), benchmark_files))
     crossover = (
         cmp.crossover_table(ours, crossover_corpus) if crossover_corpus else cmp.crossover_table(ours.iloc[0:0])
