@@ -25,8 +25,10 @@ rule train:
     threads: CFG.threads
     resources:
         # Sized for config/paper.yaml on a cluster (a paper-scale run takes up to 12 h); a local run is
-        # limited by these only when started with --resources.
-        mem_mb=16000,
+        # limited by these only when started with --resources. Memory: the default runs peak at 430-470 MB
+        # (max_rss in tables/benchmarks.csv); 4 GB leaves room for paper-scale models while letting a node
+        # run one training job per core instead of one per 16 GB.
+        mem_mb=4000,
         runtime=720,
     conda:
         "../envs/rnnbench.yaml"
