@@ -319,6 +319,21 @@ def test_linear_cross_entropy_matches_torch_value_and_gradients(with_bias, ignor
             torch.testing.assert_close(a, c)
 
 
+def test_linear_cross_entropy_is_exact_when_the_target_probability_underflows():
+    # float32 scores 0, 200 and -300 for three classes: p(class 2) = e^-500 is 0 in float32, so its
+    # log-probability cannot come from the probability; by hand it is -300 - log(e^0 + e^200 + e^-300) = -500.
+    from rnnbench.models.output import LinearCrossEntropy, Workspace
+
+    h = torch.tensor([[1.0], [1.0]], requires_grad=True)  # (N=2, H=1)
+    w = torch.tensor([[0.0], [200.0], [-300.0]], requires_grad=True)  # (K=3, H=1)
+    t = torch.tensor([2, 1])  # nll 500 and log(1 + e^-200 + e^-500) = 0 in float32
+    loss = LinearCrossEntropy.apply(h, w, None, t, Workspace())
+    assert loss.item() == pytest.approx(500.0, rel=1e-6)
+    (grad_w,) = torch.autograd.grad(loss, [w])
+    # dz = softmax - onehot: row 1 is (0, 1, -1) (its target's probability is 0), row 2 is (0, 0, 0); dW = dz^T h.
+    torch.testing.assert_close(grad_w, torch.tensor([[0.0], [1.0], [-1.0]]))
+
+
 def test_adaptive_nll_matches_torch_module():
     model = make("rnn", output="adaptive")
     h = torch.randn(40, 5, dtype=torch.float64, generator=torch.Generator().manual_seed(8))
@@ -335,7 +350,7 @@ def test_adaptive_nll_matches_torch_module():
 
 @pytest.mark.parametrize("output", ["full", "adaptive"])
 def test_two_losses_alive_at_once_give_the_sum_of_their_gradients(output):
-    # Both graphs hold their own saved log-probs; only the scratch buffer is shared, and only transiently.
+    # Both graphs hold their own probabilities; only the scratch buffer of the scores is shared, and only transiently.
     model = make("rnn", output=output)
     a, b = tokens(seed=9), tokens(seed=10)
     ta, tb = tokens(seed=11), tokens(seed=12)

@@ -72,11 +72,16 @@ class LinearCrossEntropy(torch.autograd.Function):
     """sum_i -log softmax(W h_i + b)[t_i] over targets != IGNORE_INDEX, with a hand-written backward.
 
     Same value and gradients as cross_entropy(linear(h, W, b), t, reduction="sum"), with fewer passes over
-    the (N, K) scores, which dominate a 10k-word softmax, and one fresh (N, K) tensor instead of four:
-      forward   z = h W^T + b  (in the workspace);  l = log_softmax(z)  (saved);  loss = -sum_i l_i,t_i
-      backward  dz = exp(l) - onehot(t)  (in the workspace; no zero-filled one-hot, no log-softmax backward);
+    the (N, K) scores, which dominate a 10k-word softmax: one exponential per score in all (torch's pair of
+    log_softmax forward and backward takes two), one fresh (N, K) tensor instead of four:
+      forward   z = h W^T + b  (in the workspace);  p = softmax(z)  (kept);  loss = -sum_i log p_i,t_i
+      backward  dz = p - onehot(t)  (written over p, once);
                 dh = dz W,  dW = dz^T h,  db = sum_i dz_i  (each times the incoming gradient)
-    bias may be None. l is never modified, so a graph kept with retain_graph=True can be run backward again.
+    log p_i,t_i is taken from the picked probability, exact to float rounding while that probability is a
+    normal float; below that (a target the model all but rules out) it is recomputed from the logits as
+    z_i,t_i - logsumexp(z_i), so the loss stays finite and exact however small p gets.
+    dz does not depend on the incoming gradient, so a graph kept with retain_graph=True reuses it when run
+    backward again. bias may be None.
     """
 
     @staticmethod
@@ -86,22 +91,31 @@ class LinearCrossEntropy(torch.autograd.Function):
             torch.mm(h, weight.t(), out=logits)
         else:
             torch.addmm(bias, h, weight.t(), out=logits)
-        log_p = F.log_softmax(logits, dim=1)  # (N, K)
+        probs = torch.softmax(logits, dim=1)  # (N, K)
         keep = targets != IGNORE_INDEX  # (N,)
         safe_targets = torch.where(keep, targets, 0)  # (N,) ignored rows point at class 0, then get zeroed
-        picked = log_p.gather(1, safe_targets.unsqueeze(1)).squeeze(1)  # (N,)
-        ctx.save_for_backward(h, weight, log_p, safe_targets, keep)
-        ctx.workspace = workspace
-        return -torch.where(keep, picked, 0.0).sum()
+        picked = probs.gather(1, safe_targets.unsqueeze(1)).squeeze(1)  # (N,)
+        log_picked = torch.log(picked)  # (N,)
+        underflow = (picked < torch.finfo(picked.dtype).tiny).nonzero().squeeze(1)  # (n_u,), nearly always empty
+        if underflow.numel():
+            z = logits.index_select(0, underflow)  # (n_u, K)
+            exact = z.gather(1, safe_targets[underflow].unsqueeze(1)).squeeze(1) - torch.logsumexp(z, dim=1)
+            log_picked = log_picked.index_copy(0, underflow, exact)
+        # Kept as an attribute, not a saved tensor: backward turns it into dz in place.
+        ctx.probs, ctx.dz_ready = probs, False
+        ctx.save_for_backward(h, weight, safe_targets, keep)
+        return -torch.where(keep, log_picked, 0.0).sum()
 
     @staticmethod
     @once_differentiable
     def backward(ctx, grad):
-        h, weight, log_p, safe_targets, keep = ctx.saved_tensors
-        dz = torch.exp(log_p, out=ctx.workspace.get(*log_p.shape, log_p))  # (N, K) softmax
-        dz.scatter_add_(1, safe_targets.unsqueeze(1), torch.full_like(log_p[:, :1], -1.0))  # minus one-hot
-        if not bool(keep.all()):
-            dz[~keep] = 0.0
+        h, weight, safe_targets, keep = ctx.saved_tensors
+        dz = ctx.probs  # (N, K)
+        if not ctx.dz_ready:
+            dz.scatter_add_(1, safe_targets.unsqueeze(1), torch.full_like(dz[:, :1], -1.0))  # minus one-hot
+            if not bool(keep.all()):
+                dz[~keep] = 0.0
+            ctx.dz_ready = True
         # Scale the small results rather than the (N, K) matrix.
         grad_h = (dz @ weight).mul_(grad) if ctx.needs_input_grad[0] else None  # (N, H)
         grad_w = (dz.t() @ h).mul_(grad) if ctx.needs_input_grad[1] else None  # (K, H)
