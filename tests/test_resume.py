@@ -5,7 +5,6 @@ no --rerun-incomplete, no --unlock. The workflow is copied into tmp_path so that
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -15,6 +14,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
+
+from checkout import copy_checkout
 
 REPO = Path(__file__).resolve().parents[1]
 SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
@@ -50,16 +51,7 @@ COMMAND = [SNAKEMAKE, "results", "--cores", "2"]  # the README's command, as a u
 
 
 def copy_workflow(tmp_path: Path) -> Path:
-    work = tmp_path / "checkout"
-    work.mkdir()
-    for name in WORKFLOW:
-        source = REPO / name
-        if source.is_symlink():
-            (work / name).symlink_to(os.readlink(source))
-        elif source.is_dir():
-            shutil.copytree(source, work / name, ignore=shutil.ignore_patterns("__pycache__"))
-        else:
-            shutil.copy2(source, work / name)
+    work = copy_checkout(tmp_path, WORKFLOW)
     (work / "config").mkdir()
     (work / "config" / "config.yaml").write_text(yaml.safe_dump({**TINY, "cache_dir": str(tmp_path / "cache")}))
     return work

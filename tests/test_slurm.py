@@ -21,6 +21,8 @@ import pandas as pd
 import pytest
 import yaml
 
+from checkout import copy_checkout
+
 REPO = Path(__file__).resolve().parents[1]
 SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
 LOCAL_SLURM = REPO / "workflow" / "scripts" / "local-slurm.sh"
@@ -60,21 +62,6 @@ def cluster():
     assert "running" not in status.stdout.replace("not running", ""), status.stdout
 
 
-def copy_checkout(tmp_path: Path) -> Path:
-    """The workflow and its configs, so that this test owns its .snakemake folder and results."""
-    work = tmp_path / "checkout"
-    work.mkdir()
-    for name in ["Snakefile", "workflow", "config", "profiles"]:
-        source = REPO / name
-        if source.is_symlink():
-            (work / name).symlink_to(os.readlink(source))
-        elif source.is_dir():
-            shutil.copytree(source, work / name, ignore=shutil.ignore_patterns("__pycache__"))
-        else:
-            shutil.copy2(source, work / name)
-    return work
-
-
 def run(work: Path, results: str, *options: str) -> tuple[subprocess.CompletedProcess, float]:
     extra = work / f"{results}.yaml"
     extra.write_text(yaml.safe_dump({"results_dir": f"results/{results}"}))
@@ -109,7 +96,7 @@ def jobs_run(output: str) -> int:
 
 
 def test_the_smoke_config_runs_through_slurm_with_the_tables_of_a_local_run(tmp_path, cluster):
-    work = copy_checkout(tmp_path)
+    work = copy_checkout(tmp_path, ["Snakefile", "workflow", "config", "profiles"])
 
     # The status checks start after 10 s instead of 40: the smoke jobs take seconds.
     on_slurm, slurm_seconds = run(
