@@ -282,6 +282,10 @@ def test_every_shipped_config_loads():
     assert len(default.all_runs()) < len(paper.all_runs())
     # the smoke config is a different set of runs: nothing is silently reused from a full run
     assert not set(smoke.all_runs()) & set(default.all_runs())
+    # paper-rows.yaml narrows paper.yaml's comparison to its three paper studies, settings untouched
+    rows = load_config(merge_config_files([REPO / "config" / name for name in ("config.yaml", "paper.yaml", "paper-rows.yaml")]))
+    assert sorted(rows.comparison.study_names()) == ["paper_ff_brown", "paper_ff_ptb", "paper_rnn_ptb"]
+    assert rows.all_runs() == paper.all_runs()
 
 
 # --- config files: one loader for every file, refusing duplicates, naming file and line ------------------
