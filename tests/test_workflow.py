@@ -98,31 +98,33 @@ def test_a_target_the_config_does_not_have_fails_in_one_line(target, named):
     assert "KeyError" not in output
 
 
-def test_a_new_study_in_the_config_gets_its_jobs_table_and_figure(tmp_path):
-    """Adding a study is config only: its runs, summary and figure appear with no code change."""
+def tiny_extra_config(tmp_path: Path, **sections) -> tuple[Path, list[str]]:
+    """An extra config over the smoke one: results and cache under tmp_path, runs of 5 steps, plus ``sections``
+    (studies, analyses, ...). Returns the results folder and the config files to pass."""
     results = tmp_path / "results"
     extra = tmp_path / "extra.yaml"
-    extra.write_text(
-        yaml.safe_dump(
-            {
-                "results_dir": str(results),
-                "cache_dir": str(tmp_path / "cache"),
-                "run_overrides": {"max_steps_per_epoch": 5, "train_tokens": 5000, "eval_tokens": 2000},
-                "studies": {
-                    "activation_agreement": {
-                        "description": "activation ablation",
-                        "family": "rnn",
-                        "corpus": "agreement",
-                        "fixed": {"output": "full", "embed_dim": 8, "hidden": 8},
-                        "vary": {"activation": ["tanh", "relu"]},
-                        "seeds": [1],
-                        "metric": "agreement_accuracy",
-                    }
-                },
-            }
-        )
-    )
-    configs = ["config/smoke.yaml", str(extra)]
+    extra.write_text(yaml.safe_dump({
+        "results_dir": str(results),
+        "cache_dir": str(tmp_path / "cache"),
+        "run_overrides": {"max_steps_per_epoch": 5, "train_tokens": 5000, "eval_tokens": 2000},
+        **sections,
+    }))
+    return results, ["config/smoke.yaml", str(extra)]
+
+
+def test_a_new_study_in_the_config_gets_its_jobs_table_and_figure(tmp_path):
+    """Adding a study is config only: its runs, summary and figure appear with no code change."""
+    results, configs = tiny_extra_config(tmp_path, studies={
+        "activation_agreement": {
+            "description": "activation ablation",
+            "family": "rnn",
+            "corpus": "agreement",
+            "fixed": {"output": "full", "embed_dim": 8, "hidden": 8},
+            "vary": {"activation": ["tanh", "relu"]},
+            "seeds": [1],
+            "metric": "agreement_accuracy",
+        }
+    })
     targets = [
         f"{results}/studies/activation_agreement/summary.csv",
         f"{results}/studies/activation_agreement/study.json",
@@ -180,36 +182,27 @@ def test_a_new_study_in_the_config_gets_its_jobs_table_and_figure(tmp_path):
 def test_a_new_decay_analysis_in_the_config_gets_its_job_tables_and_figure(tmp_path):
     """Adding a decay analysis is config only: untrained networks, or a study's run at its snapshots (the
     study's own training job, not a new one), each measured, tabled and drawn with no code change."""
-    results = tmp_path / "results"
-    extra = tmp_path / "extra.yaml"
-    extra.write_text(
-        yaml.safe_dump(
-            {
-                "results_dir": str(results),
-                "cache_dir": str(tmp_path / "cache"),
-                "run_overrides": {"max_steps_per_epoch": 5, "train_tokens": 5000, "eval_tokens": 2000},
-                "studies": {
-                    "tiny_agreement": {
-                        "family": "rnn", "corpus": "agreement", "fixed": {"output": "full"},
-                        "vary": {"bptt": [5]}, "seeds": [1], "metric": "agreement_accuracy",
-                    }
-                },
-                "analyses": {
-                    "decay_gain": {
-                        "description": "untrained relu",
-                        "network": {"untrained": {"fixed": {"activation": "relu", "hidden": 8, "embed_dim": 4},
-                                                  "vary": {"radius": [0.5, 3.0]}}},
-                        "measure": {"corpus": "agreement", "steps": 12, "sequences": 2},
-                    },
-                    "decay_tiny": {
-                        "network": {"study": "tiny_agreement", "snapshots": [0, "final"]},
-                        "measure": {"steps": 12, "sequences": 2},
-                    },
-                },
+    results, configs = tiny_extra_config(
+        tmp_path,
+        studies={
+            "tiny_agreement": {
+                "family": "rnn", "corpus": "agreement", "fixed": {"output": "full"},
+                "vary": {"bptt": [5]}, "seeds": [1], "metric": "agreement_accuracy",
             }
-        )
+        },
+        analyses={
+            "decay_gain": {
+                "description": "untrained relu",
+                "network": {"untrained": {"fixed": {"activation": "relu", "hidden": 8, "embed_dim": 4},
+                                          "vary": {"radius": [0.5, 3.0]}}},
+                "measure": {"corpus": "agreement", "steps": 12, "sequences": 2},
+            },
+            "decay_tiny": {
+                "network": {"study": "tiny_agreement", "snapshots": [0, "final"]},
+                "measure": {"steps": 12, "sequences": 2},
+            },
+        },
     )
-    configs = ["config/smoke.yaml", str(extra)]
     targets = [
         f"{results}/analyses/{name}/{file}"
         for name in ("decay_gain", "decay_tiny")
