@@ -89,7 +89,7 @@ def test_comparison_reads_published_rows_and_our_metrics_files(tmp_path):
     assert rnn["reference_ppl"] == refs[("ptb", "rnn")].test_ppl
     assert rnn["ratio_to_reference"] == pytest.approx(120.5 / refs[("ptb", "rnn")].test_ppl)
     assert rnn["split"] == "ours (ptb): 929,589 / 73,760 / 82,430 tokens train / valid / test, |V| = 10,000"
-    assert "H = 400" in rnn["description"] and "dropout 0.5" in rnn["description"]
+    assert "H = 400" in rnn["description"] and "dropout 0.5" in rnn["description"] and "seed 1" in rnn["description"]
 
     ff = table[table["model"] == ff_cfg["run_id"]].iloc[0]
     assert (ff["origin"], ff["status"], ff["reference_ppl"]) == ("ours (short)", "epoch cap", refs[("brown", "ff")].test_ppl)

@@ -108,7 +108,7 @@ def describe(config: Mapping[str, Any]) -> str:
         parts.append("direct connections")
     if config.get("dropout"):
         parts.append(f"dropout {config['dropout']:g}")
-    parts.append(f"{config['output']} softmax, {config['optimizer']}")
+    parts.append(f"{config['output']} softmax, {config['optimizer']}, seed {config['seed']}")
     if config.get("train_tokens") is not None:
         parts.append(f"first {config['train_tokens']:,} training tokens")
     if config.get("max_steps_per_epoch") is not None:
