@@ -55,7 +55,7 @@ class FullSoftmax(nn.Module):
 
 class Workspace:
     """A scratch (rows, cols) matrix reused from call to call, for (N, K) scores that live only inside one
-    forward or one backward. A fresh 28 MB tensor per use (700 x 10,000 floats) costs more in page faults
+    forward (the loss's backward works on the probabilities it keeps, not on this buffer). A fresh 28 MB tensor per use (700 x 10,000 floats) costs more in page faults
     than the exp over it; reusing one buffer removes that cost. Not shared across threads."""
 
     def __init__(self) -> None:
