@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from rnnbench.models import IGNORE_INDEX, ModelConfig, build_model
+from rnnbench.models.recurrence import ElmanRecurrence
 from rnnbench.params import count
 
 VOCAB = 30
@@ -103,11 +104,56 @@ def test_reference_and_fast_agree_in_outputs_and_gradients(family, activation, o
         torch.testing.assert_close(g_f[name], g_r[name], atol=1e-6, rtol=0, msg=name)
 
 
+@pytest.mark.parametrize("activation", ["tanh", "relu"])
+def test_hand_worked_backward_through_time(activation):
+    # One unit, two steps: a_t = W x_t + b + U h_{t-1}, h_t = act(a_t); W = 0.5, U = 0.8, b = 0.1,
+    # x = (1, -0.4), h_0 = 0.5; loss L = 3 h_1 + h_2 (the outputs) + 2 h_2 (the final state).
+    act, slope = (math.tanh, lambda h: 1 - h * h) if activation == "tanh" else (lambda a: max(a, 0.0), lambda h: float(h > 0))
+    a1 = 0.5 * 1 + 0.1 + 0.8 * 0.5  # 1.0
+    h1 = act(a1)  # tanh: 0.761594; relu: 1.0
+    a2 = 0.5 * -0.4 + 0.1 + 0.8 * h1  # tanh: 0.509275; relu: 0.7
+    h2 = act(a2)
+    delta2 = (1 + 2) * slope(h2)  # dL/da_2: output and final state both read h_2
+    delta1 = (3 + 0.8 * delta2) * slope(h1)  # dL/da_1 = (dL/dh_1 from the output + U delta_2) act'(a_1)
+    expected = {
+        "x1": 0.5 * delta1,  # W delta_t
+        "x2": 0.5 * delta2,
+        "h0": 0.8 * delta1,  # U delta_1
+        "W": delta1 * 1 + delta2 * -0.4,  # sum_t delta_t x_t
+        "U": delta1 * 0.5 + delta2 * h1,  # sum_t delta_t h_{t-1}
+        "b": delta1 + delta2,
+    }
+    leaf = lambda *v: torch.tensor(v, dtype=torch.float64, requires_grad=True)  # noqa: E731
+    x, h0, W, U, b = leaf(1.0, -0.4), leaf(0.5), leaf(0.5), leaf(0.8), leaf(0.1)
+    outputs, last = ElmanRecurrence.apply(x.view(2, 1, 1), h0.view(1, 1), W.view(1, 1), U.view(1, 1), b, activation)
+    assert outputs.flatten().tolist() == pytest.approx([h1, h2], abs=1e-12)
+    assert last.item() == pytest.approx(h2, abs=1e-12)
+    (3 * outputs[0].sum() + outputs[1].sum() + 2 * last.sum()).backward()
+    got = {"x1": x.grad[0].item(), "x2": x.grad[1].item(), "h0": h0.grad.item(), "W": W.grad.item(), "U": U.grad.item(), "b": b.grad.item()}
+    assert got == pytest.approx(expected, abs=1e-12)
+
+
+def test_recurrence_gradients_pass_gradcheck_with_a_carried_in_state():
+    torch.manual_seed(0)
+    T, B, d, H = 4, 3, 2, 3
+    inputs = [torch.randn(*shape, dtype=torch.float64, requires_grad=True) for shape in ((T, B, d), (B, H), (H, d), (H, H), (H,))]
+    for activation in ("tanh", "relu"):
+        assert torch.autograd.gradcheck(lambda *a: ElmanRecurrence.apply(*a, activation), inputs)
+
+
+def test_an_empty_segment_returns_the_carried_in_state():
+    h0 = torch.randn(2, 3, requires_grad=True)
+    outputs, last = ElmanRecurrence.apply(torch.zeros(0, 2, 4), h0, torch.randn(3, 4), torch.randn(3, 3), torch.zeros(3), "tanh")
+    assert outputs.shape == (0, 2, 3) and torch.equal(last, h0)
+    last.sum().backward()
+    assert torch.equal(h0.grad, torch.ones(2, 3))
+
+
 def test_sigmoid_has_no_fast_path_and_says_so():
     with pytest.raises(ValueError, match="allowed with impl 'reference'"):
         ModelConfig("rnn", VOCAB, activation="sigmoid", impl="fast", output="full")
     model = make("rnn", activation="sigmoid", impl="reference")
-    with pytest.raises(ValueError, match="no fused path"):
+    with pytest.raises(ValueError, match="no fast path"):
         model.fast(model.embedding(tokens()), model.init_state(3))
 
 

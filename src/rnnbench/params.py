@@ -114,7 +114,7 @@ def rnn_lm_shapes(
 ) -> Shapes:
     """Elman RNN LM with the chapter's parameter set: embedding, W (H, d), U (H, H), b_h, V (|V|, H), b_y.
 
-    One recurrent bias b_h (torch's nn.RNN has two, b_ih and b_hh; ours keeps the second at zero, unlearned).
+    One recurrent bias b_h, as in the chapter (torch's nn.RNN has two, b_ih and b_hh).
     """
     return _recurrent_lm_shapes(vocab_size, embed_dim, hidden, gates=1, bias="b_h", cutoffs=cutoffs, div_value=div_value)
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-# torch.nn.RNN implements only these two nonlinearities; the reference cell also has the sigmoid.
+# The fast Elman path (models/recurrence.py) implements these two; the reference cell also has the sigmoid.
 FAST_ACTIVATIONS = ("tanh", "relu")
 # Each adaptive-softmax tail cluster projects the hidden vector down by this factor per cluster (torch's default).
 ADAPTIVE_DIV_VALUE = 4.0
@@ -37,7 +37,7 @@ def broken_model_rule(s: Mapping[str, Any], vocab_size: int | None = None) -> Br
     if family == "rnn" and s.get("impl") == "fast" and activation is not None and activation not in FAST_ACTIVATIONS:
         return Broken(
             ("activation", "impl"),
-            f"{activation!r} has no fast path (torch.nn.RNN implements {' and '.join(map(repr, FAST_ACTIVATIONS))}); "
+            f"{activation!r} has no fast path (it implements {' and '.join(map(repr, FAST_ACTIVATIONS))}); "
             f"allowed with impl 'reference' (same parameters, Python loop)",
         )
     if family == "lstm" and activation is not None and activation != "tanh":

@@ -8,13 +8,11 @@
               │V        │V        │V
              y_1       y_2       y_3
 
-Two paths, one set of parameters (`cell.W`, `cell.U`, `cell.b_h`; one state_dict serves both):
+Two paths, one set of parameters (`cell.W`, `cell.U`, `cell.b_h`):
 - reference: `ElmanCell` stepped by `base.unroll` in a Python loop; every h_t is a graph node.
-- fast: torch.nn.RNN's fused kernel, handed W, U, b_h through `torch.func.functional_call`. nn.RNN adds two
-  biases (b_ih + b_hh); the second is supplied as zeros, so the model keeps the chapter's single b_h.
-  nn.RNN implements tanh and relu only: `ModelConfig` refuses impl='fast' with activation='sigmoid' (no silent
-  fallback; the rule is `rnnbench.rules`'), and a model built with impl='reference' and the sigmoid has no
-  fused module, so `fast` cannot be called on it.
+- fast: `recurrence.ElmanRecurrence`, the whole segment as one graph node with a hand-written backward through
+  time. It implements tanh and relu only: `ModelConfig` refuses impl='fast' with activation='sigmoid' (no
+  silent fallback; the rule is `rnnbench.rules`'), and `fast` refuses to run on a model built with the sigmoid.
 """
 
 from __future__ import annotations
@@ -23,9 +21,9 @@ import math
 
 import torch
 from torch import nn
-from torch.func import functional_call
 
 from rnnbench.models.base import ACTIVATION_FUNCTIONS, ModelConfig, RecurrentLM
+from rnnbench.models.recurrence import ElmanRecurrence
 from rnnbench.params import Shapes, rnn_lm_shapes
 from rnnbench.rules import FAST_ACTIVATIONS
 
@@ -56,31 +54,16 @@ class ElmanLM(RecurrentLM):
 
     def __init__(self, cfg: ModelConfig):
         super().__init__(cfg, ElmanCell(cfg.embed_dim, cfg.hidden, cfg.activation))
-        # The fused kernel's module holds no parameters of its own (its weights are replaced at every call),
-        # so it is kept out of the module tree: not in parameters(), not in the state_dict.
-        fused = None
-        if cfg.activation in FAST_ACTIVATIONS:
-            fused = nn.RNN(cfg.embed_dim, cfg.hidden, nonlinearity=cfg.activation)
-            for name in list(fused._parameters):
-                fused._parameters[name] = None
-        object.__setattr__(self, "_fused", fused)
 
     def init_state(self, batch_size: int) -> torch.Tensor:
         w = self.cell.W
         return torch.zeros(batch_size, self.cfg.hidden, dtype=w.dtype, device=w.device)  # (B, H)
 
     def fast(self, x_emb: torch.Tensor, state0: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        if self._fused is None:  # built for impl='reference' with an activation nn.RNN lacks
-            raise ValueError(f"activation={self.cfg.activation!r} has no fused path; this model runs with impl='reference'")
+        if self.cfg.activation not in FAST_ACTIVATIONS:  # built for impl='reference' with the sigmoid
+            raise ValueError(f"activation={self.cfg.activation!r} has no fast path; this model runs with impl='reference'")
         c = self.cell
-        weights = {
-            "weight_ih_l0": c.W,
-            "weight_hh_l0": c.U,
-            "bias_ih_l0": c.b_h,
-            "bias_hh_l0": torch.zeros_like(c.b_h),  # the chapter has one bias; this one stays zero
-        }
-        out, h_n = functional_call(self._fused, weights, (x_emb, state0.unsqueeze(0)))  # (T, B, H), (1, B, H)
-        return out, h_n.squeeze(0)
+        return ElmanRecurrence.apply(x_emb, state0, c.W, c.U, c.b_h, self.cfg.activation)  # (T, B, H), (B, H)
 
     def shapes(self) -> Shapes:
         cfg = self.cfg
