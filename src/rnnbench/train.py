@@ -50,6 +50,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+from rnnbench.allocator import retain_freed_memory
 from rnnbench.clipping import Clipped, clip_gradients, clip_gradients_  # noqa: F401 (re-exported)
 from rnnbench.config import RunConfig
 from rnnbench.data.corpora import load_corpus
@@ -168,6 +169,8 @@ def train_run(
     out = Path(out_dir)
     _refuse_other_run(out, cfg)
     torch.set_num_threads(cfg.threads)
+    if not retain_freed_memory():
+        log.info("malloc is not glibc's: freed blocks may go back to the kernel and be faulted in every step")
     corpus = load_corpus(cfg.corpus, data_dir=data_dir, cache_dir=cache_dir, **cfg.corpus_options)
     reading = reading_for(cfg, corpus)
     torch.manual_seed(cfg.seed)
