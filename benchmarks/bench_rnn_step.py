@@ -1,6 +1,7 @@
 """Tokens/s of one RNN LM training step (forward + backward + SGD step), ours against a plain loop.
 
-    python benchmarks/bench_rnn_step.py [--threads 2] [--steps 20] [--rounds 3] [--tokens zipf|uniform]
+    python benchmarks/bench_rnn_step.py [--threads 2] [--steps 5] [--rounds 10] [--tokens zipf|uniform]
+        [--glibc-default-malloc]
 
 Shapes are PTB-sized: |V| = 10,000, d = H = 200, batch 20, bptt 35 (700 tokens per step). Contenders:
   plain            word_language_model's step as that example takes it (benchmarks/plain_loop.py, shared
@@ -11,6 +12,10 @@ Shapes are PTB-sized: |V| = 10,000, d = H = 200, batch 20, bptt 35 (700 tokens p
 Ours take the training loop's step: zero grads, nll of a (bptt, batch) segment with the state carried in
 (detached, as truncated BPTT does), backward, rnnbench's global-norm clipping (on the tensor side),
 torch.optim.SGD step. Both clip at 0.25, which clips nearly every step on these random tokens.
+
+All contenders share one process, which keeps freed memory as train_run does (rnnbench.allocator), so the
+comparison is of the steps alone; --glibc-default-malloc leaves glibc's malloc as it is, and the page faults
+a step takes (printed per contender) show what that costs each of them.
 
 Tokens are drawn at random from a Zipf law over ids (ids are ordered by descending frequency, as in
 rnnbench.data.vocab), which is how a real corpus spreads its tokens over an adaptive softmax's clusters;
@@ -39,6 +44,7 @@ from torch import nn
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import plain_loop  # noqa: E402
 
+from rnnbench.allocator import retain_freed_memory  # noqa: E402
 from rnnbench.clipping import clip_gradients_  # noqa: E402
 from rnnbench.models import ModelConfig, build_model  # noqa: E402
 
@@ -87,19 +93,21 @@ def training_flops(forward_matmul: float, n_params: int) -> float:
 
 
 def time_interleaved(steps: dict[str, Callable[[int], None]], n_steps: int, warmup: int, rounds: int) -> dict:
-    """Seconds per step of each contender: the best and the median round, rounds interleaved across contenders
-    so that load from other processes falls on all of them alike."""
+    """Per contender: seconds per step (best round, median round) and page faults per step, rounds
+    interleaved across contenders so that load from other processes falls on all of them alike."""
     for step in steps.values():
         for i in range(warmup):
             step(i)
     per_round: dict[str, list[float]] = {name: [] for name in steps}
+    faults = dict.fromkeys(steps, 0)
     for r in range(rounds):
         for name, step in steps.items():
-            t0 = time.perf_counter()
+            faults0, t0 = plain_loop.minor_faults(), time.perf_counter()
             for i in range(n_steps):
                 step(r * n_steps + i)
             per_round[name].append((time.perf_counter() - t0) / n_steps)
-    return {name: (min(v), statistics.median(v)) for name, v in per_round.items()}
+            faults[name] += plain_loop.minor_faults() - faults0
+    return {name: (min(v), statistics.median(v), faults[name] / (rounds * n_steps)) for name, v in per_round.items()}
 
 
 def main() -> None:
@@ -121,7 +129,9 @@ def main() -> None:
         help="adaptive softmax cutoffs to try, each comma-separated",
     )
     parser.add_argument("--div-value", type=float, default=4.0)
+    parser.add_argument("--glibc-default-malloc", action="store_true", help="do not keep freed memory")
     args = parser.parse_args()
+    retained = False if args.glibc_default_malloc else retain_freed_memory()
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
 
@@ -204,20 +214,22 @@ def main() -> None:
     print(
         f"torch {torch.__version__}, {torch.get_num_threads()} threads; |V|={V} d={d} H={H} batch={B} bptt={T}; "
         f"{args.tokens} tokens; {args.rounds} interleaved rounds x {args.steps} steps; "
-        f"load average {load_before:.2f} before, {load_after:.2f} after"
+        f"load average {load_before:.2f} before, {load_after:.2f} after; "
+        f"freed memory {'retained (as train_run)' if retained else 'handed back (glibc default)'}"
     )
     print(f"measured dense float32 matmul rate: {peak / 1e9:.1f} GFLOP/s (2048 x 2048 @ 2048 x 2048)")
     print("best round (median round in brackets); training FLOPs counted analytically")
     print(
         f"{'model':<42} {'params':>10} {'ms/step':>15} {'tokens/s':>9} {'vs plain':>8} {'GFLOP/step':>10} {'of matmul':>9}"
+        f" {'faults':>7}"
     )
     for name in contenders:
-        best, median = times[name]
+        best, median, faults = times[name]
         step_flops = training_flops(flops[name], n_params[name])
         print(
             f"{name:<42} {n_params[name]:>10,} {best * 1e3:>6.1f} [{median * 1e3:>6.1f}] "
             f"{tokens_per_step / best:>9,.0f} {base / best:>7.2f}x {step_flops / 1e9:>10.2f} "
-            f"{100 * step_flops / best / peak:>8.1f}%"
+            f"{100 * step_flops / best / peak:>8.1f}% {faults:>7,.0f}"
         )
     full = times[full_name][0]
     fastest = min(adaptive_names, key=lambda n: times[n][0])

@@ -1,28 +1,35 @@
 """Tokens/s of a whole training run: rnnbench's train_run against the plain word_language_model loop.
 
-    RNNBENCH_DATA=<folder with ptb/> python benchmarks/bench_train_e2e.py [--threads 1 2] [--rounds 2]
+    RNNBENCH_DATA=<folder with ptb/> python benchmarks/bench_train_e2e.py [--threads 1 2] [--rounds 3]
         [--train-tokens 150000] [--eval-tokens 20000]
 
-Both contenders train a one-layer tanh RNN LM (d = H = 200, batch 20, bptt 35, SGD, global-norm clipping
+Every contender trains a one-layer tanh RNN LM (d = H = 200, batch 20, bptt 35, SGD, global-norm clipping
 0.25) for one epoch on the same fixed slice of real PTB (the first --train-tokens training tokens), then
-evaluate on the first --eval-tokens validation and test tokens (eval batch 10, as word_language_model):
+evaluates on the first --eval-tokens validation and test tokens (eval batch 10, as word_language_model):
   plain             benchmarks/plain_loop.py: the example's own loop (manual SGD update, clip_grad_norm_,
-                    loss.item() every step), full softmax
+                    loss.item() every step), full softmax, run as the example runs (glibc's malloc as is)
+  plain, retained   the same loop in a process that first keeps freed memory as train_run does
+                    (rnnbench.allocator): not a contender, a reference row, so that what the loop gains
+                    can be told apart from what the allocator setting gains
   rnnbench full     rnnbench.train.train_run, the function every workflow job calls, output full
   rnnbench adaptive the same with output adaptive, cutoffs [1000, 5000]
-Contenders run interleaved, round after round, so load from other processes falls on all of them alike;
-each figure is the best round (the median in brackets). Printed per contender: tokens/s of the training
-epoch, tokens/s of the whole run (training tokens / wall time including corpus loading, evaluation and
-writing results), the ratio of each to plain, and the share of the training epoch spent outside
-forward (with the loss), backward and the parameter update, from timers wrapped around those three calls.
+Each contender runs in a fresh Python process per round (so no setting, cache or allocator state of one
+reaches another), contenders interleaved round after round, so load from other processes falls on all of
+them alike. Printed per contender: tokens/s of the training epoch (best round, median in brackets), its
+ratio to plain (best against best, and the median over rounds of the ratio within a round), tokens/s of the
+whole run (training tokens / process wall time from corpus loading to results written), the share of the
+training epoch spent outside forward (with the loss), backward and the parameter update (timers wrapped
+around those three calls), and the page faults per training step taken inside them.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -35,6 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import plain_loop  # noqa: E402
 
 import rnnbench.train as train_module  # noqa: E402
+from rnnbench.allocator import retain_freed_memory  # noqa: E402
 from rnnbench.config import RunConfig  # noqa: E402
 from rnnbench.data.corpora import load_corpus  # noqa: E402
 from rnnbench.train import split_stream, train_run  # noqa: E402
@@ -53,11 +61,13 @@ def timed_parts(timers: plain_loop.Timers):
         def wrapped(*args, **kwargs):
             if not torch.is_grad_enabled():  # evaluation: not part of the step
                 return fn(*args, **kwargs)
-            t0 = time.perf_counter()
+            faults0, t0 = plain_loop.minor_faults(), time.perf_counter()
             try:
                 return fn(*args, **kwargs)
             finally:
                 setattr(timers, part, getattr(timers, part) + time.perf_counter() - t0)
+                timers.faults += plain_loop.minor_faults() - faults0
+                timers.steps += part == "update"
         return wrapped
 
     def timed_model(cfg):
@@ -94,11 +104,14 @@ def run_ours(output: str, threads: int, args) -> dict:
         epoch = pd.read_csv(Path(out) / "epochs.csv").iloc[0]
     tokens = epoch["tokens_per_second"] * epoch["seconds"]
     inside = timers.forward + timers.backward + timers.update
-    return {"epoch_tps": epoch["tokens_per_second"], "run_tps": tokens / wall,
-            "outside": 1 - inside / epoch["seconds"], "test_ppl": metrics["test_ppl"]}
+    return {"epoch_tps": float(epoch["tokens_per_second"]), "run_tps": float(tokens / wall),
+            "outside": 1 - inside / float(epoch["seconds"]), "faults_per_step": timers.faults / timers.steps,
+            "test_ppl": float(metrics["test_ppl"])}
 
 
-def run_plain(threads: int, args) -> dict:
+def run_plain(threads: int, args, retain: bool = False) -> dict:
+    if retain:
+        retain_freed_memory()
     torch.set_num_threads(threads)
     t0 = time.perf_counter()
     corpus = load_corpus("ptb", data_dir=args.data_dir, cache_dir=args.cache_dir)
@@ -120,53 +133,78 @@ def run_plain(threads: int, args) -> dict:
     tokens = (train_data.size(0) - 1) * train_data.size(1)
     inside = timers.forward + timers.backward + timers.update
     return {"epoch_tps": tokens / seconds, "run_tps": tokens / wall, "outside": 1 - inside / seconds,
-            "test_ppl": float(torch.tensor(test_nll).exp())}
+            "faults_per_step": timers.faults / timers.steps, "test_ppl": float(torch.tensor(test_nll).exp())}
+
+
+CONTENDERS = {
+    "plain word_language_model, full": lambda t, args: run_plain(t, args),
+    "  (plain, freed memory retained)": lambda t, args: run_plain(t, args, retain=True),
+    "rnnbench train_run, full": lambda t, args: run_ours("full", t, args),
+    "rnnbench train_run, adaptive [1000, 5000]": lambda t, args: run_ours("adaptive", t, args),
+}
+
+
+def run_in_fresh_process(name: str, threads: int, args) -> dict:
+    """One contender, one round, in a new interpreter; its result comes back as JSON on stdout."""
+    command = [sys.executable, __file__, "--one", name, "--threads", str(threads), "--train-tokens",
+               str(args.train_tokens), "--eval-tokens", str(args.eval_tokens), "--data-dir", args.data_dir]
+    if args.cache_dir:
+        command += ["--cache-dir", args.cache_dir]
+    done = subprocess.run(command, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"{name} at {threads} thread(s) failed:\n{done.stderr}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
-    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--train-tokens", type=int, default=150_000)
     parser.add_argument("--eval-tokens", type=int, default=20_000)
     parser.add_argument("--data-dir", default=os.environ.get("RNNBENCH_DATA"))
     parser.add_argument("--cache-dir", default=os.environ.get("RNNBENCH_CACHE"))
+    parser.add_argument("--one", choices=list(CONTENDERS), help=argparse.SUPPRESS)  # a child process's contender
     args = parser.parse_args()
+    if args.one:
+        (threads,) = args.threads
+        print(json.dumps(CONTENDERS[args.one](threads, args)))
+        return
     if not args.data_dir:
         parser.error("set RNNBENCH_DATA (or --data-dir) to the folder holding ptb/")
     load_corpus("ptb", data_dir=args.data_dir, cache_dir=args.cache_dir)  # prepare the cache outside the timing
 
-    contenders = {
-        "plain word_language_model, full": lambda t: run_plain(t, args),
-        "rnnbench train_run, full": lambda t: run_ours("full", t, args),
-        "rnnbench train_run, adaptive [1000, 5000]": lambda t: run_ours("adaptive", t, args),
-    }
     load_before = os.getloadavg()
     results = {}
     for threads in args.threads:
-        rounds = {name: [] for name in contenders}
+        rounds = {name: [] for name in CONTENDERS}
         for _ in range(args.rounds):
-            for name, run in contenders.items():
-                rounds[name].append(run(threads))
-                print(f"{threads} thread(s), {name}: {rounds[name][-1]}", file=sys.stderr, flush=True)
+            for name in CONTENDERS:
+                rounds[name].append(run_in_fresh_process(name, threads, args))
+                print(f"{threads} thread(s), {name.strip()}: {rounds[name][-1]}", file=sys.stderr, flush=True)
         results[threads] = rounds
     load_after = os.getloadavg()
 
     print(f"torch {torch.__version__}; PTB first {args.train_tokens} training tokens, {args.eval_tokens} eval tokens; "
           f"d=H=200 batch 20 bptt 35 SGD lr {LR} clip {CLIP}; {args.rounds} interleaved rounds; load average "
           f"{load_before[0]:.2f}/{load_before[1]:.2f} before, {load_after[0]:.2f}/{load_after[1]:.2f} after (1/5 min)")
-    print("best round [median round]; 'outside' = share of the training epoch outside forward/backward/update")
-    print(f"{'threads':>7} {'contender':<42} {'epoch tok/s':>19} {'x plain':>7} {'run tok/s':>19} {'x plain':>7} "
-          f"{'outside':>7} {'test ppl':>8}")
+    print("epoch tok/s: best round [median]; x plain: best against best [median over rounds of the ratio within "
+          "a round]; outside: share of the training epoch outside forward/backward/update; faults: page faults a step")
+    print(f"{'threads':>7} {'contender':<42} {'epoch tok/s':>17} {'x plain':>14} {'run tok/s':>17} {'x plain':>14} "
+          f"{'outside':>7} {'faults':>7} {'test ppl':>8}")
+    plain = next(iter(CONTENDERS))
     for threads, rounds in results.items():
-        base = {key: max(r[key] for r in rounds[next(iter(contenders))]) for key in ("epoch_tps", "run_tps")}
         for name, runs in rounds.items():
             cells = []
             for key in ("epoch_tps", "run_tps"):
-                best, median = max(r[key] for r in runs), statistics.median(r[key] for r in runs)
-                cells.append(f"{best:>9,.0f} [{median:>7,.0f}] {best / base[key]:>6.2f}x")
-            outside = min(r["outside"] for r in runs)
-            print(f"{threads:>7} {name:<42} {cells[0]} {cells[1]} {100 * outside:>6.1f}% {runs[-1]['test_ppl']:>8.1f}")
+                values, base = [r[key] for r in runs], [r[key] for r in rounds[plain]]
+                paired = statistics.median(v / b for v, b in zip(values, base))
+                cells.append(f"{max(values):>7,.0f} [{statistics.median(values):>7,.0f}] "
+                             f"{max(values) / max(base):>5.2f}x [{paired:>4.2f}x]")
+            outside = statistics.median(r["outside"] for r in runs)
+            faults = statistics.median(r["faults_per_step"] for r in runs)
+            print(f"{threads:>7} {name:<42} {cells[0]} {cells[1]} {100 * outside:>6.1f}% {faults:>7,.0f} "
+                  f"{runs[-1]['test_ppl']:>8.1f}")
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ Kept in one place so that the step benchmark and the end-to-end benchmark agree 
 
 from __future__ import annotations
 
+import resource
 import time
 
 import torch
@@ -54,15 +55,23 @@ def get_batch(source: torch.Tensor, i: int, bptt: int) -> tuple[torch.Tensor, to
 
 
 class Timers:
-    """Seconds spent in each part of the step; the benchmarks read them, the loops only add to them."""
+    """Seconds spent in each part of the step, and the page faults taken in them; the benchmarks read them,
+    the loops only add to them."""
 
     def __init__(self) -> None:
         self.forward = self.backward = self.update = 0.0
+        self.steps = self.faults = 0
+
+
+def minor_faults() -> int:
+    """Page faults served without I/O so far in this process: a freed block handed back to the kernel and
+    allocated again costs one per 4 KiB page."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
 
 
 def train_step(model, criterion, data, targets, hidden, lr: float, clip: float, timers: Timers | None = None):
     """One step exactly as word_language_model's train() takes it; returns (loss value, new hidden)."""
-    t0 = time.perf_counter()
+    faults0, t0 = minor_faults(), time.perf_counter()
     hidden = hidden.detach()  # repackage_hidden
     model.zero_grad()
     output, hidden = model(data, hidden)
@@ -78,6 +87,8 @@ def train_step(model, criterion, data, targets, hidden, lr: float, clip: float, 
         timers.forward += t1 - t0
         timers.backward += t2 - t1
         timers.update += t3 - t2
+        timers.steps += 1
+        timers.faults += minor_faults() - faults0
     return loss.item(), hidden
 
 
