@@ -53,11 +53,13 @@ LR, CLIP, EVAL_BATCH = 5.0, 0.25, 10
 
 @contextlib.contextmanager
 def timed_parts(timers: plain_loop.Timers):
-    """Add the time of every training forward (model.nll with gradients on), backward and optimiser step
-    that train_run takes to ``timers``, by wrapping the model and optimiser it builds."""
+    """Add the time of every training forward (model.nll with gradients on), backward and update (clipping and
+    optimiser step, as the plain loop's timers count them) that train_run takes to ``timers``, by wrapping
+    the model, clipping and optimiser it uses."""
     build_model, make_optimizer, backward = train_module.build_model, train_module.make_optimizer, torch.Tensor.backward
+    clip = train_module.clip_gradients_
 
-    def add(part, fn):
+    def add(part, fn, ends_step=False):
         def wrapped(*args, **kwargs):
             if not torch.is_grad_enabled():  # evaluation: not part of the step
                 return fn(*args, **kwargs)
@@ -67,7 +69,7 @@ def timed_parts(timers: plain_loop.Timers):
             finally:
                 setattr(timers, part, getattr(timers, part) + time.perf_counter() - t0)
                 timers.faults += plain_loop.minor_faults() - faults0
-                timers.steps += part == "update"
+                timers.steps += ends_step
         return wrapped
 
     def timed_model(cfg):
@@ -77,15 +79,17 @@ def timed_parts(timers: plain_loop.Timers):
 
     def timed_optimizer(cfg, model):
         optimizer = make_optimizer(cfg, model)
-        optimizer.step = add("update", optimizer.step)
+        optimizer.step = add("update", optimizer.step, ends_step=True)
         return optimizer
 
     train_module.build_model, train_module.make_optimizer = timed_model, timed_optimizer
+    train_module.clip_gradients_ = add("update", clip)
     torch.Tensor.backward = add("backward", backward)
     try:
         yield
     finally:
         train_module.build_model, train_module.make_optimizer = build_model, make_optimizer
+        train_module.clip_gradients_ = clip
         torch.Tensor.backward = backward
 
 

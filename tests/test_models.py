@@ -78,7 +78,8 @@ def test_hand_worked_activations_of_the_cell():
 
 @pytest.mark.parametrize(
     "family, activation, output",
-    [("rnn", "tanh", "full"), ("rnn", "relu", "full"), ("rnn", "tanh", "adaptive"), ("lstm", "tanh", "full")],
+    [("rnn", "tanh", "full"), ("rnn", "sigmoid", "full"), ("rnn", "relu", "full"), ("rnn", "tanh", "adaptive"),
+     ("lstm", "tanh", "full")],
 )
 def test_reference_and_fast_agree_in_outputs_and_gradients(family, activation, output):
     ref = make(family, activation=activation, output=output, impl="reference")
@@ -104,14 +105,18 @@ def test_reference_and_fast_agree_in_outputs_and_gradients(family, activation, o
         torch.testing.assert_close(g_f[name], g_r[name], atol=1e-6, rtol=0, msg=name)
 
 
-@pytest.mark.parametrize("activation", ["tanh", "relu"])
+@pytest.mark.parametrize("activation", ["tanh", "sigmoid", "relu"])
 def test_hand_worked_backward_through_time(activation):
     # One unit, two steps: a_t = W x_t + b + U h_{t-1}, h_t = act(a_t); W = 0.5, U = 0.8, b = 0.1,
     # x = (1, -0.4), h_0 = 0.5; loss L = 3 h_1 + h_2 (the outputs) + 2 h_2 (the final state).
-    act, slope = (math.tanh, lambda h: 1 - h * h) if activation == "tanh" else (lambda a: max(a, 0.0), lambda h: float(h > 0))
+    act, slope = {
+        "tanh": (math.tanh, lambda h: 1 - h * h),
+        "sigmoid": (lambda a: 1 / (1 + math.exp(-a)), lambda h: h * (1 - h)),
+        "relu": (lambda a: max(a, 0.0), lambda h: float(h > 0)),
+    }[activation]
     a1 = 0.5 * 1 + 0.1 + 0.8 * 0.5  # 1.0
-    h1 = act(a1)  # tanh: 0.761594; relu: 1.0
-    a2 = 0.5 * -0.4 + 0.1 + 0.8 * h1  # tanh: 0.509275; relu: 0.7
+    h1 = act(a1)  # tanh: 0.761594; sigmoid: 0.731059; relu: 1.0
+    a2 = 0.5 * -0.4 + 0.1 + 0.8 * h1  # tanh: 0.509275; sigmoid: 0.484847; relu: 0.7
     h2 = act(a2)
     delta2 = (1 + 2) * slope(h2)  # dL/da_2: output and final state both read h_2
     delta1 = (3 + 0.8 * delta2) * slope(h1)  # dL/da_1 = (dL/dh_1 from the output + U delta_2) act'(a_1)
@@ -137,7 +142,7 @@ def test_recurrence_gradients_pass_gradcheck_with_a_carried_in_state():
     torch.manual_seed(0)
     T, B, d, H = 4, 3, 2, 3
     inputs = [torch.randn(*shape, dtype=torch.float64, requires_grad=True) for shape in ((T, B, d), (B, H), (H, d), (H, H), (H,))]
-    for activation in ("tanh", "relu"):
+    for activation in ("tanh", "sigmoid", "relu"):
         assert torch.autograd.gradcheck(lambda *a: ElmanRecurrence.apply(*a, activation), inputs)
 
 
@@ -147,14 +152,6 @@ def test_an_empty_segment_returns_the_carried_in_state():
     assert outputs.shape == (0, 2, 3) and torch.equal(last, h0)
     last.sum().backward()
     assert torch.equal(h0.grad, torch.ones(2, 3))
-
-
-def test_sigmoid_has_no_fast_path_and_says_so():
-    with pytest.raises(ValueError, match="allowed with impl 'reference'"):
-        ModelConfig("rnn", VOCAB, activation="sigmoid", impl="fast", output="full")
-    model = make("rnn", activation="sigmoid", impl="reference")
-    with pytest.raises(ValueError, match="no fast path"):
-        model.fast(model.embedding(tokens()), model.init_state(3))
 
 
 # --- dependence: the recurrence remembers, the window forgets ------------------------------------------
@@ -217,7 +214,6 @@ COMBINATIONS = (
     + [
         ("rnn", {"impl": i, "activation": a, "output": o})
         for i, a, o in itertools.product(("reference", "fast"), ("tanh", "sigmoid", "relu"), ("full", "adaptive"))
-        if not (i == "fast" and a == "sigmoid")
     ]
     + [("lstm", {"impl": i, "output": o}) for i, o in itertools.product(("reference", "fast"), ("full", "adaptive"))]
 )
@@ -322,8 +318,6 @@ def test_config_refuses_bad_values_naming_the_key():
         ModelConfig("rnn", VOCAB, output="adaptive", adaptive_cutoffs=(20, 10))
     with pytest.raises(ValueError, match=r"^ModelConfig.adaptive_cutoffs: cutoffs must be below the vocabulary size \(30\)"):
         ModelConfig("rnn", VOCAB, output="adaptive", adaptive_cutoffs=(10, 30))
-    with pytest.raises(ValueError, match=r"^ModelConfig.activation: 'sigmoid' has no fast path"):
-        ModelConfig("rnn", VOCAB, output="full", activation="sigmoid", impl="fast")
     cfg = ModelConfig("rnn", 10_000, output="adaptive", adaptive_cutoffs=[2000, 6000])
     assert cfg.adaptive_cutoffs == (2000, 6000)  # lists (from JSON) become tuples: the config stays hashable
 

@@ -14,8 +14,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-# The fast Elman path (models/recurrence.py) implements these two; the reference cell also has the sigmoid.
-FAST_ACTIVATIONS = ("tanh", "relu")
 # Each adaptive-softmax tail cluster projects the hidden vector down by this factor per cluster (torch's default).
 ADAPTIVE_DIV_VALUE = 4.0
 
@@ -34,12 +32,6 @@ def broken_model_rule(s: Mapping[str, Any], vocab_size: int | None = None) -> Br
     family, hidden, activation = s.get("family"), s.get("hidden"), s.get("activation")
     if family is not None and hidden == 0 and family != "ff":
         return Broken(("hidden", "family"), f"0 (no hidden layer) is allowed for family 'ff' only; {family} needs >= 1")
-    if family == "rnn" and s.get("impl") == "fast" and activation is not None and activation not in FAST_ACTIVATIONS:
-        return Broken(
-            ("activation", "impl"),
-            f"{activation!r} has no fast path (it implements {' and '.join(map(repr, FAST_ACTIVATIONS))}); "
-            f"allowed with impl 'reference' (same parameters, Python loop)",
-        )
     if family == "lstm" and activation is not None and activation != "tanh":
         return Broken(
             ("activation", "family"),

@@ -42,7 +42,7 @@ class ModelConfig:
     hidden: int = _DEFAULTS["hidden"]  # ff: 0 means no hidden layer
     context: int = _DEFAULTS["context"]  # ff: n-1 words of context
     activation: str = _DEFAULTS["activation"]  # rnn: tanh | sigmoid | relu; ff hidden layer likewise; lstm: tanh only
-    impl: str = _DEFAULTS["impl"]  # rnn/lstm: "reference" (explicit cell, Python loop) | "fast" (torch's fused RNN)
+    impl: str = _DEFAULTS["impl"]  # rnn/lstm: "reference" (explicit cell, Python loop) | "fast" (the segment as one graph node)
     output: str = _DEFAULTS["output"]  # "full" softmax | "adaptive" softmax
     adaptive_cutoffs: tuple[int, ...] = tuple(_DEFAULTS["adaptive_cutoffs"])
     adaptive_div_value: float = ADAPTIVE_DIV_VALUE
@@ -126,7 +126,7 @@ def unroll(cell: nn.Module, x_emb: torch.Tensor, state0: State) -> tuple[torch.T
 
 
 class RecurrentLM(LanguageModel):
-    """Embedding -> recurrence (reference cell or fused fast path, same parameters) -> output layer.
+    """Embedding -> recurrence (reference cell or fast path, same parameters) -> output layer.
 
     Subclasses give the cell (holding every recurrent parameter) and `fast(x_emb, state0)`.
     """
@@ -146,7 +146,7 @@ class RecurrentLM(LanguageModel):
         return unroll(self.cell, x_emb, state0)
 
     def fast(self, x_emb: torch.Tensor, state0: State) -> tuple[torch.Tensor, State]:
-        """Fused path on torch's RNN kernels: (outputs (T, B, H), state_T)."""
+        """Fast path, the whole segment as one graph node: (outputs (T, B, H), state_T)."""
         raise NotImplementedError
 
     def recur(self, x_emb: torch.Tensor, state0: State) -> tuple[torch.Tensor, State]:

@@ -10,7 +10,7 @@ Only what depends on the previous step stays in the time loop: U h_{t-1} forward
 W x_t + b_h for every t is one (T*B, d) x (d, H) product before the loop, and every weight gradient is one
 product over all T*B rows after it: fewer, larger products, and one graph node for the segment (torch's CPU
 nn.RNN keeps nodes for every step and takes each weight gradient as T small products). act' is read off the
-outputs: tanh' = 1 - h^2, relu' = [h > 0].
+outputs: tanh' = 1 - h^2, sigmoid' = h (1 - h), relu' = [h > 0].
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from __future__ import annotations
 import torch
 from torch.autograd.function import once_differentiable
 
-ACTIVATIONS = ("tanh", "relu")
+ACTIVATIONS = ("tanh", "sigmoid", "relu")
 
 
 class ElmanRecurrence(torch.autograd.Function):
@@ -33,7 +33,7 @@ class ElmanRecurrence(torch.autograd.Function):
         h = h0
         for t in range(T):
             h = torch.addmm(outputs[t], h, U.t(), out=outputs[t])  # adds U h_{t-1} in place
-            h = h.tanh_() if activation == "tanh" else h.relu_()
+            h = getattr(h, activation + "_")()  # tanh_, sigmoid_ or relu_, in place
         ctx.activation = activation
         ctx.save_for_backward(x, h0, W, U, outputs)
         return outputs, h.clone()  # h_T apart from the outputs: a view of another output cannot be returned
@@ -45,7 +45,7 @@ class ElmanRecurrence(torch.autograd.Function):
         T, B, H = outputs.shape
         if T == 0:
             return x.new_zeros(x.shape), grad_last, W.new_zeros(W.shape), U.new_zeros(U.shape), W.new_zeros(H), None
-        act_prime = 1 - outputs * outputs if ctx.activation == "tanh" else (outputs > 0).to(outputs.dtype)  # (T, B, H)
+        act_prime = _slope_from_output(outputs, ctx.activation)  # (T, B, H)
         deltas = torch.empty_like(outputs)  # (T, B, H)
         g = grad_outputs[T - 1] + grad_last  # (B, H)
         for t in range(T - 1, 0, -1):
@@ -60,3 +60,12 @@ class ElmanRecurrence(torch.autograd.Function):
         grad_U = flat.t() @ torch.cat([h0.unsqueeze(0), outputs[:-1]]).view(T * B, H) if need_U else None
         grad_b = flat.sum(0) if need_b else None
         return grad_x, grad_h0, grad_W, grad_U, grad_b, None
+
+
+def _slope_from_output(h: torch.Tensor, activation: str) -> torch.Tensor:
+    """act'(a) written in terms of h = act(a), so the pre-activations need not be kept."""
+    if activation == "tanh":
+        return 1 - h * h
+    if activation == "sigmoid":
+        return h * (1 - h)
+    return (h > 0).to(h.dtype)

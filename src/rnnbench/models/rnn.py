@@ -11,8 +11,7 @@
 Two paths, one set of parameters (`cell.W`, `cell.U`, `cell.b_h`):
 - reference: `ElmanCell` stepped by `base.unroll` in a Python loop; every h_t is a graph node.
 - fast: `recurrence.ElmanRecurrence`, the whole segment as one graph node with a hand-written backward through
-  time. It implements tanh and relu only: `ModelConfig` refuses impl='fast' with activation='sigmoid' (no
-  silent fallback; the rule is `rnnbench.rules`'), and `fast` refuses to run on a model built with the sigmoid.
+  time; the same three activations.
 """
 
 from __future__ import annotations
@@ -25,7 +24,6 @@ from torch import nn
 from rnnbench.models.base import ACTIVATION_FUNCTIONS, ModelConfig, RecurrentLM
 from rnnbench.models.recurrence import ElmanRecurrence
 from rnnbench.params import Shapes, rnn_lm_shapes
-from rnnbench.rules import FAST_ACTIVATIONS
 
 
 class ElmanCell(nn.Module):
@@ -60,8 +58,6 @@ class ElmanLM(RecurrentLM):
         return torch.zeros(batch_size, self.cfg.hidden, dtype=w.dtype, device=w.device)  # (B, H)
 
     def fast(self, x_emb: torch.Tensor, state0: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        if self.cfg.activation not in FAST_ACTIVATIONS:  # built for impl='reference' with the sigmoid
-            raise ValueError(f"activation={self.cfg.activation!r} has no fast path; this model runs with impl='reference'")
         c = self.cell
         return ElmanRecurrence.apply(x_emb, state0, c.W, c.U, c.b_h, self.cfg.activation)  # (T, B, H), (B, H)
 
