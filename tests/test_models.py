@@ -338,7 +338,7 @@ def test_model_defaults_are_the_schemas_and_a_run_builds_its_model():
 def test_linear_cross_entropy_matches_torch_value_and_gradients(with_bias, ignored):
     from torch.nn import functional as F
 
-    from rnnbench.models.output import LinearCrossEntropy, Workspace
+    from rnnbench.models.output import LinearCrossEntropy
 
     g = torch.Generator().manual_seed(7)
     h = torch.randn(13, 5, dtype=torch.float64, generator=g, requires_grad=True)
@@ -348,11 +348,11 @@ def test_linear_cross_entropy_matches_torch_value_and_gradients(with_bias, ignor
     if ignored:
         t[[2, 5]] = IGNORE_INDEX
     inputs = (h, w) + ((b,) if with_bias else ())
-    ours = LinearCrossEntropy.apply(h, w, b, t, Workspace())
+    ours = LinearCrossEntropy.apply(h, w, b, t)
     theirs = F.cross_entropy(F.linear(h, w, b), t, reduction="sum")
     torch.testing.assert_close(ours, theirs)
     expected = torch.autograd.grad(1.7 * theirs, inputs)
-    # Twice over a retained graph: the scratch buffer is reused, the saved tensors are not touched.
+    # Twice over a retained graph: dz is made once (over the kept probabilities), the saved tensors are not touched.
     for _ in range(2):
         got = torch.autograd.grad(1.7 * ours, inputs, retain_graph=True)
         for a, c in zip(got, expected):
@@ -362,12 +362,12 @@ def test_linear_cross_entropy_matches_torch_value_and_gradients(with_bias, ignor
 def test_linear_cross_entropy_is_exact_when_the_target_probability_underflows():
     # float32 scores 0, 200 and -300 for three classes: p(class 2) = e^-500 is 0 in float32, so its
     # log-probability cannot come from the probability; by hand it is -300 - log(e^0 + e^200 + e^-300) = -500.
-    from rnnbench.models.output import LinearCrossEntropy, Workspace
+    from rnnbench.models.output import LinearCrossEntropy
 
     h = torch.tensor([[1.0], [1.0]], requires_grad=True)  # (N=2, H=1)
     w = torch.tensor([[0.0], [200.0], [-300.0]], requires_grad=True)  # (K=3, H=1)
     t = torch.tensor([2, 1])  # nll 500 and log(1 + e^-200 + e^-500) = 0 in float32
-    loss = LinearCrossEntropy.apply(h, w, None, t, Workspace())
+    loss = LinearCrossEntropy.apply(h, w, None, t)
     assert loss.item() == pytest.approx(500.0, rel=1e-6)
     (grad_w,) = torch.autograd.grad(loss, [w])
     # dz = softmax - onehot: row 1 is (0, 1, -1) (its target's probability is 0), row 2 is (0, 0, 0); dW = dz^T h.

@@ -3,9 +3,10 @@
 A step allocates and frees the same large blocks every time (a 700 x 10,000 score matrix is 28 MB; each
 gradient of a 10,000-word layer is 8 MB). glibc's malloc returns such blocks to the kernel when they are
 freed (blocks above its mmap threshold are unmapped; a free top of a heap above the trim threshold is cut
-off), and the next step page-faults them back in, zero-filled: 5,000-18,000 minor faults a step on PTB
-shapes, measured with `benchmarks/bench_train_e2e.py`. Raising the thresholds keeps the blocks in the process:
-the heap grows to the step's peak once and stays there, which is the resident size the step needs anyway.
+off), and the next step page-faults them back in, zero-filled. On PTB shapes the plain word_language_model
+loop takes 3,600-14,000 page faults a step that way, and 580-820 with this setting (the `faults` column of
+`benchmarks/bench_train_e2e.py`). Raising the thresholds keeps the blocks in the process: the heap grows to
+the step's peak once and stays there, which is the resident size the step needs anyway.
 
 Only glibc has these knobs (mallopt); elsewhere this does nothing and says so.
 """

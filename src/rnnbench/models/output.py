@@ -31,7 +31,6 @@ class FullSoftmax(nn.Module):
         self.b_y = nn.Parameter(torch.zeros(vocab_size))
         # Small uniform init, as in PyTorch's word_language_model decoder.
         nn.init.uniform_(self.V, -0.1, 0.1)
-        self.workspace = Workspace()
 
     def logits(self, h: torch.Tensor, extra_logits: torch.Tensor | None = None) -> torch.Tensor:
         z = F.linear(h, self.V, self.b_y)  # (..., V)
@@ -46,26 +45,11 @@ class FullSoftmax(nn.Module):
         flat_targets = targets.reshape(-1)  # (N,)
         n = int((flat_targets != IGNORE_INDEX).sum())
         if extra_logits is None:
-            total = LinearCrossEntropy.apply(h.reshape(-1, h.shape[-1]), self.V, self.b_y, flat_targets, self.workspace)
+            total = LinearCrossEntropy.apply(h.reshape(-1, h.shape[-1]), self.V, self.b_y, flat_targets)
             return total, n
         z = self.logits(h, extra_logits)  # (..., V)
         total = F.cross_entropy(z.reshape(-1, z.shape[-1]), flat_targets, ignore_index=IGNORE_INDEX, reduction="sum")
         return total, n
-
-
-class Workspace:
-    """A scratch (rows, cols) matrix reused from call to call, for (N, K) scores that live only inside one
-    forward (the loss's backward works on the probabilities it keeps, not on this buffer). A fresh 28 MB tensor per use (700 x 10,000 floats) costs more in page faults
-    than the exp over it; reusing one buffer removes that cost. Not shared across threads."""
-
-    def __init__(self) -> None:
-        self._buffer: torch.Tensor | None = None
-
-    def get(self, rows: int, cols: int, like: torch.Tensor) -> torch.Tensor:
-        buf = self._buffer
-        if buf is None or buf.numel() < rows * cols or buf.dtype != like.dtype or buf.device != like.device:
-            buf = self._buffer = torch.empty(rows * cols, dtype=like.dtype, device=like.device)
-        return buf[: rows * cols].view(rows, cols)
 
 
 class LinearCrossEntropy(torch.autograd.Function):
@@ -73,32 +57,30 @@ class LinearCrossEntropy(torch.autograd.Function):
 
     Same value and gradients as cross_entropy(linear(h, W, b), t, reduction="sum"), with fewer passes over
     the (N, K) scores, which dominate a 10k-word softmax: one exponential per score in all (torch's pair of
-    log_softmax forward and backward takes two), one fresh (N, K) tensor instead of four:
-      forward   z = h W^T + b  (in the workspace);  p = softmax(z)  (kept);  loss = -sum_i log p_i,t_i
-      backward  dz = p - onehot(t)  (written over p, once);
-                dh = dz W,  dW = dz^T h,  db = sum_i dz_i  (each times the incoming gradient)
+    log_softmax forward and backward takes two), and one (N, K) tensor instead of four:
+      forward   z = h W^T + b;  p = softmax(z), written over z and kept;  loss = -sum_i log p_i,t_i
+      backward  dz = p - onehot(t), written over p, once;
+                dh = g dz W,  dW = dz^T (g h),  db = g sum_i dz_i   (g the incoming gradient, applied to the
+                small factors rather than to an (N, K) or (K, H) result)
     log p_i,t_i is taken from the picked probability, exact to float rounding while that probability is a
-    normal float; below that (a target the model all but rules out) it is recomputed from the logits as
-    z_i,t_i - logsumexp(z_i), so the loss stays finite and exact however small p gets.
+    normal float; below that (a target the model all but rules out) its row's scores are computed again from
+    h_i and it is z_i,t_i - logsumexp(z_i), so the loss stays finite and exact however small p gets.
     dz does not depend on the incoming gradient, so a graph kept with retain_graph=True reuses it when run
     backward again. bias may be None.
     """
 
     @staticmethod
-    def forward(ctx, h, weight, bias, targets, workspace: Workspace):
-        logits = workspace.get(h.shape[0], weight.shape[0], h)  # (N, K)
-        if bias is None:
-            torch.mm(h, weight.t(), out=logits)
-        else:
-            torch.addmm(bias, h, weight.t(), out=logits)
-        probs = torch.softmax(logits, dim=1)  # (N, K)
+    def forward(ctx, h, weight, bias, targets):
+        scores = torch.mm(h, weight.t()) if bias is None else torch.addmm(bias, h, weight.t())  # (N, K)
+        probs = torch.softmax(scores, dim=1, out=scores)  # (N, K): in place, one (N, K) block per step
         keep = targets != IGNORE_INDEX  # (N,)
         safe_targets = torch.where(keep, targets, 0)  # (N,) ignored rows point at class 0, then get zeroed
         picked = probs.gather(1, safe_targets.unsqueeze(1)).squeeze(1)  # (N,)
         log_picked = torch.log(picked)  # (N,)
         underflow = (picked < torch.finfo(picked.dtype).tiny).nonzero().squeeze(1)  # (n_u,), nearly always empty
         if underflow.numel():
-            z = logits.index_select(0, underflow)  # (n_u, K)
+            rows = h.index_select(0, underflow)  # (n_u, H)
+            z = torch.mm(rows, weight.t()) if bias is None else torch.addmm(bias, rows, weight.t())  # (n_u, K)
             exact = z.gather(1, safe_targets[underflow].unsqueeze(1)).squeeze(1) - torch.logsumexp(z, dim=1)
             log_picked = log_picked.index_copy(0, underflow, exact)
         # Kept as an attribute, not a saved tensor: backward turns it into dz in place.
@@ -116,11 +98,10 @@ class LinearCrossEntropy(torch.autograd.Function):
             if not bool(keep.all()):
                 dz[~keep] = 0.0
             ctx.dz_ready = True
-        # Scale the small results rather than the (N, K) matrix.
         grad_h = (dz @ weight).mul_(grad) if ctx.needs_input_grad[0] else None  # (N, H)
-        grad_w = (dz.t() @ h).mul_(grad) if ctx.needs_input_grad[1] else None  # (K, H)
+        grad_w = dz.t() @ (h * grad) if ctx.needs_input_grad[1] else None  # (K, H)
         grad_b = dz.sum(0).mul_(grad) if ctx.needs_input_grad[2] else None  # (K,)
-        return grad_h, grad_w, grad_b, None, None
+        return grad_h, grad_w, grad_b, None
 
 
 class AdaptiveSoftmax(nn.Module):
@@ -140,7 +121,6 @@ class AdaptiveSoftmax(nn.Module):
             in_features, vocab_size, list(cutoffs), div_value=div_value, head_bias=True
         )
         self.bounds = (*cutoffs, vocab_size)
-        self.workspace = Workspace()  # shared by head and tails: each use ends before the next begins
 
     def log_probs(self, h: torch.Tensor, extra_logits: torch.Tensor | None = None) -> torch.Tensor:
         _refuse_extra(extra_logits)
@@ -167,10 +147,10 @@ class AdaptiveSoftmax(nn.Module):
             head_targets[rows] = shortlist + c
             proj, out = self.adaptive.tail[c]
             z = proj(flat.index_select(0, rows))  # (n_c, H / div^(c+1))
-            tail_nll = LinearCrossEntropy.apply(z, out.weight, None, t.index_select(0, rows) - low, self.workspace)
+            tail_nll = LinearCrossEntropy.apply(z, out.weight, None, t.index_select(0, rows) - low)
             total = tail_nll if total is None else total + tail_nll
         head = self.adaptive.head
-        head_nll = LinearCrossEntropy.apply(flat, head.weight, head.bias, head_targets, self.workspace)
+        head_nll = LinearCrossEntropy.apply(flat, head.weight, head.bias, head_targets)
         return (head_nll if total is None else head_nll + total), n
 
 
