@@ -51,6 +51,16 @@ SHAPES = {"embed_dim": 200, "hidden": 200, "batch_size": 20, "bptt": 35}
 LR, CLIP, EVAL_BATCH = 5.0, 0.25, 10
 
 
+def run_config(output: str, threads: int, train_tokens: int, eval_tokens: int) -> RunConfig:
+    """The benchmarked run as train_run takes it: one epoch of the shapes above, on the first tokens of PTB."""
+    return RunConfig.from_settings({
+        "family": "rnn", "corpus": "ptb", "output": output, "adaptive_cutoffs": [1000, 5000], **SHAPES,
+        "optimizer": "sgd", "lr": LR, "clip_mode": "norm", "clip": CLIP, "schedule": "constant", "max_epochs": 1,
+        "train_tokens": train_tokens, "eval_tokens": eval_tokens, "eval_batch_size": EVAL_BATCH,
+        "seed": 1, "threads": threads,
+    })
+
+
 @contextlib.contextmanager
 def timed_parts(timers: plain_loop.Timers):
     """Add the time of every training forward (model.nll with gradients on), backward and update (clipping and
@@ -94,12 +104,7 @@ def timed_parts(timers: plain_loop.Timers):
 
 
 def run_ours(output: str, threads: int, args) -> dict:
-    cfg = RunConfig.from_settings({
-        "family": "rnn", "corpus": "ptb", "output": output, "adaptive_cutoffs": [1000, 5000], **SHAPES,
-        "optimizer": "sgd", "lr": LR, "clip_mode": "norm", "clip": CLIP, "schedule": "constant", "max_epochs": 1,
-        "train_tokens": args.train_tokens, "eval_tokens": args.eval_tokens, "eval_batch_size": EVAL_BATCH,
-        "seed": 1, "threads": threads,
-    })
+    cfg = run_config(output, threads, args.train_tokens, args.eval_tokens)
     timers = plain_loop.Timers()
     with tempfile.TemporaryDirectory() as out, timed_parts(timers):
         t0 = time.perf_counter()

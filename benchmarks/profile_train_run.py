@@ -21,10 +21,9 @@ import torch
 from torch.profiler import ProfilerActivity, profile, schedule
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_train_e2e import CLIP, EVAL_BATCH, LR, SHAPES  # noqa: E402
+from bench_train_e2e import SHAPES, run_config  # noqa: E402
 
 import rnnbench.train as train_module  # noqa: E402
-from rnnbench.config import RunConfig  # noqa: E402
 
 WAIT, WARMUP = 50, 2  # past the first steps, while the heap still grows to its size
 
@@ -42,12 +41,7 @@ def main() -> None:
         parser.error("set RNNBENCH_DATA (or --data-dir) to the folder holding ptb/")
     steps = WAIT + WARMUP + args.steps
     tokens_per_step = SHAPES["batch_size"] * SHAPES["bptt"]
-    cfg = RunConfig.from_settings({
-        "family": "rnn", "corpus": "ptb", "output": args.output, "adaptive_cutoffs": [1000, 5000], **SHAPES,
-        "optimizer": "sgd", "lr": LR, "clip_mode": "norm", "clip": CLIP, "schedule": "constant", "max_epochs": 1,
-        "train_tokens": (steps + 1) * tokens_per_step, "eval_tokens": 2000, "eval_batch_size": EVAL_BATCH,
-        "seed": 1, "threads": args.threads,
-    })
+    cfg = run_config(args.output, args.threads, train_tokens=(steps + 1) * tokens_per_step, eval_tokens=2000)
     profiler = profile(activities=[ProfilerActivity.CPU],
                        schedule=schedule(wait=WAIT, warmup=WARMUP, active=args.steps, repeat=1))
     make_optimizer = train_module.make_optimizer

@@ -71,7 +71,7 @@ class LinearCrossEntropy(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, h, weight, bias, targets):
-        scores = torch.mm(h, weight.t()) if bias is None else torch.addmm(bias, h, weight.t())  # (N, K)
+        scores = _scores(h, weight, bias)  # (N, K)
         probs = torch.softmax(scores, dim=1, out=scores)  # (N, K): in place, one (N, K) block per step
         keep = targets != IGNORE_INDEX  # (N,)
         safe_targets = torch.where(keep, targets, 0)  # (N,) ignored rows point at class 0, then get zeroed
@@ -80,7 +80,7 @@ class LinearCrossEntropy(torch.autograd.Function):
         underflow = (picked < torch.finfo(picked.dtype).tiny).nonzero().squeeze(1)  # (n_u,), nearly always empty
         if underflow.numel():
             rows = h.index_select(0, underflow)  # (n_u, H)
-            z = torch.mm(rows, weight.t()) if bias is None else torch.addmm(bias, rows, weight.t())  # (n_u, K)
+            z = _scores(rows, weight, bias)  # (n_u, K)
             exact = z.gather(1, safe_targets[underflow].unsqueeze(1)).squeeze(1) - torch.logsumexp(z, dim=1)
             log_picked = log_picked.index_copy(0, underflow, exact)
         # Kept as an attribute, not a saved tensor: backward turns it into dz in place.
@@ -102,6 +102,11 @@ class LinearCrossEntropy(torch.autograd.Function):
         grad_w = dz.t() @ (h * grad) if ctx.needs_input_grad[1] else None  # (K, H)
         grad_b = dz.sum(0).mul_(grad) if ctx.needs_input_grad[2] else None  # (K,)
         return grad_h, grad_w, grad_b, None
+
+
+def _scores(h: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None) -> torch.Tensor:
+    """h W^T + b, a fresh (N, K) tensor; bias may be None."""
+    return torch.mm(h, weight.t()) if bias is None else torch.addmm(bias, h, weight.t())
 
 
 class AdaptiveSoftmax(nn.Module):

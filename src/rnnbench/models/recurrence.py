@@ -18,7 +18,14 @@ from __future__ import annotations
 import torch
 from torch.autograd.function import once_differentiable
 
-ACTIVATIONS = ("tanh", "sigmoid", "relu")
+# Per activation: act applied in place, and act'(a) written in terms of h = act(a) (the pre-activations
+# need not be kept).
+_IN_PLACE = {"tanh": torch.Tensor.tanh_, "sigmoid": torch.Tensor.sigmoid_, "relu": torch.Tensor.relu_}
+_SLOPE_FROM_OUTPUT = {
+    "tanh": lambda h: 1 - h * h,
+    "sigmoid": lambda h: h * (1 - h),
+    "relu": lambda h: (h > 0).to(h.dtype),
+}
 
 
 class ElmanRecurrence(torch.autograd.Function):
@@ -26,14 +33,15 @@ class ElmanRecurrence(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, x, h0, W, U, b, activation: str):
-        if activation not in ACTIVATIONS:
-            raise ValueError(f"activation must be one of {ACTIVATIONS}, got {activation!r}")
+        if activation not in _IN_PLACE:
+            raise ValueError(f"activation must be one of {tuple(_IN_PLACE)}, got {activation!r}")
+        act_ = _IN_PLACE[activation]
         T, B, d = x.shape
         outputs = torch.addmm(b, x.reshape(T * B, d), W.t()).view(T, B, W.shape[0])  # W x_t + b_h for every t
         h = h0
         for t in range(T):
             h = torch.addmm(outputs[t], h, U.t(), out=outputs[t])  # adds U h_{t-1} in place
-            h = getattr(h, activation + "_")()  # tanh_, sigmoid_ or relu_, in place
+            h = act_(h)
         ctx.activation = activation
         ctx.save_for_backward(x, h0, W, U, outputs)
         return outputs, h.clone()  # h_T apart from the outputs: a view of another output cannot be returned
@@ -45,7 +53,7 @@ class ElmanRecurrence(torch.autograd.Function):
         T, B, H = outputs.shape
         if T == 0:
             return x.new_zeros(x.shape), grad_last, W.new_zeros(W.shape), U.new_zeros(U.shape), W.new_zeros(H), None
-        act_prime = _slope_from_output(outputs, ctx.activation)  # (T, B, H)
+        act_prime = _SLOPE_FROM_OUTPUT[ctx.activation](outputs)  # (T, B, H)
         deltas = torch.empty_like(outputs)  # (T, B, H)
         g = grad_outputs[T - 1] + grad_last  # (B, H)
         for t in range(T - 1, 0, -1):
@@ -61,11 +69,3 @@ class ElmanRecurrence(torch.autograd.Function):
         grad_b = flat.sum(0) if need_b else None
         return grad_x, grad_h0, grad_W, grad_U, grad_b, None
 
-
-def _slope_from_output(h: torch.Tensor, activation: str) -> torch.Tensor:
-    """act'(a) written in terms of h = act(a), so the pre-activations need not be kept."""
-    if activation == "tanh":
-        return 1 - h * h
-    if activation == "sigmoid":
-        return h * (1 - h)
-    return (h > 0).to(h.dtype)
