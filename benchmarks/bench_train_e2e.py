@@ -3,9 +3,10 @@
     RNNBENCH_DATA=<folder with ptb/> python benchmarks/bench_train_e2e.py [--threads 1 2] [--rounds 3]
         [--train-tokens 150000] [--eval-tokens 20000]
 
-Every contender trains a one-layer tanh RNN LM (d = H = 200, batch 20, bptt 35, SGD, global-norm clipping
-0.25) for one epoch on the same fixed slice of real PTB (the first --train-tokens training tokens), then
-evaluates on the first --eval-tokens validation and test tokens (eval batch 10, as word_language_model):
+Every contender trains a one-layer tanh RNN LM (d = H = 200, batch 20, bptt 35, SGD at lr 5 unless the row
+names Adam, global-norm clipping 0.25) for one epoch on the same fixed slice of real PTB (the first
+--train-tokens training tokens), then evaluates on the first --eval-tokens validation and test tokens (eval
+batch 10, as word_language_model):
   plain             benchmarks/plain_loop.py: the example's own loop (manual SGD update, clip_grad_norm_,
                     loss.item() every step), full softmax, run as the example runs (glibc's malloc as is)
   plain, retained   the same loop in a process that first keeps freed memory as train_run does
@@ -13,6 +14,11 @@ evaluates on the first --eval-tokens validation and test tokens (eval batch 10, 
                     can be told apart from what the allocator setting gains
   rnnbench full     rnnbench.train.train_run, the function every workflow job calls, output full
   rnnbench adaptive the same with output adaptive, cutoffs [1000, 5000]
+  rnnbench adaptive, Adam
+                    the same with Adam at lr 0.002, as the workflow's default runs train
+  Adam, for-loop    a reference row: the same with torch's Adam as it runs on CPU unless asked for its fused
+                    kernel (a loop over the parameters, several passes each), so that the fused update's gain
+                    can be read beside it
 Each contender runs in a fresh Python process per round (so no setting, cache or allocator state of one
 reaches another), contenders interleaved round after round, so load from other processes falls on all of
 them alike. Printed per contender: tokens/s of the training epoch (best round, median in brackets), its
@@ -49,13 +55,15 @@ from rnnbench.train import split_stream, train_run  # noqa: E402
 
 SHAPES = {"embed_dim": 200, "hidden": 200, "batch_size": 20, "bptt": 35}
 LR, CLIP, EVAL_BATCH = 5.0, 0.25, 10
+ADAM_LR = 0.002  # config/config.yaml's default run
 
 
-def run_config(output: str, threads: int, train_tokens: int, eval_tokens: int) -> RunConfig:
+def run_config(output: str, threads: int, train_tokens: int, eval_tokens: int, optimizer: str = "sgd") -> RunConfig:
     """The benchmarked run as train_run takes it: one epoch of the shapes above, on the first tokens of PTB."""
     return RunConfig.from_settings({
         "family": "rnn", "corpus": "ptb", "output": output, "adaptive_cutoffs": [1000, 5000], **SHAPES,
-        "optimizer": "sgd", "lr": LR, "clip_mode": "norm", "clip": CLIP, "schedule": "constant", "max_epochs": 1,
+        "optimizer": optimizer, "lr": LR if optimizer == "sgd" else ADAM_LR, "clip_mode": "norm", "clip": CLIP,
+        "schedule": "constant", "max_epochs": 1,
         "train_tokens": train_tokens, "eval_tokens": eval_tokens, "eval_batch_size": EVAL_BATCH,
         "seed": 1, "threads": threads,
     })
@@ -103,8 +111,10 @@ def timed_parts(timers: plain_loop.Timers):
         torch.Tensor.backward = backward
 
 
-def run_ours(output: str, threads: int, args) -> dict:
-    cfg = run_config(output, threads, args.train_tokens, args.eval_tokens)
+def run_ours(output: str, threads: int, args, optimizer: str = "sgd", adam_loop: bool = False) -> dict:
+    cfg = run_config(output, threads, args.train_tokens, args.eval_tokens, optimizer)
+    if adam_loop:  # this child process only
+        train_module.make_optimizer = lambda cfg, model: torch.optim.Adam(model.parameters(), lr=cfg.lr)
     timers = plain_loop.Timers()
     with tempfile.TemporaryDirectory() as out, timed_parts(timers):
         t0 = time.perf_counter()
@@ -150,6 +160,8 @@ CONTENDERS = {
     "  (plain, freed memory retained)": lambda t, args: run_plain(t, args, retain=True),
     "rnnbench train_run, full": lambda t, args: run_ours("full", t, args),
     "rnnbench train_run, adaptive [1000, 5000]": lambda t, args: run_ours("adaptive", t, args),
+    "rnnbench train_run, adaptive, Adam": lambda t, args: run_ours("adaptive", t, args, "adam"),
+    "  (adaptive, Adam, torch's for-loop Adam)": lambda t, args: run_ours("adaptive", t, args, "adam", True),
 }
 
 
@@ -195,7 +207,8 @@ def main() -> None:
     load_after = os.getloadavg()
 
     print(f"torch {torch.__version__}; PTB first {args.train_tokens} training tokens, {args.eval_tokens} eval tokens; "
-          f"d=H=200 batch 20 bptt 35 SGD lr {LR} clip {CLIP}; {args.rounds} interleaved rounds; load average "
+          f"d=H=200 batch 20 bptt 35 SGD lr {LR} (Adam rows: lr {ADAM_LR}) clip {CLIP}; {args.rounds} interleaved "
+          f"rounds; load average "
           f"{load_before[0]:.2f}/{load_before[1]:.2f} before, {load_after[0]:.2f}/{load_after[1]:.2f} after (1/5 min)")
     print("epoch tok/s: best round [median]; x plain: best against best [median over rounds of the ratio within "
           "a round]; outside: share of the training epoch outside forward/backward/update; faults: page faults a step")

@@ -1,10 +1,10 @@
 """Where a training step of train_run spends its time: torch.profiler over steps of a real PTB run.
 
     RNNBENCH_DATA=<folder with ptb/> python benchmarks/profile_train_run.py [--threads 1] [--output full]
-        [--steps 20] [--top 12]
+        [--optimizer sgd] [--steps 20] [--top 12]
 
-The run is bench_train_e2e.py's (one-layer tanh RNN LM, d = H = 200, batch 20, bptt 35, SGD, clipping 0.25),
-trained by rnnbench.train.train_run itself. The profiler skips the first 50 steps, warms up on 2, records the
+The run is bench_train_e2e.py's (one-layer tanh RNN LM, d = H = 200, batch 20, bptt 35, SGD or Adam, clipping
+0.25), trained by rnnbench.train.train_run itself. The profiler skips the first 50 steps, warms up on 2, records the
 next --steps (counted at each optimiser step) and prints the operators that took the most time of their own,
 with their share of the recorded steps and milliseconds per step.
 """
@@ -32,6 +32,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--output", choices=("full", "adaptive"), default="full")
+    parser.add_argument("--optimizer", choices=("sgd", "adam"), default="sgd")
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--top", type=int, default=12)
     parser.add_argument("--data-dir", default=os.environ.get("RNNBENCH_DATA"))
@@ -41,7 +42,8 @@ def main() -> None:
         parser.error("set RNNBENCH_DATA (or --data-dir) to the folder holding ptb/")
     steps = WAIT + WARMUP + args.steps
     tokens_per_step = SHAPES["batch_size"] * SHAPES["bptt"]
-    cfg = run_config(args.output, args.threads, train_tokens=(steps + 1) * tokens_per_step, eval_tokens=2000)
+    cfg = run_config(args.output, args.threads, train_tokens=(steps + 1) * tokens_per_step, eval_tokens=2000,
+                     optimizer=args.optimizer)
     profiler = profile(activities=[ProfilerActivity.CPU],
                        schedule=schedule(wait=WAIT, warmup=WARMUP, active=args.steps, repeat=1))
     make_optimizer = train_module.make_optimizer
@@ -67,7 +69,8 @@ def main() -> None:
 
     events = [e for e in profiler.key_averages() if e.self_cpu_time_total > 0]
     total = sum(e.self_cpu_time_total for e in events)
-    print(f"torch {torch.__version__}, {args.threads} thread(s), output {args.output}: {args.steps} steps of train_run "
+    print(f"torch {torch.__version__}, {args.threads} thread(s), output {args.output}, {args.optimizer}: "
+          f"{args.steps} steps of train_run "
           f"after {WAIT + WARMUP}; {total / 1e3 / args.steps:.1f} ms of operator time a step")
     print(f"{'operator':<44} {'share':>6} {'ms/step':>8} {'calls/step':>10}")
     for e in sorted(events, key=lambda e: -e.self_cpu_time_total)[: args.top]:

@@ -14,6 +14,7 @@ from rnnbench.train import (
     StepRecord,
     clip_gradients,
     clip_gradients_,
+    make_optimizer,
     step_divergence,
     thin_steps,
     train_run,
@@ -220,6 +221,38 @@ def test_min_improvement_threshold_is_a_ratio_of_nlls():
 def test_constant_schedule_never_changes():
     trace = run_schedule("constant", [5.0, 5.2, 5.1, 5.3, 5.3], lr=0.001)
     assert trace == [(0.001, False)] * 5
+
+
+# --- the optimiser ---------------------------------------------------------------------------------------
+
+
+def test_adam_as_the_loop_builds_it_follows_the_bias_corrected_update_by_hand():
+    # lr 0.1, betas (0.9, 0.999), eps 1e-8; p = (1, -2).
+    # step 1, g = (0.5, -0.25): m = 0.1 g, v = 0.001 g^2; m / (1 - 0.9) = g, v / (1 - 0.999) = g^2,
+    #         so each coordinate moves by lr g / |g| = 0.1 against its gradient's sign   -> p = (0.9, -1.9)
+    # step 2, g = (0.5, 0.25), the second gradient's sign flipped:
+    #         m = 0.9 m + 0.1 g = (0.095, 0.0025)          m_hat = m / (1 - 0.81)    = (0.5, 0.0025 / 0.19)
+    #         v = 0.999 v + 0.001 g^2 = (0.00049975, 0.0001249375)
+    #                                                      v_hat = v / (1 - 0.998001) = (0.25, 0.0625)
+    #         p -= 0.1 m_hat / sqrt(v_hat) = 0.1 (0.5 / 0.5, (0.0025 / 0.19) / 0.25) = (0.1, 0.1 / 19)
+    #         -> p = (0.8, -1.9 - 1 / 190): the momentum holds the flipped coordinate almost in place
+    model = torch.nn.Module()
+    model.p = torch.nn.Parameter(torch.tensor([1.0, -2.0]))
+    optimizer = make_optimizer(tiny(optimizer="adam", lr=0.1), model)
+    assert optimizer.param_groups[0]["fused"]  # one pass a parameter on CPU, not torch's per-tensor loop
+    for grad, expected in (([0.5, -0.25], [0.9, -1.9]), ([0.5, 0.25], [0.8, -1.9 - 1 / 190])):
+        model.p.grad = torch.tensor(grad)
+        optimizer.step()
+        assert model.p.detach().tolist() == pytest.approx(expected, abs=1e-6)
+
+
+def test_sgd_as_the_loop_builds_it_is_the_plain_update():
+    model = torch.nn.Module()
+    model.p = torch.nn.Parameter(torch.tensor([1.0, -2.0]))
+    optimizer = make_optimizer(tiny(optimizer="sgd", lr=0.5), model)
+    model.p.grad = torch.tensor([0.5, -0.25])
+    optimizer.step()
+    assert model.p.detach().tolist() == [0.75, -1.875]  # p - 0.5 g, exact in binary
 
 
 # --- thinning steps.csv ----------------------------------------------------------------------------------

@@ -60,7 +60,7 @@ class LinearCrossEntropy(torch.autograd.Function):
     log_softmax forward and backward takes two), and one (N, K) tensor instead of four:
       forward   z = h W^T + b;  p = softmax(z), written over z and kept;  loss = -sum_i log p_i,t_i
       backward  dz = p - onehot(t), written over p, once;
-                dh = g dz W,  dW = dz^T (g h),  db = g sum_i dz_i   (g the incoming gradient, applied to the
+                dh = g dz W,  dW = dz^T (g h),  db = dz^T (g 1)   (g the incoming gradient, applied to the
                 small factors rather than to an (N, K) or (K, H) result)
     log p_i,t_i is taken from the picked probability, exact to float rounding while that probability is a
     normal float; below that (a target the model all but rules out) its row's scores are computed again from
@@ -100,7 +100,9 @@ class LinearCrossEntropy(torch.autograd.Function):
             ctx.dz_ready = True
         grad_h = (dz @ weight).mul_(grad) if ctx.needs_input_grad[0] else None  # (N, H)
         grad_w = dz.t() @ (h * grad) if ctx.needs_input_grad[1] else None  # (K, H)
-        grad_b = dz.sum(0).mul_(grad) if ctx.needs_input_grad[2] else None  # (K,)
+        # g sum_i dz_i as the product dz^T (g 1): BLAS reads dz about twice as fast as sum(0) (not with a stride-0
+        # vector, which misses BLAS: hence contiguous)
+        grad_b = torch.mv(dz.t(), grad.expand(dz.shape[0]).contiguous()) if ctx.needs_input_grad[2] else None  # (K,)
         return grad_h, grad_w, grad_b, None
 
 
