@@ -10,7 +10,8 @@ Shapes are PTB-sized: |V| = 10,000, d = H = 200, batch 20, bptt 35 (700 tokens p
   ours full        rnnbench ElmanLM, impl="fast", full softmax
   ours adaptive    rnnbench ElmanLM, impl="fast", adaptive softmax, one row per candidate cutoffs
   products alone   a reference row, not a contender: the full-softmax step's matrix products and nothing
-                   else (same shapes, preallocated outputs), the least time any step over this BLAS can take
+                   else (same shapes and layouts, preallocated outputs): a step that computes them through
+                   this BLAS takes at least this long, so this row's rate bounds the full-softmax step's
 Ours take the training loop's step: zero grads, nll of a (bptt, batch) segment with the state carried in
 (detached, as truncated BPTT does), backward, rnnbench's global-norm clipping (on the tensor side),
 torch.optim.SGD step. Both clip at 0.25, which clips nearly every step on these random tokens.
@@ -96,8 +97,8 @@ def training_flops(forward_matmul: float, n_params: int) -> float:
 
 def matmul_floor_step(vocab: int, d: int, h: int, batch: int, bptt: int) -> Callable[[int], None]:
     """The matrix products of one full-softmax training step of ElmanLM's fast path and nothing else: the same
-    shapes and operand layouts, on preallocated operands and outputs. A step over this BLAS that computes
-    these products cannot take less time than they do, so their rate bounds the rate any such step reaches.
+    shapes and operand layouts, on preallocated operands and outputs. A step that computes these products
+    through this BLAS takes at least as long as they do alone, so their rate bounds the step's.
       forward   x W^T (all steps at once), h_{t-1} U^T (T times), h V^T (the scores)
       backward  dz V, dz^T h (output layer); delta_t U (T - 1 times), delta W, delta^T x, delta^T h_prev
     """
