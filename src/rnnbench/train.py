@@ -50,6 +50,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+from rnnbench import optim
 from rnnbench.allocator import retain_freed_memory
 from rnnbench.clipping import Clipped, clip_gradients, clip_gradients_  # noqa: F401 (re-exported)
 from rnnbench.config import RunConfig
@@ -145,15 +146,11 @@ class TrainingState:
     divergence: Divergence | None = None
 
 
-def make_optimizer(cfg: RunConfig, model: torch.nn.Module) -> torch.optim.Optimizer:
+def make_optimizer(cfg: RunConfig, model: torch.nn.Module) -> optim.Optimizer:
+    # torch's update rules, without torch.optim's start-up cost; Adam fused (rnnbench.optim says why each).
     if cfg.optimizer == "adam":
-        # fused: one pass over each parameter's elements. Without it torch's Adam on CPU runs its per-tensor
-        # loop (the multi-tensor path is the default for GPUs only), several passes with temporaries: about a
-        # quarter of an adaptive-softmax PTB step at one thread, against 6% fused (benchmarks/
-        # profile_train_run.py --optimizer adam). Same rule; the result differs only in float rounding.
-        return torch.optim.Adam(model.parameters(), lr=cfg.lr, fused=True)
-    # Plain SGD is one pass already (p -= lr g per tensor), as the word_language_model loop updates.
-    return torch.optim.SGD(model.parameters(), lr=cfg.lr)
+        return optim.Adam(model.parameters(), lr=cfg.lr)
+    return optim.SGD(model.parameters(), lr=cfg.lr)
 
 
 def train_run(
@@ -317,7 +314,7 @@ def _train_epoch(cfg, model, optimizer, reading: Reading, state: TrainingState, 
     }
 
 
-def _set_lr(optimizer: torch.optim.Optimizer, lr: float) -> None:
+def _set_lr(optimizer: optim.Optimizer, lr: float) -> None:
     for group in optimizer.param_groups:
         group["lr"] = lr
 

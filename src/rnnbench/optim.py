@@ -1,0 +1,139 @@
+"""The two update rules the loop trains with, plain SGD and Adam, without torch.optim.
+
+Building any torch.optim optimiser imports torch._dynamo (its methods are wrapped to keep the compiler out):
+1.2-1.3 s of a fresh process on this machine (`python -X importtime -c "import torch._dynamo"`), paid once by
+every training job, on top of the ~1.6 s torch's own import takes. The rules here are torch's own, computed by the same
+kernels, so the parameters come out bitwise equal (tests/test_optim.py holds them to torch.optim step by
+step):
+  SGD   p <- p - lr g                                   (torch.optim.SGD without momentum or decay)
+  Adam  m <- b1 m + (1 - b1) g,  v <- b2 v + (1 - b2) g^2,  t <- t + 1
+        p <- p - lr (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + eps)
+        in torch's fused CPU kernel (aten::_fused_adam_, what torch.optim.Adam(fused=True) runs): one pass
+        over each parameter, where torch's default CPU Adam makes several with temporaries: about a quarter
+        of an adaptive-softmax PTB step at one thread against 6% (benchmarks/profile_train_run.py --optimizer adam).
+Both keep torch.optim's interface as far as the loop uses it (param_groups[0]["lr"], zero_grad, step,
+state_dict, load_state_dict) and its state_dict layout, so a checkpoint written by torch.optim resumes here.
+aten::_fused_adam_ is an operator of torch's internals, not of its documented API: torch is pinned
+(pyproject.toml), and the bitwise test against torch.optim.Adam(fused=True) fails on an upgrade that changes it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import torch
+
+
+class Optimizer:
+    """One group of parameters and its learning rate, set between epochs through param_groups."""
+
+    def __init__(self, params: Iterable[torch.nn.Parameter], lr: float):
+        self.params = list(params)
+        if not self.params:
+            raise ValueError("the optimiser got no parameters to update")
+        self.param_groups = [{"params": self.params, "lr": float(lr)}]
+
+    @property
+    def lr(self) -> float:
+        return self.param_groups[0]["lr"]
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Drop the gradients: the next backward writes them afresh instead of adding to zeros."""
+        if not set_to_none:
+            raise ValueError("only set_to_none=True is supported: gradients are dropped, not zeroed")
+        for p in self.params:
+            p.grad = None
+
+    def _with_grad(self) -> list[torch.nn.Parameter]:
+        # A parameter the loss did not reach has no gradient and is left as it is, as torch.optim leaves it.
+        return [p for p in self.params if p.grad is not None]
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"state": self._state(), "param_groups": [{"lr": self.lr, "params": list(range(len(self.params)))}]}
+
+    def load_state_dict(self, saved: dict[str, Any]) -> None:
+        (group,) = saved["param_groups"]
+        if len(group["params"]) != len(self.params):
+            raise ValueError(
+                f"the saved optimiser state is for {len(group['params'])} parameters, this model has {len(self.params)}"
+            )
+        self.param_groups[0]["lr"] = float(group["lr"])
+        self._load_state(saved["state"])
+
+    def _state(self) -> dict[int, dict[str, torch.Tensor]]:
+        return {}
+
+    def _load_state(self, state: dict[int, dict[str, torch.Tensor]]) -> None:
+        pass
+
+
+class SGD(Optimizer):
+    """p <- p - lr g: the word_language_model example's manual update, one pass per parameter."""
+
+    @torch.no_grad()
+    def step(self) -> None:
+        for p in self._with_grad():
+            p.add_(p.grad, alpha=-self.lr)
+
+
+class Adam(Optimizer):
+    """Adam (Kingma & Ba 2015) with bias correction, no weight decay, torch's defaults for betas and eps."""
+
+    def __init__(self, params: Iterable[torch.nn.Parameter], lr: float, betas=(0.9, 0.999), eps: float = 1e-8):
+        super().__init__(params, lr)
+        self.betas, self.eps = betas, eps
+        # Per parameter, created at its first update as torch.optim creates them: the step count t (a float32
+        # scalar tensor, which the fused kernel reads), the moments m and v.
+        self.moments: dict[int, dict[str, torch.Tensor]] = {}
+        self._index = {id(p): i for i, p in enumerate(self.params)}
+
+    @torch.no_grad()
+    def step(self) -> None:
+        params = self._with_grad()
+        if not params:
+            return
+        for p in params:
+            if self._index[id(p)] not in self.moments:
+                self.moments[self._index[id(p)]] = _fresh_state(p)
+        states = [self.moments[self._index[id(p)]] for p in params]
+        steps = [s["step"] for s in states]
+        torch._foreach_add_(steps, 1)
+        torch._fused_adam_(
+            params,
+            [p.grad for p in params],
+            [s["exp_avg"] for s in states],
+            [s["exp_avg_sq"] for s in states],
+            [],  # the running maxima of v, kept only by AMSGrad
+            steps,
+            lr=self.lr,
+            beta1=self.betas[0],
+            beta2=self.betas[1],
+            weight_decay=0.0,
+            eps=self.eps,
+            amsgrad=False,
+            maximize=False,
+        )
+
+    def _state(self) -> dict[int, dict[str, torch.Tensor]]:
+        return self.moments
+
+    def _load_state(self, state: dict[int, dict[str, torch.Tensor]]) -> None:
+        self.moments = {
+            int(i): {
+                # torch.optim's own for-loop Adam writes the step count as a float32 tensor too; an integer
+                # or a Python number (older checkpoints) becomes one.
+                "step": torch.as_tensor(s["step"], dtype=torch.float32).clone(),
+                "exp_avg": s["exp_avg"].clone(),
+                "exp_avg_sq": s["exp_avg_sq"].clone(),
+            }
+            for i, s in state.items()
+        }
+
+
+def _fresh_state(p: torch.Tensor) -> dict[str, torch.Tensor]:
+    return {
+        "step": torch.zeros((), dtype=torch.float32),
+        "exp_avg": torch.zeros_like(p, memory_format=torch.preserve_format),
+        "exp_avg_sq": torch.zeros_like(p, memory_format=torch.preserve_format),
+    }

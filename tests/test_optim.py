@@ -1,0 +1,141 @@
+import subprocess
+import sys
+
+import pytest
+import torch
+
+from rnnbench.optim import SGD, Adam
+
+
+def parameters(seed=0):
+    """A matrix and a vector, as a layer's weight and bias."""
+    generator = torch.Generator().manual_seed(seed)
+    return [torch.nn.Parameter(torch.randn(5, 3, generator=generator)),
+            torch.nn.Parameter(torch.randn(7, generator=generator))]
+
+
+def copies(params):
+    return [torch.nn.Parameter(p.detach().clone()) for p in params]
+
+
+def take_steps(runs, steps, seed=1):
+    """For each of `steps` steps: the same random gradients into every run's parameters, then each
+    run's optimiser steps. runs: (optimiser, its parameters) pairs."""
+    generator = torch.Generator().manual_seed(seed)
+    shapes = [p.shape for p in runs[0][1]]
+    for _ in range(steps):
+        grads = [torch.randn(shape, generator=generator) for shape in shapes]
+        for optimizer, params in runs:
+            for p, g in zip(params, grads):
+                p.grad = g.clone()
+            optimizer.step()
+
+
+def assert_same(ours_params, their_params):
+    for p, q in zip(ours_params, their_params):
+        assert torch.equal(p, q)
+
+
+def test_sgd_is_torch_sgd_bitwise():
+    ours_params = parameters()
+    their_params = copies(ours_params)
+    take_steps([(SGD(ours_params, lr=0.3), ours_params), (torch.optim.SGD(their_params, lr=0.3), their_params)], steps=4)
+    assert_same(ours_params, their_params)
+
+
+def test_adam_is_torch_fused_adam_bitwise():
+    ours_params = parameters()
+    their_params = copies(ours_params)
+    ours = Adam(ours_params, lr=0.01)
+    take_steps([(ours, ours_params), (torch.optim.Adam(their_params, lr=0.01, fused=True), their_params)], steps=6)
+    assert_same(ours_params, their_params)
+    assert ours.state_dict()["state"][0]["step"].item() == 6.0
+
+
+def test_adam_is_torch_default_adam_to_float_rounding():
+    # torch's default CPU Adam (a per-tensor loop) computes the same rule in another order of operations.
+    ours_params = parameters()
+    their_params = copies(ours_params)
+    take_steps([(Adam(ours_params, lr=0.01), ours_params), (torch.optim.Adam(their_params, lr=0.01), their_params)], steps=6)
+    for p, q in zip(ours_params, their_params):
+        torch.testing.assert_close(p, q, rtol=1e-6, atol=1e-7)
+
+
+def test_a_new_learning_rate_in_param_groups_takes_effect_at_the_next_step():
+    # The loop halves the rate between epochs by writing param_groups[0]["lr"], as with torch.optim.
+    p = torch.nn.Parameter(torch.tensor([1.0]))
+    optimizer = SGD([p], lr=1.0)
+    optimizer.param_groups[0]["lr"] = 0.25
+    p.grad = torch.tensor([2.0])
+    optimizer.step()
+    assert p.item() == 0.5  # 1 - 0.25 * 2
+
+
+def test_a_parameter_without_gradient_is_left_alone_and_gets_no_moments():
+    used, unused = torch.nn.Parameter(torch.tensor([1.0])), torch.nn.Parameter(torch.tensor([5.0]))
+    optimizer = Adam([used, unused], lr=0.1)
+    used.grad = torch.tensor([1.0])
+    optimizer.step()
+    assert unused.item() == 5.0 and used.item() == pytest.approx(0.9)  # first Adam step: lr sign(g)
+    assert list(optimizer.state_dict()["state"]) == [0]
+
+
+def test_zero_grad_drops_the_gradients():
+    p = torch.nn.Parameter(torch.tensor([1.0]))
+    optimizer = SGD([p], lr=1.0)
+    p.grad = torch.tensor([2.0])
+    optimizer.zero_grad(set_to_none=True)
+    assert p.grad is None
+
+
+def test_adam_resumes_from_a_checkpoint_written_by_torch_optim_as_if_never_interrupted(tmp_path):
+    their_params = parameters()
+    theirs = torch.optim.Adam(their_params, lr=0.01, fused=True)
+    take_steps([(theirs, their_params)], steps=3)
+    torch.save(theirs.state_dict(), tmp_path / "optimizer.pt")
+    resumed_params = copies(their_params)
+    resumed = Adam(resumed_params, lr=0.5)  # the rate, too, comes from the checkpoint
+    resumed.load_state_dict(torch.load(tmp_path / "optimizer.pt"))
+    assert resumed.lr == 0.01
+    take_steps([(resumed, resumed_params), (theirs, their_params)], steps=3, seed=2)
+    assert_same(resumed_params, their_params)
+
+
+def test_adam_state_round_trips_through_its_own_state_dict(tmp_path):
+    ours_params = parameters()
+    ours = Adam(ours_params, lr=0.01)
+    take_steps([(ours, ours_params)], steps=2)
+    torch.save(ours.state_dict(), tmp_path / "optimizer.pt")
+    resumed_params = copies(ours_params)
+    resumed = Adam(resumed_params, lr=0.01)
+    resumed.load_state_dict(torch.load(tmp_path / "optimizer.pt"))
+    take_steps([(ours, ours_params), (resumed, resumed_params)], steps=3, seed=2)
+    assert_same(ours_params, resumed_params)
+
+
+def test_a_state_for_another_model_is_refused_naming_both_sizes():
+    saved = Adam(parameters(), lr=0.01).state_dict()
+    with pytest.raises(ValueError, match="for 2 parameters, this model has 1"):
+        Adam([torch.nn.Parameter(torch.zeros(2))], lr=0.01).load_state_dict(saved)
+
+
+def test_an_optimiser_without_parameters_is_refused():
+    with pytest.raises(ValueError, match="no parameters"):
+        SGD([], lr=0.1)
+
+
+def test_training_steps_do_not_import_the_compiler():
+    # The reason this module exists: torch.optim's first use imports torch._dynamo, >1 s of every job's start.
+    program = (
+        "import sys, torch\n"
+        "from rnnbench.optim import SGD, Adam\n"
+        "for make in (SGD, Adam):\n"
+        "    p = torch.nn.Parameter(torch.ones(3))\n"
+        "    optimizer = make([p], lr=0.1)\n"
+        "    p.grad = torch.ones(3)\n"
+        "    optimizer.step()\n"
+        "    optimizer.zero_grad()\n"
+        "    optimizer.load_state_dict(optimizer.state_dict())\n"
+        "assert 'torch._dynamo' not in sys.modules, 'torch._dynamo was imported'\n"
+    )
+    subprocess.run([sys.executable, "-c", program], check=True)
