@@ -13,8 +13,9 @@ Shapes are PTB-sized: |V| = 10,000, d = H = 200, batch 20, bptt 35 (700 tokens p
                    else (same shapes and layouts, preallocated outputs): a step that computes them through
                    this BLAS takes at least this long, so this row's rate bounds the full-softmax step's
 Ours take the training loop's step: zero grads, nll of a (bptt, batch) segment with the state carried in
-(detached, as truncated BPTT does), backward, rnnbench's global-norm clipping (on the tensor side),
-the loop's SGD step (rnnbench.optim). Both clip at 0.25, which clips nearly every step on these random tokens.
+(detached, as truncated BPTT does), backward, rnnbench's global-norm clipping (on the tensor side), the loop's
+SGD step (rnnbench.optim; the embedding's gradient sparse, as the loop takes it with SGD). Both clip at 0.25,
+which clips nearly every step on these random tokens.
 
 All contenders share one process, which keeps freed memory as train_run does (rnnbench.allocator), so the
 comparison is of the steps alone; --glibc-default-malloc leaves glibc's malloc as it is, and the page faults
@@ -50,7 +51,7 @@ import plain_loop  # noqa: E402
 from rnnbench.allocator import retain_freed_memory  # noqa: E402
 from rnnbench.clipping import clip_gradients_  # noqa: E402
 from rnnbench.models import ModelConfig, build_model  # noqa: E402
-from rnnbench.optim import SGD  # noqa: E402
+from rnnbench.optim import SGD, sparse_embedding_gradients  # noqa: E402
 
 CLIP = 0.25
 
@@ -208,6 +209,7 @@ def main() -> None:
     # -- ours
     def our_step(cfg: ModelConfig) -> tuple[Callable[[int], None], int]:
         model = build_model(cfg)
+        sparse_embedding_gradients(model)  # as the loop's SGD runs
         optimizer = SGD(model.parameters(), lr=lr)
         carry = {"state": model.init_state(B)}
 

@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 import torch
 
+from rnnbench import optim
 from rnnbench.config import RunConfig
 from rnnbench.reading import detach_state, split_stream
 from rnnbench.train import (
@@ -128,6 +129,34 @@ def test_parameters_without_a_gradient_are_skipped():
     a, b = params([3.0, 4.0], [1.0])
     b.grad = None  # e.g. an embedding row never used
     assert clip_gradients([a, b], "norm", 10.0) == (pytest.approx(5.0), False)
+
+
+def sparse_embedding_gradient():
+    """A 4-row embedding whose sparse gradient repeats row 1: tokens (1, 1, 3) with output gradients
+    (1, 2), (2, 2), (12, 0). The dense gradient is row 1 = (3, 4), row 3 = (12, 0), norm sqrt(9 + 16 + 144) = 13;
+    taken entry by entry without summing the repeats it would read sqrt(1 + 4 + 4 + 4 + 144) = 12.53."""
+    embedding = torch.nn.Embedding(4, 2, sparse=True)
+    embedding(torch.tensor([1, 1, 3])).backward(torch.tensor([[1.0, 2.0], [2.0, 2.0], [12.0, 0.0]]))
+    assert embedding.weight.grad.is_sparse
+    return embedding.weight
+
+
+def test_a_sparse_gradient_is_clipped_as_its_dense_form_by_norm():
+    p = sparse_embedding_gradient()
+    norm, clipped = clip_gradients([p], "norm", 6.5)
+    assert (norm, clipped) == (pytest.approx(13.0), True)
+    # scaled by 6.5 / 13 = 1/2; the unused rows stay zero
+    assert p.grad.to_dense().tolist() == [[0.0, 0.0], [1.5, 2.0], [0.0, 0.0], [6.0, 0.0]]
+
+
+def test_a_sparse_gradient_is_clipped_as_its_dense_form_by_value():
+    p = sparse_embedding_gradient()
+    result = clip_gradients_([p], "value", 3.5)
+    # the summed row (3, 4) clamps to (3, 3.5), not (1, 2) + (2, 2) clamped apart; (12, 0) -> (3.5, 0)
+    assert p.grad.to_dense().tolist() == [[0.0, 0.0], [3.0, 3.5], [0.0, 0.0], [3.5, 0.0]]
+    # cos = (3*3 + 4*3.5 + 12*3.5) / (13 sqrt(9 + 12.25 + 12.25)) = 65 / (13 sqrt(33.5)) = 0.86387
+    assert float(result.norm) == pytest.approx(13.0)
+    assert float(result.cosine) == pytest.approx(65 / (13 * math.sqrt(33.5)), rel=1e-6)  # float32 norms
 
 
 # --- truncation ------------------------------------------------------------------------------------------
@@ -252,6 +281,41 @@ def test_sgd_as_the_loop_builds_it_is_the_plain_update():
     model.p.grad = torch.tensor([0.5, -0.25])
     optimizer.step()
     assert model.p.detach().tolist() == [0.75, -1.875]  # p - 0.5 g, exact in binary
+
+
+def test_sgd_as_the_loop_builds_it_moves_only_the_embedding_rows_a_step_used():
+    # The embedding hands SGD its gradient as the rows used: token 1 twice, token 3 once (see
+    # sparse_embedding_gradient): row 1 -= 0.5 (3, 4), row 3 -= 0.5 (12, 0); rows 0 and 2 stay as they were.
+    model = torch.nn.Module()
+    model.embedding = torch.nn.Embedding(4, 2)
+    torch.nn.init.ones_(model.embedding.weight)
+    optimizer = make_optimizer(tiny(optimizer="sgd", lr=0.5), model)
+    model.embedding(torch.tensor([1, 1, 3])).backward(torch.tensor([[1.0, 2.0], [2.0, 2.0], [12.0, 0.0]]))
+    assert model.embedding.weight.grad.is_sparse
+    optimizer.step()
+    assert model.embedding.weight.tolist() == [[1.0, 1.0], [-0.5, -1.0], [1.0, 1.0], [-5.0, 1.0]]
+
+
+def test_adam_as_the_loop_builds_it_keeps_the_embedding_gradient_dense():
+    # Adam's moments move every row at every step, so it needs the whole table's gradient.
+    model = torch.nn.Module()
+    model.embedding = torch.nn.Embedding(4, 2)
+    make_optimizer(tiny(optimizer="adam", lr=0.1), model)
+    model.embedding(torch.tensor([1])).sum().backward()
+    assert not model.embedding.weight.grad.is_sparse
+
+
+@pytest.mark.parametrize("settings", [{"clip_mode": "norm", "clip": 0.3}, {"clip_mode": "value", "clip": 0.02}])
+def test_an_sgd_run_with_sparse_embedding_gradients_matches_one_with_dense_gradients(settings, tmp_path, cache_dir,
+                                                                                     monkeypatch):
+    cfg = tiny(optimizer="sgd", **settings)
+    sparse = train_run(cfg, tmp_path / "sparse", cache_dir=cache_dir)
+    monkeypatch.setattr(optim, "sparse_embedding_gradients", lambda model: None)
+    dense = train_run(cfg, tmp_path / "dense", cache_dir=cache_dir)
+    assert sparse["clipped_fraction"] > 0  # the clipping acted on the sparse gradients
+    # the same sums in another order: equal to float rounding
+    for key in ("test_ppl", "valid_ppl", "clipped_fraction", "grad_norm_median"):
+        assert sparse[key] == pytest.approx(dense[key], rel=1e-5), key
 
 
 # --- thinning steps.csv ----------------------------------------------------------------------------------

@@ -27,7 +27,7 @@ def clip_gradients_(parameters, mode: str, threshold: float) -> Clipped:
     [-threshold, threshold] (Mikolov's +-15); the direction may turn, and the cosine measures by how much:
     cos = <g, clamp(g)> / (||g|| ||clamp(g)||). ``none``: measured, never changed.
     """
-    grads = [p.grad for p in parameters if p.grad is not None]
+    grads = _gradient_tensors(parameters)
     norm = torch.linalg.vector_norm(torch.stack(torch._foreach_norm(grads)))  # () same as a norm per tensor
     one = torch.ones((), dtype=torch.float64)
     if mode == "norm":
@@ -43,6 +43,23 @@ def clip_gradients_(parameters, mode: str, threshold: float) -> Clipped:
         torch._foreach_copy_(grads, clamped)
         return Clipped(norm, clipped, torch.where(clipped, dot / (norm.double() * clamped_norm), one))
     return Clipped(norm, torch.zeros((), dtype=torch.bool), one)
+
+
+def _gradient_tensors(parameters) -> list[torch.Tensor]:
+    """Every gradient as a dense tensor the rules above act on in place. A sparse gradient (an embedding's under
+    SGD: only the rows a step's tokens used) is coalesced first, a row a token repeats summed into one, so its
+    values are the nonzero rows of the dense gradient; they stand for the whole of it, since every other row is
+    zero and stays zero under each rule (the norms, the rescaling, the clamp)."""
+    tensors = []
+    for p in parameters:
+        if p.grad is None:
+            continue
+        if p.grad.is_sparse:
+            p.grad = p.grad.coalesce()
+            tensors.append(p.grad.values())  # a view: changed in place, the gradient changes
+        else:
+            tensors.append(p.grad)
+    return tensors
 
 
 def clip_gradients(parameters, mode: str, threshold: float) -> tuple[float, bool]:

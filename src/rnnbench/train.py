@@ -150,6 +150,7 @@ def make_optimizer(cfg: RunConfig, model: torch.nn.Module) -> optim.Optimizer:
     # torch's update rules, without torch.optim's start-up cost; Adam fused (rnnbench.optim says why each).
     if cfg.optimizer == "adam":
         return optim.Adam(model.parameters(), lr=cfg.lr)
+    optim.sparse_embedding_gradients(model)
     return optim.SGD(model.parameters(), lr=cfg.lr)
 
 
