@@ -9,6 +9,9 @@ Shapes are PTB-sized: |V| = 10,000, d = H = 200, batch 20, bptt 35 (700 tokens p
                    clip_grad_norm_, manual SGD update, loss.item()
   ours full        rnnbench ElmanLM, impl="fast", full softmax
   ours adaptive    rnnbench ElmanLM, impl="fast", adaptive softmax, one row per candidate cutoffs
+  embedding gradient dense
+                   reference rows: ours full and ours adaptive (the first cutoffs) with the embedding's whole
+                   gradient, as Adam takes it, where ours take the rows a step used (rnnbench.optim)
   products alone   a reference row, not a contender: the full-softmax step's matrix products and nothing
                    else (same shapes and layouts, preallocated outputs): a step that computes them through
                    this BLAS takes at least this long, so this row's rate bounds the full-softmax step's
@@ -207,9 +210,10 @@ def main() -> None:
     n_params[name] = sum(p.numel() for p in plain.parameters())
 
     # -- ours
-    def our_step(cfg: ModelConfig) -> tuple[Callable[[int], None], int]:
+    def our_step(cfg: ModelConfig, sparse: bool = True) -> tuple[Callable[[int], None], int]:
         model = build_model(cfg)
-        sparse_embedding_gradients(model)  # as the loop's SGD runs
+        if sparse:  # as the loop's SGD runs
+            sparse_embedding_gradients(model)
         optimizer = SGD(model.parameters(), lr=lr)
         carry = {"state": model.init_state(B)}
 
@@ -224,9 +228,11 @@ def main() -> None:
 
         return step, model.count_parameters()
 
+    full_cfg = ModelConfig("rnn", V, embed_dim=d, hidden=H, output="full")
     name = "rnnbench ElmanLM, full softmax"
-    contenders[name], n_params[name] = our_step(ModelConfig("rnn", V, embed_dim=d, hidden=H, output="full"))
+    contenders[name], n_params[name] = our_step(full_cfg)
     flops[name] = full_flops
+    dense_rows = {"(full softmax, embedding gradient dense)": (full_cfg, full_flops)}
     adaptive_names = []
     for spec in args.cutoffs:
         cutoffs = tuple(int(c) for c in spec.split(","))
@@ -243,6 +249,13 @@ def main() -> None:
         contenders[name], n_params[name] = our_step(cfg)
         flops[name] = rec + adaptive_output_flops(all_targets, H, V, cutoffs, args.div_value) / n_segments
         adaptive_names.append(name)
+        if len(adaptive_names) == 1:
+            dense_rows[f"(adaptive {list(cutoffs)}, embedding gradient dense)"] = (cfg, flops[name])
+    # Reference rows, not contenders: the same steps with the whole embedding table's gradient, as the loop's
+    # Adam runs take it, so that what the sparse gradient gains is read beside them in the same run.
+    for name, (cfg, step_flops) in dense_rows.items():
+        contenders[name], n_params[name] = our_step(cfg, sparse=False)
+        flops[name] = step_flops
 
     floor_name = "(matrix products alone, full softmax)"
     contenders[floor_name], flops[floor_name], n_params[floor_name] = matmul_floor_step(V, d, H, B, T), full_flops, 0
@@ -263,8 +276,9 @@ def main() -> None:
     )
     print(f"measured dense float32 matmul rate: {peak / 1e9:.1f} GFLOP/s (2048 x 2048 @ 2048 x 2048)")
     print("best round (median round in brackets); training FLOPs counted analytically")
+    width = max(len(name) for name in contenders)
     print(
-        f"{'model':<42} {'params':>10} {'ms/step':>15} {'tokens/s':>9} {'vs plain':>8} {'GFLOP/step':>10} {'of matmul':>9}"
+        f"{'model':<{width}} {'params':>10} {'ms/step':>15} {'tokens/s':>9} {'vs plain':>8} {'GFLOP/step':>10} {'of matmul':>9}"
         f" {'faults':>7}"
     )
     for name in contenders:
@@ -272,7 +286,7 @@ def main() -> None:
         step_flops = training_flops(flops[name], n_params[name])
         params = f"{n_params[name]:,}" if n_params[name] else "-"
         print(
-            f"{name:<42} {params:>10} {best * 1e3:>6.1f} [{median * 1e3:>6.1f}] "
+            f"{name:<{width}} {params:>10} {best * 1e3:>6.1f} [{median * 1e3:>6.1f}] "
             f"{tokens_per_step / best:>9,.0f} {base / best:>7.2f}x {step_flops / 1e9:>10.2f} "
             f"{100 * step_flops / best / peak:>8.1f}% {faults:>7,.0f}"
         )
