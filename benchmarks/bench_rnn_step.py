@@ -278,8 +278,8 @@ def main() -> None:
     print("best round (median round in brackets); training FLOPs counted analytically")
     width = max(len(name) for name in contenders)
     print(
-        f"{'model':<{width}} {'params':>10} {'ms/step':>15} {'tokens/s':>9} {'vs plain':>8} {'GFLOP/step':>10} {'of matmul':>9}"
-        f" {'faults':>7}"
+        f"{'model':<{width}} {'params':>10} {'ms/step':>15} {'tokens/s':>9} {'vs plain':>8} {'GFLOP/step':>10}"
+        f" {'of matmul':>9} {'faults':>7}"
     )
     for name in contenders:
         best, median, faults = times[name]

@@ -39,7 +39,8 @@ def assert_same(ours_params, their_params):
 def test_sgd_is_torch_sgd_bitwise():
     ours_params = parameters()
     their_params = copies(ours_params)
-    take_steps([(SGD(ours_params, lr=0.3), ours_params), (torch.optim.SGD(their_params, lr=0.3), their_params)], steps=4)
+    theirs = torch.optim.SGD(their_params, lr=0.3)
+    take_steps([(SGD(ours_params, lr=0.3), ours_params), (theirs, their_params)], steps=4)
     assert_same(ours_params, their_params)
 
 
@@ -56,7 +57,8 @@ def test_adam_is_torch_default_adam_to_float_rounding():
     # torch's default CPU Adam (a per-tensor loop) computes the same rule in another order of operations.
     ours_params = parameters()
     their_params = copies(ours_params)
-    take_steps([(Adam(ours_params, lr=0.01), ours_params), (torch.optim.Adam(their_params, lr=0.01), their_params)], steps=6)
+    theirs = torch.optim.Adam(their_params, lr=0.01)
+    take_steps([(Adam(ours_params, lr=0.01), ours_params), (theirs, their_params)], steps=6)
     for p, q in zip(ours_params, their_params):
         torch.testing.assert_close(p, q, rtol=1e-6, atol=1e-7)
 

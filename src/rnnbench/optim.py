@@ -2,19 +2,21 @@
 
 Building any torch.optim optimiser imports torch._dynamo (its methods are wrapped to keep the compiler out):
 1.2-1.3 s of a fresh process on this machine (`python -X importtime -c "import torch._dynamo"`), paid once by
-every training job, on top of the ~1.6 s torch's own import takes. The rules here are torch's own, computed by the same
-kernels, so the parameters come out bitwise equal (tests/test_optim.py holds them to torch.optim step by
-step):
+every training job on top of the ~1.6 s of torch's own import. The rules here are torch's own, computed by
+the same kernels, so the parameters come out bitwise equal (tests/test_optim.py holds them to torch.optim
+step by step):
   SGD   p <- p - lr g                                   (torch.optim.SGD without momentum or decay)
   Adam  m <- b1 m + (1 - b1) g,  v <- b2 v + (1 - b2) g^2,  t <- t + 1
         p <- p - lr (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + eps)
         in torch's fused CPU kernel (aten::_fused_adam_, what torch.optim.Adam(fused=True) runs): one pass
         over each parameter, where torch's default CPU Adam makes several with temporaries: about a quarter
-        of an adaptive-softmax PTB step at one thread against 6% (benchmarks/profile_train_run.py --optimizer adam).
+        of an adaptive-softmax PTB step at one thread against 6% (benchmarks/profile_train_run.py --optimizer
+        adam).
 Both keep torch.optim's interface as far as the loop uses it (param_groups[0]["lr"], zero_grad, step,
 state_dict, load_state_dict) and its state_dict layout, so a checkpoint written by torch.optim resumes here.
 aten::_fused_adam_ is an operator of torch's internals, not of its documented API: torch is pinned
 (pyproject.toml), and the bitwise test against torch.optim.Adam(fused=True) fails on an upgrade that changes it.
+With SGD the loop takes the embeddings' gradients sparse (sparse_embedding_gradients): the rows a step used.
 """
 
 from __future__ import annotations
@@ -136,7 +138,7 @@ def sparse_embedding_gradients(model: torch.nn.Module) -> None:
     """Have every embedding of the model hand its gradient back sparse: the rows a step's tokens used.
 
     For SGD, where a row no token used has a zero gradient and does not move: the update, the clipping's norm
-    and its rescaling then touch at most one row a token (700 of 10,000 in a PTB step) instead of the whole
+    and its rescaling then touch at most one row a token (at most 700 of 10,000 in a PTB step), not the whole
     table, and the table's zero gradient is never written. Not for Adam, whose moments move every row at every
     step (torch's fused kernel refuses sparse gradients).
     """
