@@ -35,6 +35,7 @@ class Optimizer:
         if not self.params:
             raise ValueError("the optimiser got no parameters to update")
         self.param_groups = [{"params": self.params, "lr": float(lr)}]
+        self.state: dict[int, dict[str, torch.Tensor]] = {}  # per parameter index, as torch.optim keys it
 
     @property
     def lr(self) -> float:
@@ -47,12 +48,12 @@ class Optimizer:
         for p in self.params:
             p.grad = None
 
-    def _with_grad(self) -> list[torch.nn.Parameter]:
+    def _with_grad(self) -> list[tuple[int, torch.nn.Parameter]]:
         # A parameter the loss did not reach has no gradient and is left as it is, as torch.optim leaves it.
-        return [p for p in self.params if p.grad is not None]
+        return [(i, p) for i, p in enumerate(self.params) if p.grad is not None]
 
     def state_dict(self) -> dict[str, Any]:
-        return {"state": self._state(), "param_groups": [{"lr": self.lr, "params": list(range(len(self.params)))}]}
+        return {"state": self.state, "param_groups": [{"lr": self.lr, "params": list(range(len(self.params)))}]}
 
     def load_state_dict(self, saved: dict[str, Any]) -> None:
         (group,) = saved["param_groups"]
@@ -63,11 +64,8 @@ class Optimizer:
         self.param_groups[0]["lr"] = float(group["lr"])
         self._load_state(saved["state"])
 
-    def _state(self) -> dict[int, dict[str, torch.Tensor]]:
-        return {}
-
     def _load_state(self, state: dict[int, dict[str, torch.Tensor]]) -> None:
-        pass
+        pass  # plain SGD keeps no state
 
 
 class SGD(Optimizer):
@@ -76,7 +74,7 @@ class SGD(Optimizer):
 
     @torch.no_grad()
     def step(self) -> None:
-        for p in self._with_grad():
+        for _, p in self._with_grad():
             p.add_(p.grad, alpha=-self.lr)
 
 
@@ -86,20 +84,19 @@ class Adam(Optimizer):
     def __init__(self, params: Iterable[torch.nn.Parameter], lr: float, betas=(0.9, 0.999), eps: float = 1e-8):
         super().__init__(params, lr)
         self.betas, self.eps = betas, eps
-        # Per parameter, created at its first update as torch.optim creates them: the step count t (a float32
-        # scalar tensor, which the fused kernel reads), the moments m and v.
-        self.moments: dict[int, dict[str, torch.Tensor]] = {}
-        self._index = {id(p): i for i, p in enumerate(self.params)}
 
     @torch.no_grad()
     def step(self) -> None:
-        params = self._with_grad()
-        if not params:
+        indexed = self._with_grad()
+        if not indexed:
             return
-        for p in params:
-            if self._index[id(p)] not in self.moments:
-                self.moments[self._index[id(p)]] = _fresh_state(p)
-        states = [self.moments[self._index[id(p)]] for p in params]
+        # A parameter's state is made at its first update, as torch.optim makes it: the step count t (a float32
+        # scalar tensor, which the fused kernel reads), the moments m and v.
+        for i, p in indexed:
+            if i not in self.state:
+                self.state[i] = _fresh_state(p)
+        params = [p for _, p in indexed]
+        states = [self.state[i] for i, _ in indexed]
         steps = [s["step"] for s in states]
         torch._foreach_add_(steps, 1)
         torch._fused_adam_(
@@ -118,11 +115,8 @@ class Adam(Optimizer):
             maximize=False,
         )
 
-    def _state(self) -> dict[int, dict[str, torch.Tensor]]:
-        return self.moments
-
     def _load_state(self, state: dict[int, dict[str, torch.Tensor]]) -> None:
-        self.moments = {
+        self.state = {
             int(i): {
                 # torch.optim's own for-loop Adam writes the step count as a float32 tensor too; an integer
                 # or a Python number (older checkpoints) becomes one.
