@@ -11,13 +11,13 @@ Shapes are PTB-sized: |V| = 10,000, d = H = 200, batch 20, bptt 35 (700 tokens p
   ours adaptive    rnnbench ElmanLM, impl="fast", adaptive softmax, one row per candidate cutoffs
   embedding gradient dense
                    reference rows: ours full and ours adaptive (the first cutoffs) with the embedding's whole
-                   gradient, as Adam takes it, where ours take the rows a step used (rnnbench.optim)
+                   gradient, where ours take the rows a step used (rnnbench.optim)
   products alone   a reference row, not a contender: the full-softmax step's matrix products and nothing
                    else (same shapes and layouts, preallocated outputs): a step that computes them through
                    this BLAS takes at least this long, so this row's rate bounds the full-softmax step's
 Ours take the training loop's step: zero grads, nll of a (bptt, batch) segment with the state carried in
 (detached, as truncated BPTT does), backward, rnnbench's global-norm clipping (on the tensor side), the loop's
-SGD step (rnnbench.optim; the embedding's gradient sparse, as the loop takes it with SGD). Both clip at 0.25,
+SGD step (rnnbench.optim; the embedding's gradient sparse, as the loop takes it). Both clip at 0.25,
 which clips nearly every step on these random tokens.
 
 All contenders share one process, which keeps freed memory as train_run does (rnnbench.allocator), so the
@@ -212,7 +212,7 @@ def main() -> None:
     # -- ours
     def our_step(cfg: ModelConfig, sparse: bool = True) -> tuple[Callable[[int], None], int]:
         model = build_model(cfg)
-        if sparse:  # as the loop's SGD runs
+        if sparse:  # as the loop runs
             sparse_embedding_gradients(model)
         optimizer = SGD(model.parameters(), lr=lr)
         carry = {"state": model.init_state(B)}
@@ -251,8 +251,8 @@ def main() -> None:
         adaptive_names.append(name)
         if len(adaptive_names) == 1:
             dense_rows[f"(adaptive {list(cutoffs)}, embedding gradient dense)"] = (cfg, flops[name])
-    # Reference rows, not contenders: the same steps with the whole embedding table's gradient, as the loop's
-    # Adam runs take it, so that what the sparse gradient gains is read beside them in the same run.
+    # Reference rows, not contenders: the same steps with the whole embedding table's gradient, so that what the
+    # sparse gradient gains is read beside them in the same run.
     for name, (cfg, step_flops) in dense_rows.items():
         contenders[name], n_params[name] = our_step(cfg, sparse=False)
         flops[name] = step_flops

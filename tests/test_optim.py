@@ -4,7 +4,7 @@ import sys
 import pytest
 import torch
 
-from rnnbench.optim import SGD, Adam
+from rnnbench.optim import SGD, Adam, RowScatter
 
 
 def parameters(seed=0):
@@ -61,6 +61,38 @@ def test_adam_is_torch_default_adam_to_float_rounding():
     take_steps([(Adam(ours_params, lr=0.01), ours_params), (theirs, their_params)], steps=6)
     for p, q in zip(ours_params, their_params):
         torch.testing.assert_close(p, q, rtol=1e-6, atol=1e-7)
+
+
+def sparse_rows(rows, values, shape=(4, 2)):
+    return torch.sparse_coo_tensor(torch.tensor([rows]), torch.tensor(values), shape)
+
+
+def test_a_sparse_gradient_scattered_into_the_table_leaves_no_row_of_the_one_before():
+    scatter = RowScatter(torch.nn.Parameter(torch.ones(4, 2)))
+    # token 1 twice and token 3: the repeated row summed, (1, 2) + (2, 2)
+    first = scatter.dense(sparse_rows([1, 1, 3], [[1.0, 2.0], [2.0, 2.0], [12.0, 0.0]]))
+    assert first.tolist() == [[0.0, 0.0], [3.0, 4.0], [0.0, 0.0], [12.0, 0.0]]
+    # token 2 alone: rows 1 and 3 are zero again
+    second = scatter.dense(sparse_rows([2], [[1.0, -1.0]]))
+    assert second.tolist() == [[0.0, 0.0], [0.0, 0.0], [1.0, -1.0], [0.0, 0.0]]
+
+
+def test_adam_with_sparse_gradients_is_adam_with_their_dense_form():
+    # An embedding-like table and a bias; each step's table gradient uses a few random rows, some repeated.
+    generator = torch.Generator().manual_seed(2)
+    sparse_params = [torch.nn.Parameter(torch.randn(50, 3, generator=generator)),
+                     torch.nn.Parameter(torch.randn(3, generator=generator))]
+    dense_params = copies(sparse_params)
+    sparse, dense = Adam(sparse_params, lr=0.01), Adam(dense_params, lr=0.01)
+    for _ in range(6):
+        rows = torch.randint(0, 50, (8,), generator=generator)
+        table_grad = torch.sparse_coo_tensor(rows[None], torch.randn(8, 3, generator=generator), (50, 3)).coalesce()
+        bias_grad = torch.randn(3, generator=generator)
+        sparse_params[0].grad, sparse_params[1].grad = table_grad, bias_grad.clone()
+        dense_params[0].grad, dense_params[1].grad = table_grad.to_dense(), bias_grad.clone()
+        sparse.step()
+        dense.step()
+    assert_same(sparse_params, dense_params)
 
 
 def test_a_new_learning_rate_in_param_groups_takes_effect_at_the_next_step():

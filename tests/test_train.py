@@ -296,19 +296,38 @@ def test_sgd_as_the_loop_builds_it_moves_only_the_embedding_rows_a_step_used():
     assert model.embedding.weight.tolist() == [[1.0, 1.0], [-0.5, -1.0], [1.0, 1.0], [-5.0, 1.0]]
 
 
-def test_adam_as_the_loop_builds_it_keeps_the_embedding_gradient_dense():
-    # Adam's moments move every row at every step, so it needs the whole table's gradient.
+def test_adam_as_the_loop_builds_it_moves_every_embedding_row_its_moments_move():
+    # The embedding hands Adam its gradient as the rows used; Adam moves the rows its moments move.
+    # lr 0.1. Step 1, tokens (1, 1, 3) as in sparse_embedding_gradient: g row 1 = (3, 4), row 3 = (12, 0).
+    #   A nonzero coordinate moves by lr g / |g| (step 1 of the hand-worked Adam above); a zero one has m = v = 0
+    #   and stays: row 1 -> (0.9, 0.9), row 3 -> (0.9, 1).
+    # Step 2 (bias corrections 1 - 0.81 and 1 - 0.998001 for every row), token 2 alone, g row 2 = (1, -1):
+    #   m_hat = 0.1 g / 0.19, v_hat = 0.001 g^2 / 0.001999, so row 2 moves by 0.1 (1 / 1.9) / sqrt(1 / 1.999) =
+    #   0.0744 against its gradient's sign. Row 1's gradient is now zero, but its moments are not:
+    #   m_hat = 0.9 * 0.1 g / 0.19, v_hat = 0.999 * 0.001 g^2 / 0.001999, so it moves by
+    #   0.1 (9 / 19) / sqrt(999 / 1999) = 0.0670 more (0.1 again, had step 1's rows been handed to it twice);
+    #   so does row 3's first coordinate. Row 0 was never used: it stays.
     model = torch.nn.Module()
     model.embedding = torch.nn.Embedding(4, 2)
-    make_optimizer(tiny(optimizer="adam", lr=0.1), model)
-    model.embedding(torch.tensor([1])).sum().backward()
-    assert not model.embedding.weight.grad.is_sparse
+    torch.nn.init.ones_(model.embedding.weight)
+    optimizer = make_optimizer(tiny(optimizer="adam", lr=0.1), model)
+    for tokens, output_grad in (([1, 1, 3], [[1.0, 2.0], [2.0, 2.0], [12.0, 0.0]]), ([2], [[1.0, -1.0]])):
+        optimizer.zero_grad()
+        model.embedding(torch.tensor(tokens)).backward(torch.tensor(output_grad))
+        assert model.embedding.weight.grad.is_sparse
+        optimizer.step()
+    momentum = 0.9 - 0.1 * (9 / 19) / math.sqrt(999 / 1999)
+    first = 0.1 * (1 / 1.9) / math.sqrt(1 / 1.999)
+    expected = torch.tensor([[1.0, 1.0], [momentum, momentum], [1 - first, 1 + first], [momentum, 1.0]])
+    assert torch.allclose(model.embedding.weight.detach(), expected, rtol=0, atol=1e-6)
 
 
-@pytest.mark.parametrize("settings", [{"clip_mode": "norm", "clip": 0.3}, {"clip_mode": "value", "clip": 0.02}])
-def test_an_sgd_run_with_sparse_embedding_gradients_matches_one_with_dense_gradients(settings, tmp_path, cache_dir,
-                                                                                     monkeypatch):
-    cfg = tiny(optimizer="sgd", **settings)
+@pytest.mark.parametrize("settings", [{"optimizer": "sgd", "clip_mode": "norm", "clip": 0.3},
+                                      {"optimizer": "sgd", "clip_mode": "value", "clip": 0.02},
+                                      {"optimizer": "adam", "lr": 0.01, "clip_mode": "norm", "clip": 0.3}])
+def test_a_run_with_sparse_embedding_gradients_matches_one_with_dense_gradients(settings, tmp_path, cache_dir,
+                                                                                monkeypatch):
+    cfg = tiny(**settings)
     sparse = train_run(cfg, tmp_path / "sparse", cache_dir=cache_dir)
     monkeypatch.setattr(optim, "sparse_embedding_gradients", lambda model: None)
     dense = train_run(cfg, tmp_path / "dense", cache_dir=cache_dir)

@@ -16,7 +16,8 @@ Both keep torch.optim's interface as far as the loop uses it (param_groups[0]["l
 state_dict, load_state_dict) and its state_dict layout, so a checkpoint written by torch.optim resumes here.
 aten::_fused_adam_ is an operator of torch's internals, not of its documented API: torch is pinned
 (pyproject.toml), and the bitwise test against torch.optim.Adam(fused=True) fails on an upgrade that changes it.
-With SGD the loop takes the embeddings' gradients sparse (sparse_embedding_gradients): the rows a step used.
+The loop takes the embeddings' gradients sparse (sparse_embedding_gradients): the rows a step used, which SGD
+updates alone and Adam scatters into a zero table (RowScatter) for its dense pass.
 """
 
 from __future__ import annotations
@@ -84,6 +85,7 @@ class Adam(Optimizer):
     def __init__(self, params: Iterable[torch.nn.Parameter], lr: float, betas=(0.9, 0.999), eps: float = 1e-8):
         super().__init__(params, lr)
         self.betas, self.eps = betas, eps
+        self._scatters: dict[int, RowScatter] = {}  # per parameter index, for the ones whose gradient is sparse
 
     @torch.no_grad()
     def step(self) -> None:
@@ -101,7 +103,7 @@ class Adam(Optimizer):
         torch._foreach_add_(steps, 1)
         torch._fused_adam_(
             params,
-            [p.grad for p in params],
+            [self._dense_gradient(i, p) for i, p in indexed],
             [s["exp_avg"] for s in states],
             [s["exp_avg_sq"] for s in states],
             [],  # the running maxima of v, kept only by AMSGrad
@@ -114,6 +116,15 @@ class Adam(Optimizer):
             amsgrad=False,
             maximize=False,
         )
+
+    def _dense_gradient(self, i: int, p: torch.nn.Parameter) -> torch.Tensor:
+        # Every row moves at every step (its moments decay even where the gradient is zero), so the kernel takes
+        # the whole table; a sparse gradient is written into one, only its rows touched.
+        if not p.grad.is_sparse:
+            return p.grad
+        if i not in self._scatters:
+            self._scatters[i] = RowScatter(p)
+        return self._scatters[i].dense(p.grad)
 
     def _load_state(self, state: dict[int, dict[str, torch.Tensor]]) -> None:
         self.state = {
@@ -129,16 +140,34 @@ class Adam(Optimizer):
 
 
 def sparse_embedding_gradients(model: torch.nn.Module) -> None:
-    """Have every embedding of the model hand its gradient back sparse: the rows a step's tokens used.
+    """Have every embedding of the model hand its gradient back sparse: the rows a step's tokens used (at most
+    700 of 10,000 in a PTB step), a row no token used being zero.
 
-    For SGD, where a row no token used has a zero gradient and does not move: the update, the clipping's norm
-    and its rescaling then touch at most one row a token (at most 700 of 10,000 in a PTB step), not the whole
-    table, and the table's zero gradient is never written. Not for Adam, whose moments move every row at every
-    step (torch's fused kernel refuses sparse gradients).
+    The clipping's norm and rescaling then touch those rows alone, and so does SGD's update; Adam, whose moments
+    move every row at every step, gets them written into a zero table (RowScatter) instead of backward's
+    zero-filled 10,000 rows, the same gradient.
     """
     for module in model.modules():
         if isinstance(module, torch.nn.Embedding):
             module.sparse = True
+
+
+class RowScatter:
+    """The dense form of a parameter's sparse gradients, kept in one table whose rows are all zero but the last
+    gradient's: writing the next gradient zeroes the rows the previous one wrote, then writes its own, so a step
+    touches the rows of two gradients, not the whole table."""
+
+    def __init__(self, p: torch.Tensor):
+        self.table = torch.zeros_like(p, memory_format=torch.contiguous_format)
+        self.rows = torch.empty(0, dtype=torch.long)
+
+    def dense(self, grad: torch.Tensor) -> torch.Tensor:
+        """``grad`` as a dense tensor (the table itself, valid until the next call)."""
+        grad = grad.coalesce()  # a row repeated in the step's tokens summed into one (a no-op once clipped)
+        self.table.index_fill_(0, self.rows, 0.0)
+        self.rows = grad.indices()[0]
+        self.table.index_copy_(0, self.rows, grad.values())
+        return self.table
 
 
 def _fresh_state(p: torch.Tensor) -> dict[str, torch.Tensor]:
