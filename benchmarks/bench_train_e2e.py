@@ -20,6 +20,10 @@ batch 10, as word_language_model):
   Adam, for-loop    a reference row: the same with torch's Adam as it runs on CPU unless asked for its fused
                     kernel (a loop over the parameters, several passes each), so that the fused update's gain
                     can be read beside it
+  Adam, dense embedding gradient
+                    a reference row: rnnbench's Adam given the embedding's whole gradient, as backward writes it
+                    when the embedding is not sparse, where the loop scatters the rows a step used into a kept
+                    table (rnnbench.optim.RowScatter)
 Each contender runs in a fresh Python process per round (so no setting, cache or allocator state of one
 reaches another), contenders interleaved round after round, so load from other processes falls on all of
 them alike. Printed per contender: tokens/s of the training epoch (best round, median in brackets), its
@@ -55,6 +59,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import plain_loop  # noqa: E402
 
 import rnnbench.train as train_module  # noqa: E402
+from rnnbench import optim  # noqa: E402
 from rnnbench.allocator import retain_freed_memory  # noqa: E402
 from rnnbench.config import RunConfig  # noqa: E402
 from rnnbench.configfile import read_yaml  # noqa: E402
@@ -120,10 +125,14 @@ def timed_parts(timers: plain_loop.Timers):
         torch.Tensor.backward = backward
 
 
-def run_ours(output: str, threads: int, args, optimizer: str = "sgd", adam_loop: bool = False) -> dict:
+def run_ours(output: str, threads: int, args, optimizer: str = "sgd", adam_loop: bool = False,
+             dense_embedding: bool = False) -> dict:
     cfg = run_config(output, threads, args.train_tokens, args.eval_tokens, optimizer)
-    if adam_loop:  # this child process only
+    # Both in this child process only.
+    if adam_loop:
         train_module.make_optimizer = lambda cfg, model: torch.optim.Adam(model.parameters(), lr=cfg.lr)
+    if dense_embedding:
+        optim.sparse_embedding_gradients = lambda model: None  # train_module calls it through the module
     timers = plain_loop.Timers()
     with tempfile.TemporaryDirectory() as out, timed_parts(timers):
         t0 = time.perf_counter()
@@ -171,6 +180,8 @@ CONTENDERS = {
     "rnnbench train_run, adaptive [1000, 5000]": lambda t, args: run_ours("adaptive", t, args),
     "rnnbench train_run, adaptive, Adam": lambda t, args: run_ours("adaptive", t, args, "adam"),
     "  (adaptive, Adam, torch's for-loop Adam)": lambda t, args: run_ours("adaptive", t, args, "adam", True),
+    "  (adaptive, Adam, embedding gradient dense)":
+        lambda t, args: run_ours("adaptive", t, args, "adam", dense_embedding=True),
 }
 
 
@@ -221,7 +232,8 @@ def main() -> None:
           f"{load_before[0]:.2f}/{load_before[1]:.2f} before, {load_after[0]:.2f}/{load_after[1]:.2f} after (1/5 min)")
     print("epoch tok/s: best round [median]; x plain: best against best [median over rounds of the ratio within "
           "a round]; outside: share of the training epoch outside forward/backward/update; faults: page faults a step")
-    print(f"{'threads':>7} {'contender':<42} {'epoch tok/s':>17} {'x plain':>14} {'run tok/s':>17} {'x plain':>14} "
+    width = max(len(name) for name in CONTENDERS)
+    print(f"{'threads':>7} {'contender':<{width}} {'epoch tok/s':>17} {'x plain':>14} {'run tok/s':>17} {'x plain':>14} "
           f"{'outside':>7} {'faults':>7} {'test ppl':>8}")
     plain = next(iter(CONTENDERS))
     for threads, rounds in results.items():
@@ -234,7 +246,7 @@ def main() -> None:
                              f"{max(values) / max(base):>5.2f}x [{paired:>4.2f}x]")
             outside = statistics.median(r["outside"] for r in runs)
             faults = statistics.median(r["faults_per_step"] for r in runs)
-            print(f"{threads:>7} {name:<42} {cells[0]} {cells[1]} {100 * outside:>6.1f}% {faults:>7,.0f} "
+            print(f"{threads:>7} {name:<{width}} {cells[0]} {cells[1]} {100 * outside:>6.1f}% {faults:>7,.0f} "
                   f"{runs[-1]['test_ppl']:>8.1f}")
 
 
