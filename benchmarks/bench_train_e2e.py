@@ -20,7 +20,7 @@ batch 10, as word_language_model):
   Adam, for-loop    a reference row: the same with torch's Adam as it runs on CPU unless asked for its fused
                     kernel (a loop over the parameters, several passes each), so that the fused update's gain
                     can be read beside it
-  Adam, dense embedding gradient
+  Adam, embedding gradient dense
                     a reference row: rnnbench's Adam given the embedding's whole gradient, as backward writes it
                     when the embedding is not sparse, where the loop scatters the rows a step used into a kept
                     table (rnnbench.optim.RowScatter)

@@ -118,8 +118,7 @@ class Adam(Optimizer):
         )
 
     def _dense_gradient(self, i: int, p: torch.nn.Parameter) -> torch.Tensor:
-        # Every row moves at every step (its moments decay even where the gradient is zero), so the kernel takes
-        # the whole table; a sparse gradient is written into one, only its rows touched.
+        # The kernel takes dense gradients: Adam moves every row, its moments decaying where the gradient is zero.
         if not p.grad.is_sparse:
             return p.grad
         if i not in self._scatters:
