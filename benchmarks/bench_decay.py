@@ -57,9 +57,13 @@ def main() -> None:
     rel_diff = float(((merged["norm_one"] - merged["norm_step"]).abs() / merged["norm_step"].abs()).max())
 
     print(f"gradient-decay curve: T = {T}, H = d = {H}, N = {N}, |V| = {VOCAB:,}, float32, {args.threads} thread(s)")
-    print(f"  one backward pass         {best:9.3f} s   (best of {args.rounds}: {', '.join(f'{t:.3f}' for t in one_pass)})")
-    print(f"  one pass per step         {naive_total:9.1f} s   (extrapolated: {len(timed)} of {T} steps timed, "
-          f"{per_pass:.3f} s per pass)")
+    print(
+        f"  one backward pass         {best:9.3f} s   (best of {args.rounds}: {', '.join(f'{t:.3f}' for t in one_pass)})"
+    )
+    print(
+        f"  one pass per step         {naive_total:9.1f} s   (extrapolated: {len(timed)} of {T} steps timed, "
+        f"{per_pass:.3f} s per pass)"
+    )
     print(f"  speed-up                  {naive_total / best:9.0f}x")
     print(f"  largest relative difference of the norms on the steps timed: {rel_diff:.1e}")
 

@@ -297,10 +297,12 @@ def main() -> None:
     full_rate = full_step_flops / full / peak
     floor = times[floor_name][0]
     floor_rate = training_flops(flops[floor_name], 0) / floor / peak
-    print(f"target full softmax at least 80% of the matmul rate: {'met' if full_rate >= 0.8 else 'NOT met'} "
-          f"({100 * full_rate:.1f}%; the step's matrix products alone reach {100 * floor_rate:.1f}%, "
-          f"{floor * 1e3:.1f} ms, where 80% asks for a whole step in "
-          f"{full_step_flops / (0.8 * peak) * 1e3:.1f} ms)")
+    print(
+        f"target full softmax at least 80% of the matmul rate: {'met' if full_rate >= 0.8 else 'NOT met'} "
+        f"({100 * full_rate:.1f}%; the step's matrix products alone reach {100 * floor_rate:.1f}%, "
+        f"{floor * 1e3:.1f} ms, where 80% asks for a whole step in "
+        f"{full_step_flops / (0.8 * peak) * 1e3:.1f} ms)"
+    )
     print(
         f"target adaptive at least 4x plain: {'met' if base / times[fastest][0] >= 4 else 'NOT met'} "
         f"(fastest: {fastest}, {base / times[fastest][0]:.2f}x)"

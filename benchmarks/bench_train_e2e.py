@@ -74,13 +74,26 @@ ADAM_LR = read_yaml(Path(__file__).resolve().parents[1] / "config" / "config.yam
 
 def run_config(output: str, threads: int, train_tokens: int, eval_tokens: int, optimizer: str = "sgd") -> RunConfig:
     """The benchmarked run as train_run takes it: one epoch of the shapes above, on the first tokens of PTB."""
-    return RunConfig.from_settings({
-        "family": "rnn", "corpus": "ptb", "output": output, "adaptive_cutoffs": [1000, 5000], **SHAPES,
-        "optimizer": optimizer, "lr": LR if optimizer == "sgd" else ADAM_LR, "clip_mode": "norm", "clip": CLIP,
-        "schedule": "constant", "max_epochs": 1,
-        "train_tokens": train_tokens, "eval_tokens": eval_tokens, "eval_batch_size": EVAL_BATCH,
-        "seed": 1, "threads": threads,
-    })
+    return RunConfig.from_settings(
+        {
+            "family": "rnn",
+            "corpus": "ptb",
+            "output": output,
+            "adaptive_cutoffs": [1000, 5000],
+            **SHAPES,
+            "optimizer": optimizer,
+            "lr": LR if optimizer == "sgd" else ADAM_LR,
+            "clip_mode": "norm",
+            "clip": CLIP,
+            "schedule": "constant",
+            "max_epochs": 1,
+            "train_tokens": train_tokens,
+            "eval_tokens": eval_tokens,
+            "eval_batch_size": EVAL_BATCH,
+            "seed": 1,
+            "threads": threads,
+        }
+    )
 
 
 @contextlib.contextmanager
@@ -102,6 +115,7 @@ def timed_parts(timers: plain_loop.Timers):
                 setattr(timers, part, getattr(timers, part) + time.perf_counter() - t0)
                 timers.faults += plain_loop.minor_faults() - faults0
                 timers.steps += ends_step
+
         return wrapped
 
     def timed_model(cfg):
@@ -125,8 +139,9 @@ def timed_parts(timers: plain_loop.Timers):
         torch.Tensor.backward = backward
 
 
-def run_ours(output: str, threads: int, args, optimizer: str = "sgd", adam_loop: bool = False,
-             dense_embedding: bool = False) -> dict:
+def run_ours(
+    output: str, threads: int, args, optimizer: str = "sgd", adam_loop: bool = False, dense_embedding: bool = False
+) -> dict:
     cfg = run_config(output, threads, args.train_tokens, args.eval_tokens, optimizer)
     # Both in this child process only.
     if adam_loop:
@@ -141,9 +156,13 @@ def run_ours(output: str, threads: int, args, optimizer: str = "sgd", adam_loop:
         epoch = pd.read_csv(Path(out) / "epochs.csv").iloc[0]
     tokens = epoch["tokens_per_second"] * epoch["seconds"]
     inside = timers.forward + timers.backward + timers.update
-    return {"epoch_tps": float(epoch["tokens_per_second"]), "run_tps": float(tokens / wall),
-            "outside": 1 - inside / float(epoch["seconds"]), "faults_per_step": timers.faults / timers.steps,
-            "test_ppl": float(metrics["test_ppl"])}
+    return {
+        "epoch_tps": float(epoch["tokens_per_second"]),
+        "run_tps": float(tokens / wall),
+        "outside": 1 - inside / float(epoch["seconds"]),
+        "faults_per_step": timers.faults / timers.steps,
+        "test_ppl": float(metrics["test_ppl"]),
+    }
 
 
 def run_plain(threads: int, args, retain: bool = False) -> dict:
@@ -169,8 +188,13 @@ def run_plain(threads: int, args, retain: bool = False) -> dict:
     wall = time.perf_counter() - t0
     tokens = (train_data.size(0) - 1) * train_data.size(1)
     inside = timers.forward + timers.backward + timers.update
-    return {"epoch_tps": tokens / seconds, "run_tps": tokens / wall, "outside": 1 - inside / seconds,
-            "faults_per_step": timers.faults / timers.steps, "test_ppl": float(torch.tensor(test_nll).exp())}
+    return {
+        "epoch_tps": tokens / seconds,
+        "run_tps": tokens / wall,
+        "outside": 1 - inside / seconds,
+        "faults_per_step": timers.faults / timers.steps,
+        "test_ppl": float(torch.tensor(test_nll).exp()),
+    }
 
 
 CONTENDERS = {
@@ -180,15 +204,28 @@ CONTENDERS = {
     "rnnbench train_run, adaptive [1000, 5000]": lambda t, args: run_ours("adaptive", t, args),
     "rnnbench train_run, adaptive, Adam": lambda t, args: run_ours("adaptive", t, args, "adam"),
     "  (adaptive, Adam, torch's for-loop Adam)": lambda t, args: run_ours("adaptive", t, args, "adam", True),
-    "  (adaptive, Adam, embedding gradient dense)":
-        lambda t, args: run_ours("adaptive", t, args, "adam", dense_embedding=True),
+    "  (adaptive, Adam, embedding gradient dense)": lambda t, args: run_ours(
+        "adaptive", t, args, "adam", dense_embedding=True
+    ),
 }
 
 
 def run_in_fresh_process(name: str, threads: int, args) -> dict:
     """One contender, one round, in a new interpreter; its result comes back as JSON on stdout."""
-    command = [sys.executable, __file__, "--one", name, "--threads", str(threads), "--train-tokens",
-               str(args.train_tokens), "--eval-tokens", str(args.eval_tokens), "--data-dir", args.data_dir]
+    command = [
+        sys.executable,
+        __file__,
+        "--one",
+        name,
+        "--threads",
+        str(threads),
+        "--train-tokens",
+        str(args.train_tokens),
+        "--eval-tokens",
+        str(args.eval_tokens),
+        "--data-dir",
+        args.data_dir,
+    ]
     if args.cache_dir:
         command += ["--cache-dir", args.cache_dir]
     done = subprocess.run(command, capture_output=True, text=True)
@@ -226,15 +263,21 @@ def main() -> None:
         results[threads] = rounds
     load_after = os.getloadavg()
 
-    print(f"torch {torch.__version__}; PTB first {args.train_tokens} training tokens, {args.eval_tokens} eval tokens; "
-          f"d=H=200 batch 20 bptt 35 SGD lr {LR} (Adam rows: lr {ADAM_LR}) clip {CLIP}; {args.rounds} interleaved "
-          f"rounds; load average "
-          f"{load_before[0]:.2f}/{load_before[1]:.2f} before, {load_after[0]:.2f}/{load_after[1]:.2f} after (1/5 min)")
-    print("epoch tok/s: best round [median]; x plain: best against best [median over rounds of the ratio within "
-          "a round]; outside: share of the training epoch outside forward/backward/update; faults: page faults a step")
+    print(
+        f"torch {torch.__version__}; PTB first {args.train_tokens} training tokens, {args.eval_tokens} eval tokens; "
+        f"d=H=200 batch 20 bptt 35 SGD lr {LR} (Adam rows: lr {ADAM_LR}) clip {CLIP}; {args.rounds} interleaved "
+        f"rounds; load average "
+        f"{load_before[0]:.2f}/{load_before[1]:.2f} before, {load_after[0]:.2f}/{load_after[1]:.2f} after (1/5 min)"
+    )
+    print(
+        "epoch tok/s: best round [median]; x plain: best against best [median over rounds of the ratio within "
+        "a round]; outside: share of the training epoch outside forward/backward/update; faults: page faults a step"
+    )
     width = max(len(name) for name in CONTENDERS)
-    print(f"{'threads':>7} {'contender':<{width}} {'epoch tok/s':>17} {'x plain':>14} {'run tok/s':>17} {'x plain':>14} "
-          f"{'outside':>7} {'faults':>7} {'test ppl':>8}")
+    print(
+        f"{'threads':>7} {'contender':<{width}} {'epoch tok/s':>17} {'x plain':>14} {'run tok/s':>17} {'x plain':>14} "
+        f"{'outside':>7} {'faults':>7} {'test ppl':>8}"
+    )
     plain = next(iter(CONTENDERS))
     for threads, rounds in results.items():
         for name, runs in rounds.items():
@@ -242,12 +285,16 @@ def main() -> None:
             for key in ("epoch_tps", "run_tps"):
                 values, base = [r[key] for r in runs], [r[key] for r in rounds[plain]]
                 paired = statistics.median(v / b for v, b in zip(values, base))
-                cells.append(f"{max(values):>7,.0f} [{statistics.median(values):>7,.0f}] "
-                             f"{max(values) / max(base):>5.2f}x [{paired:>4.2f}x]")
+                cells.append(
+                    f"{max(values):>7,.0f} [{statistics.median(values):>7,.0f}] "
+                    f"{max(values) / max(base):>5.2f}x [{paired:>4.2f}x]"
+                )
             outside = statistics.median(r["outside"] for r in runs)
             faults = statistics.median(r["faults_per_step"] for r in runs)
-            print(f"{threads:>7} {name:<{width}} {cells[0]} {cells[1]} {100 * outside:>6.1f}% {faults:>7,.0f} "
-                  f"{runs[-1]['test_ppl']:>8.1f}")
+            print(
+                f"{threads:>7} {name:<{width}} {cells[0]} {cells[1]} {100 * outside:>6.1f}% {faults:>7,.0f} "
+                f"{runs[-1]['test_ppl']:>8.1f}"
+            )
 
 
 if __name__ == "__main__":

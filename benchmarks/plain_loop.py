@@ -92,8 +92,16 @@ def train_step(model, criterion, data, targets, hidden, lr: float, clip: float, 
     return loss.item(), hidden
 
 
-def train_epoch(model, train_data: torch.Tensor, *, bptt: int, lr: float, clip: float, log_interval: int = 200,
-                timers: Timers | None = None) -> float:
+def train_epoch(
+    model,
+    train_data: torch.Tensor,
+    *,
+    bptt: int,
+    lr: float,
+    clip: float,
+    log_interval: int = 200,
+    timers: Timers | None = None,
+) -> float:
     """One epoch over a batchified (T, B) stream; returns the mean training loss."""
     model.train()
     criterion = nn.NLLLoss()
@@ -107,8 +115,11 @@ def train_epoch(model, train_data: torch.Tensor, *, bptt: int, lr: float, clip: 
         n += 1
         if batch % log_interval == 0 and batch > 0:
             elapsed = time.time() - start
-            print(f"| {batch:5d} batches | lr {lr:02.2f} | ms/batch {elapsed * 1000 / log_interval:5.2f} | "
-                  f"loss {total_loss / n:5.2f}", end="\r")
+            print(
+                f"| {batch:5d} batches | lr {lr:02.2f} | ms/batch {elapsed * 1000 / log_interval:5.2f} | "
+                f"loss {total_loss / n:5.2f}",
+                end="\r",
+            )
             start = time.time()
     return total_loss / max(n, 1)
 

@@ -42,10 +42,16 @@ def main() -> None:
         parser.error("set RNNBENCH_DATA (or --data-dir) to the folder holding ptb/")
     steps = WAIT + WARMUP + args.steps
     tokens_per_step = SHAPES["batch_size"] * SHAPES["bptt"]
-    cfg = run_config(args.output, args.threads, train_tokens=(steps + 1) * tokens_per_step, eval_tokens=2000,
-                     optimizer=args.optimizer)
-    profiler = profile(activities=[ProfilerActivity.CPU],
-                       schedule=schedule(wait=WAIT, warmup=WARMUP, active=args.steps, repeat=1))
+    cfg = run_config(
+        args.output,
+        args.threads,
+        train_tokens=(steps + 1) * tokens_per_step,
+        eval_tokens=2000,
+        optimizer=args.optimizer,
+    )
+    profiler = profile(
+        activities=[ProfilerActivity.CPU], schedule=schedule(wait=WAIT, warmup=WARMUP, active=args.steps, repeat=1)
+    )
     make_optimizer = train_module.make_optimizer
 
     def stepping_optimizer(cfg, model):
@@ -69,13 +75,17 @@ def main() -> None:
 
     events = [e for e in profiler.key_averages() if e.self_cpu_time_total > 0]
     total = sum(e.self_cpu_time_total for e in events)
-    print(f"torch {torch.__version__}, {args.threads} thread(s), output {args.output}, {args.optimizer}: "
-          f"{args.steps} steps of train_run "
-          f"after {WAIT + WARMUP}; {total / 1e3 / args.steps:.1f} ms of operator time a step")
+    print(
+        f"torch {torch.__version__}, {args.threads} thread(s), output {args.output}, {args.optimizer}: "
+        f"{args.steps} steps of train_run "
+        f"after {WAIT + WARMUP}; {total / 1e3 / args.steps:.1f} ms of operator time a step"
+    )
     print(f"{'operator':<44} {'share':>6} {'ms/step':>8} {'calls/step':>10}")
     for e in sorted(events, key=lambda e: -e.self_cpu_time_total)[: args.top]:
-        print(f"{e.key:<44} {100 * e.self_cpu_time_total / total:>5.1f}% {e.self_cpu_time_total / 1e3 / args.steps:>8.2f} "
-              f"{e.count / args.steps:>10.1f}")
+        print(
+            f"{e.key:<44} {100 * e.self_cpu_time_total / total:>5.1f}% {e.self_cpu_time_total / 1e3 / args.steps:>8.2f} "
+            f"{e.count / args.steps:>10.1f}"
+        )
 
 
 if __name__ == "__main__":

@@ -320,9 +320,7 @@ def run_book(folder: str | Path) -> list[ChapterRun]:
 def check_references(runs: Sequence[ChapterRun]) -> list[str]:
     """Cross-references that point at no label anywhere in the book (a book resolves them across chapters)."""
     defined = set().union(*(run.labels() for run in runs)) if runs else set()
-    return sorted(
-        f"{run.chapter.path.name}: @{ref}" for run in runs for ref in run.references() if ref not in defined
-    )
+    return sorted(f"{run.chapter.path.name}: @{ref}" for run in runs for ref in run.references() if ref not in defined)
 
 
 def duplicate_labels(runs: Sequence[ChapterRun]) -> list[str]:
@@ -355,7 +353,7 @@ def check_rendered(book: str | Path, chapters: Sequence[str], titles: Mapping[st
             continue
         html = page.read_text(encoding="utf-8")
         if "?@" in html:
-            problems.append(f"{page}: unresolved reference {html[html.index('?@'):][:40]!r}")
+            problems.append(f"{page}: unresolved reference {html[html.index('?@') :][:40]!r}")
         for src in HTML_IMAGE.findall(html):
             if not src.startswith(("http:", "https:", "data:")) and not (page.parent / src).is_file():
                 problems.append(f"{page}: image {src} missing")
@@ -363,7 +361,9 @@ def check_rendered(book: str | Path, chapters: Sequence[str], titles: Mapping[st
     pages = int(re.search(r"^Pages:\s+(\d+)", info, re.MULTILINE).group(1))
     if pages < len(chapters):
         problems.append(f"{pdf}: {pages} pages for {len(chapters)} chapters")
-    text = " ".join(subprocess.run(["pdftotext", str(pdf), "-"], capture_output=True, text=True, check=True).stdout.split())
+    text = " ".join(
+        subprocess.run(["pdftotext", str(pdf), "-"], capture_output=True, text=True, check=True).stdout.split()
+    )
     if "?@" in text:
         problems.append(f"{pdf}: unresolved reference")
     for chapter, title in titles.items():

@@ -56,12 +56,14 @@ def test_a_run_that_finished_without_its_agreement_table_is_an_error(bptt_runs):
 
 
 def test_reach_splits_distances_at_the_width_and_weights_by_probes():
-    distances = pd.DataFrame({
-        "context": [2, 2, 2, 0, 0],
-        "distance": [1, 2, 3, 1, 9],
-        "probes": [10, 30, 20, 5, 5],
-        "accuracy_mean": [0.9, 0.7, 0.5, 0.6, 0.8],
-    })
+    distances = pd.DataFrame(
+        {
+            "context": [2, 2, 2, 0, 0],
+            "distance": [1, 2, 3, 1, 9],
+            "probes": [10, 30, 20, 5, 5],
+            "accuracy_mean": [0.9, 0.7, 0.5, 0.6, 0.8],
+        }
+    )
     reach = reach_table(distances, "context").set_index("context")
     # Within a window of 2: (10 * 0.9 + 30 * 0.7) / 40 = 0.75; beyond it, the one distance 3 at 0.5.
     assert reach.loc[2, "within_accuracy"] == pytest.approx(0.75)
@@ -86,11 +88,14 @@ def test_fraction_clipped_and_cosine_are_read_from_the_step_records():
 
 def test_the_trace_holds_the_first_seeds_runs_and_marks_where_a_diverged_run_stopped():
     record = {"run_ids": ["n1", "n2", "v1"], "vary": ["clip_mode"]}
-    runs = runs_frame(record, [{"clip_mode": "none", "seed": 1}, {"clip_mode": "none", "seed": 2},
-                               {"clip_mode": "value", "seed": 1}],
-                      [{"diverged": True}, {"diverged": False}, {"diverged": False}])
-    step = lambda norms: pd.DataFrame({"step": range(1, len(norms) + 1), "loss": 5.0, "grad_norm": norms,
-                                       "clipped": False, "clip_cosine": 1.0})
+    runs = runs_frame(
+        record,
+        [{"clip_mode": "none", "seed": 1}, {"clip_mode": "none", "seed": 2}, {"clip_mode": "value", "seed": 1}],
+        [{"diverged": True}, {"diverged": False}, {"diverged": False}],
+    )
+    step = lambda norms: pd.DataFrame(
+        {"step": range(1, len(norms) + 1), "loss": 5.0, "grad_norm": norms, "clipped": False, "clip_cosine": 1.0}
+    )
     trace = trace_table(runs, {"n1": step([1.0, 80.0]), "v1": step([1.0, 2.0, 3.0])}, ["clip_mode"])
     assert set(trace["run_id"]) == {"n1", "v1"}  # seed 2 is not traced
     last = trace[trace["last"]]
@@ -101,14 +106,31 @@ def test_the_trace_holds_the_first_seeds_runs_and_marks_where_a_diverged_run_sto
 def test_setting_table_takes_metrics_over_seeds_that_did_not_diverge_and_divergence_steps_over_those_that_did():
     rows = []
     for run, lr, seed, ppl, diverged, step, clipped in [
-        ("a", 1.0, 1, 200.0, 0, None, 0.25), ("b", 1.0, 2, 220.0, 0, None, 0.75),
-        ("c", 5.0, 1, None, 1, 12, 0.0), ("d", 5.0, 2, 300.0, 0, None, 0.5), ("e", 5.0, 3, None, 1, 7, 0.0),
+        ("a", 1.0, 1, 200.0, 0, None, 0.25),
+        ("b", 1.0, 2, 220.0, 0, None, 0.75),
+        ("c", 5.0, 1, None, 1, 12, 0.0),
+        ("d", 5.0, 2, 300.0, 0, None, 0.5),
+        ("e", 5.0, 3, None, 1, 7, 0.0),
     ]:
-        for metric, value in [("test_ppl", ppl), ("diverged", diverged), ("diverged_step", step), ("clipped_fraction", clipped)]:
-            rows.append({"run_id": run, "lr": lr, "seed": seed, "metric": metric,
-                         "value": float("nan") if value is None else float(value)})
+        for metric, value in [
+            ("test_ppl", ppl),
+            ("diverged", diverged),
+            ("diverged_step", step),
+            ("clipped_fraction", clipped),
+        ]:
+            rows.append(
+                {
+                    "run_id": run,
+                    "lr": lr,
+                    "seed": seed,
+                    "metric": metric,
+                    "value": float("nan") if value is None else float(value),
+                }
+            )
     table = setting_table(pd.DataFrame(rows), ["lr"], ["test_ppl", "clipped_fraction", "diverged_step"]).set_index("lr")
-    every = setting_table(pd.DataFrame(rows), ["lr"], ["clipped_fraction"], every_run=["clipped_fraction"]).set_index("lr")
+    every = setting_table(pd.DataFrame(rows), ["lr"], ["clipped_fraction"], every_run=["clipped_fraction"]).set_index(
+        "lr"
+    )
     assert every.loc[5.0, "clipped_fraction_mean"] == pytest.approx(0.5 / 3)  # 0.0, 0.5, 0.0: diverged runs count
     assert table.loc[1.0, "runs"] == 2 and table.loc[1.0, "diverged_runs"] == 0
     assert table.loc[1.0, "test_ppl_mean"] == pytest.approx(210.0)

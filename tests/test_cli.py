@@ -67,7 +67,10 @@ def test_unset_flags_leave_the_schema_default_to_the_config():
         (["--hidden", "big"], "argument --hidden: 'big' is not allowed; expected an integer"),
         (["--train-tokens", "all"], "argument --train-tokens: 'all' is not allowed; expected an integer or null"),
         (["--lr", "fast"], "argument --lr: 'fast' is not allowed; expected a number"),
-        (["--adaptive-cutoffs", "1000;5000"], "argument --adaptive-cutoffs: '1000;5000' is not allowed; expected comma-separated"),
+        (
+            ["--adaptive-cutoffs", "1000;5000"],
+            "argument --adaptive-cutoffs: '1000;5000' is not allowed; expected comma-separated",
+        ),
         (["--activation", "gelu"], "argument --activation: invalid choice: 'gelu'"),
     ],
 )
@@ -112,7 +115,11 @@ def test_outputs_lists_and_checks_every_output(capsys, tmp_path):
     assert any(p.endswith("/studies/s/summary.csv") or "/s/" in p for p in listed)
 
     code, out, err = run(capsys, "outputs", "--check", str(config))
-    assert code == 1 and out.count("MISSING") == len(listed) and f"{len(listed)} expected output(s) missing or empty" in err
+    assert (
+        code == 1
+        and out.count("MISSING") == len(listed)
+        and f"{len(listed)} expected output(s) missing or empty" in err
+    )
 
     for path in listed:
         Path(path).parent.mkdir(parents=True, exist_ok=True)
@@ -137,8 +144,10 @@ def test_outputs_merges_config_files_in_order(capsys, tmp_path):
         ("studies: {a: 1\n", "bad.yaml:2:1: YAML syntax error"),
         ("", "bad.yaml: the config file is empty"),
         ("threads: 1\nthreads: 2\n", "bad.yaml:2: key 'threads' given twice"),
-        ("studies: {s: {family: rnn, corpus: ptb, metric: agreement_accuracy, vary: {hidden: [5]}}}\n",
-         "studies.s.metric: 'agreement_accuracy' is measured on the agreement corpus only"),
+        (
+            "studies: {s: {family: rnn, corpus: ptb, metric: agreement_accuracy, vary: {hidden: [5]}}}\n",
+            "studies.s.metric: 'agreement_accuracy' is measured on the agreement corpus only",
+        ),
     ],
 )
 def test_outputs_on_a_bad_config_is_one_line_without_a_traceback(capsys, tmp_path, text, message):

@@ -10,7 +10,13 @@ import pandas as pd
 import pytest
 
 from rnnbench.comparison import (
-    comparison_table, crossover_table, log_interpolate, matched_cost, our_runs, read_corpus_stats, read_run,
+    comparison_table,
+    crossover_table,
+    log_interpolate,
+    matched_cost,
+    our_runs,
+    read_corpus_stats,
+    read_run,
     run_status,
 )
 from rnnbench.config import RunConfig
@@ -24,9 +30,19 @@ def _config(**settings) -> dict:
 
 
 def _metrics(**values) -> dict:
-    base = {"test_ppl": 150.0, "valid_ppl": 155.0, "epochs": 3, "steps": 100, "diverged": False,
-            "diverged_step": None, "diverged_reason": None, "parameters": 1000, "train_seconds": 10.0,
-            "tokens_per_second": 1e4, "clipped_fraction": 0.0}
+    base = {
+        "test_ppl": 150.0,
+        "valid_ppl": 155.0,
+        "epochs": 3,
+        "steps": 100,
+        "diverged": False,
+        "diverged_step": None,
+        "diverged_reason": None,
+        "parameters": 1000,
+        "train_seconds": 10.0,
+        "tokens_per_second": 1e4,
+        "clipped_fraction": 0.0,
+    }
     return {**base, **values}
 
 
@@ -67,9 +83,11 @@ def test_comparison_reads_published_rows_and_our_metrics_files(tmp_path):
         read_run(_write_run(tmp_path, agreement_cfg, _metrics(test_ppl=3.0)), "short"),
     ]
     stats_file = tmp_path / "ptb-0123abcd.json"
-    stats_file.write_text(json.dumps(
-        {"corpus": "ptb", "train_tokens": 929589, "valid_tokens": 73760, "test_tokens": 82430, "vocab_size": 10000}
-    ))
+    stats_file.write_text(
+        json.dumps(
+            {"corpus": "ptb", "train_tokens": 929589, "valid_tokens": 73760, "test_tokens": 82430, "vocab_size": 10000}
+        )
+    )
     published = load_published()
     table = comparison_table(published, our_runs(runs), read_corpus_stats([stats_file]))
 
@@ -92,7 +110,11 @@ def test_comparison_reads_published_rows_and_our_metrics_files(tmp_path):
     assert "H = 400" in rnn["description"] and "dropout 0.5" in rnn["description"] and "seed 1" in rnn["description"]
 
     ff = table[table["model"] == ff_cfg["run_id"]].iloc[0]
-    assert (ff["origin"], ff["status"], ff["reference_ppl"]) == ("ours (short)", "epoch cap", refs[("brown", "ff")].test_ppl)
+    assert (ff["origin"], ff["status"], ff["reference_ppl"]) == (
+        "ours (short)",
+        "epoch cap",
+        refs[("brown", "ff")].test_ppl,
+    )
     assert ff["split"] == ""  # no statistics given for brown: left blank, not guessed
     assert "n - 1 = 4" in ff["counting"]
 
@@ -107,11 +129,15 @@ def test_comparison_reads_published_rows_and_our_metrics_files(tmp_path):
 def test_a_subset_or_diverged_run_gets_no_ratio(tmp_path):
     smoke = _config(family="rnn", corpus="ptb", train_tokens=20000, eval_tokens=2000)
     broken = _config(family="rnn", corpus="ptb", hidden=64)
-    runs = [{"config": smoke, "metrics": _metrics(test_ppl=900.0), "scale": "short"},
-            {"config": broken, "metrics": _metrics(test_ppl=None, diverged=True), "scale": "short"}]
+    runs = [
+        {"config": smoke, "metrics": _metrics(test_ppl=900.0), "scale": "short"},
+        {"config": broken, "metrics": _metrics(test_ppl=None, diverged=True), "scale": "short"},
+    ]
     table = comparison_table(load_published(), our_runs(runs))
     ours = table[table["origin"] != "published"].set_index("model")
-    assert ours.loc[smoke["run_id"], "status"] == "subset" and math.isnan(ours.loc[smoke["run_id"], "ratio_to_reference"])
+    assert ours.loc[smoke["run_id"], "status"] == "subset" and math.isnan(
+        ours.loc[smoke["run_id"], "ratio_to_reference"]
+    )
     assert ours.loc[broken["run_id"], "status"] == "diverged" and math.isnan(ours.loc[broken["run_id"], "test_ppl"])
 
 
@@ -139,12 +165,21 @@ def test_crossover_columns_follow_the_parameter_formula():
     rnn_params = count(rnn_lm_shapes(vocab, 100, 200, cutoffs=cutoffs))
     ff2_params = count(ff_lm_shapes(vocab, 100, 2, 200, cutoffs=cutoffs))
     runs = [
-        {"config": _config(family="ff", corpus="ptb", context=4, hidden=200, embed_dim=100),
-         "metrics": _metrics(parameters=ff_params, test_ppl=170.0), "scale": "short"},
-        {"config": _config(family="ff", corpus="ptb", context=2, hidden=200, embed_dim=100),
-         "metrics": _metrics(parameters=ff2_params, test_ppl=190.0), "scale": "short"},
-        {"config": _config(family="rnn", corpus="ptb", hidden=200, embed_dim=100),
-         "metrics": _metrics(parameters=rnn_params, test_ppl=160.0), "scale": "short"},
+        {
+            "config": _config(family="ff", corpus="ptb", context=4, hidden=200, embed_dim=100),
+            "metrics": _metrics(parameters=ff_params, test_ppl=170.0),
+            "scale": "short",
+        },
+        {
+            "config": _config(family="ff", corpus="ptb", context=2, hidden=200, embed_dim=100),
+            "metrics": _metrics(parameters=ff2_params, test_ppl=190.0),
+            "scale": "short",
+        },
+        {
+            "config": _config(family="rnn", corpus="ptb", hidden=200, embed_dim=100),
+            "metrics": _metrics(parameters=rnn_params, test_ppl=160.0),
+            "scale": "short",
+        },
     ]
     table = crossover_table(our_runs(runs)).set_index("context")
     ff4, ff2 = table.loc[4], table.loc[2]
@@ -161,16 +196,29 @@ def test_crossover_columns_follow_the_parameter_formula():
 
 
 def _cost_table(points) -> pd.DataFrame:
-    rows = [{"corpus": "ptb", "scale": "short", "family": f, "run_id": f"{f}{i}", "status": "epoch cap",
-             "context": 4 if f == "ff" else None, "hidden": 10, "parameters": p, "train_seconds": s, "test_ppl": y}
-            for i, (f, p, s, y) in enumerate(points)]
+    rows = [
+        {
+            "corpus": "ptb",
+            "scale": "short",
+            "family": f,
+            "run_id": f"{f}{i}",
+            "status": "epoch cap",
+            "context": 4 if f == "ff" else None,
+            "hidden": 10,
+            "parameters": p,
+            "train_seconds": s,
+            "test_ppl": y,
+        }
+        for i, (f, p, s, y) in enumerate(points)
+    ]
     return pd.DataFrame(rows)
 
 
 def test_matched_cost_reads_the_rnn_curve_in_log_cost():
     # RNN: 200 at 1,000 parameters, 150 at 4,000; 2,000 is halfway in log2 (1 of 2 doublings) -> 175.
-    table = _cost_table([("rnn", 1000, 10.0, 200.0), ("rnn", 4000, 40.0, 150.0),
-                         ("ff", 2000, 40.0, 190.0), ("ff", 8000, 5.0, 140.0)])
+    table = _cost_table(
+        [("rnn", 1000, 10.0, 200.0), ("rnn", 4000, 40.0, 150.0), ("ff", 2000, 40.0, 190.0), ("ff", 8000, 5.0, 140.0)]
+    )
     by_params = matched_cost(table, "parameters").set_index("run_id")
     assert by_params.loc["ff2", "rnn_test_ppl"] == pytest.approx(175.0)
     assert by_params.loc["ff2", "rnn_advantage"] == pytest.approx(15.0)  # the RNN is 15 lower at equal size
@@ -194,18 +242,31 @@ def test_crossover_figure_marks_the_analytic_tie(tmp_path):
     from rnnbench.plots import crossover_figure, save
 
     vocab, cutoffs = 10_000, (1000, 5000)
-    runs = [
-        {"config": _config(family="ff", corpus="ptb", context=c, hidden=200, embed_dim=100),
-         "metrics": _metrics(parameters=count(ff_lm_shapes(vocab, 100, c, 200, cutoffs=cutoffs)), test_ppl=y),
-         "scale": "short"}
-        for c, y in ((2, 190.0), (4, 170.0))
-    ] + [
-        {"config": _config(family="rnn", corpus="ptb", hidden=h, embed_dim=100),
-         "metrics": _metrics(parameters=count(rnn_lm_shapes(vocab, 100, h, cutoffs=cutoffs)), test_ppl=y),
-         "scale": "short"}
-        for h, y in ((100, 180.0), (200, 160.0))
-    ] + [{"config": _config(family="rnn", corpus="ptb", hidden=300), "metrics": _metrics(test_ppl=None, diverged=True),
-          "scale": "short"}]
+    runs = (
+        [
+            {
+                "config": _config(family="ff", corpus="ptb", context=c, hidden=200, embed_dim=100),
+                "metrics": _metrics(parameters=count(ff_lm_shapes(vocab, 100, c, 200, cutoffs=cutoffs)), test_ppl=y),
+                "scale": "short",
+            }
+            for c, y in ((2, 190.0), (4, 170.0))
+        ]
+        + [
+            {
+                "config": _config(family="rnn", corpus="ptb", hidden=h, embed_dim=100),
+                "metrics": _metrics(parameters=count(rnn_lm_shapes(vocab, 100, h, cutoffs=cutoffs)), test_ppl=y),
+                "scale": "short",
+            }
+            for h, y in ((100, 180.0), (200, 160.0))
+        ]
+        + [
+            {
+                "config": _config(family="rnn", corpus="ptb", hidden=300),
+                "metrics": _metrics(test_ppl=None, diverged=True),
+                "scale": "short",
+            }
+        ]
+    )
     table = crossover_table(our_runs(runs))
     fig = crossover_figure(table, title="PTB", source="data: test")
     ax = fig.axes[0]

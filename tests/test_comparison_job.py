@@ -23,9 +23,19 @@ BENCHMARK_HEADER = "s\th:m:s\tmax_rss\tmax_vms\tmax_uss\tmax_pss\tio_in\tio_out\
 def _run(results: Path, i: int, **settings) -> tuple[str, dict]:
     """A finished run folder: config.json as train.py writes it, metrics.json with made-up values, a benchmark."""
     cfg = RunConfig.from_settings(settings)
-    metrics = {"test_ppl": 300.0 - 20 * i, "valid_ppl": 310.0 - 20 * i, "epochs": 2, "steps": 100,
-               "diverged": False, "diverged_step": None, "diverged_reason": None, "parameters": 1_000 * 2 ** i,
-               "train_seconds": 10.0 + 5 * i, "tokens_per_second": 1e4, "clipped_fraction": 0.0}
+    metrics = {
+        "test_ppl": 300.0 - 20 * i,
+        "valid_ppl": 310.0 - 20 * i,
+        "epochs": 2,
+        "steps": 100,
+        "diverged": False,
+        "diverged_step": None,
+        "diverged_reason": None,
+        "parameters": 1_000 * 2**i,
+        "train_seconds": 10.0 + 5 * i,
+        "tokens_per_second": 1e4,
+        "clipped_fraction": 0.0,
+    }
     folder = Path(paths.run_dir(str(results), cfg.run_id))
     folder.mkdir(parents=True)
     (folder / "config.json").write_text(json.dumps({"run_id": cfg.run_id, **cfg.to_dict()}))
@@ -45,14 +55,20 @@ def test_the_job_reads_the_published_table_and_our_run_folders(tmp_path):
         "brown": _run(results, 3, family="ff", corpus="brown", context=4, hidden=100, max_epochs=2),
     }
     stats = tmp_path / "ptb.json"
-    stats.write_text(json.dumps({"corpus": "ptb", "train_tokens": 900, "valid_tokens": 90, "test_tokens": 80,
-                                 "vocab_size": 50}))
+    stats.write_text(
+        json.dumps({"corpus": "ptb", "train_tokens": 900, "valid_tokens": 90, "test_tokens": 80, "vocab_size": 50})
+    )
     outs = {name: str(tmp_path / "out" / f"{name}.csv") for name in paths.COMPARISON_TABLES}
     provenance_files = {name: paths.provenance(out) for name, out in outs.items()}
     jobs.comparison_tables(
-        str(results), {run_id: ["a_study"] for run_id, _ in runs.values()}, [str(stats)],
-        [paths.train_benchmark(str(results), run_id) for run_id, _ in runs.values()], outs,
-        scale="short", crossover_corpus="ptb", provenance_files=provenance_files,
+        str(results),
+        {run_id: ["a_study"] for run_id, _ in runs.values()},
+        [str(stats)],
+        [paths.train_benchmark(str(results), run_id) for run_id, _ in runs.values()],
+        outs,
+        scale="short",
+        crossover_corpus="ptb",
+        provenance_files=provenance_files,
         provenance={"config": {}, "config_files": [], "command": "pytest", "checkout": str(REPO)},
     )
     table = pd.read_csv(outs["comparison"])
@@ -83,8 +99,11 @@ def test_the_job_reads_the_published_table_and_our_run_folders(tmp_path):
     # matched parameter count: the feed-forward run against the RNN curve, read between the two RNN runs
     matched = pd.read_csv(outs["matched_parameters"]).set_index("run_id").loc[runs["ff"][0]]
     (rnn_id, rnn), (rnn2_id, rnn2), (_, ff) = runs["rnn"], runs["rnn2"], runs["ff"]
-    expected = log_interpolate(ff["parameters"], np.array([rnn["parameters"], rnn2["parameters"]], float),
-                               np.array([rnn["test_ppl"], rnn2["test_ppl"]]))
+    expected = log_interpolate(
+        ff["parameters"],
+        np.array([rnn["parameters"], rnn2["parameters"]], float),
+        np.array([rnn["test_ppl"], rnn2["test_ppl"]]),
+    )
     assert matched["rnn_test_ppl"] == pytest.approx(expected)
     assert matched["rnn_advantage"] == pytest.approx(ff["test_ppl"] - expected)
     timed = pd.read_csv(outs["matched_time"]).set_index("run_id").loc[runs["ff"][0]]
@@ -101,19 +120,33 @@ def test_the_job_reads_the_published_table_and_our_run_folders(tmp_path):
 
 def test_the_figure_job_draws_the_crossover_table(tmp_path):
     results = tmp_path / "results"
-    runs = {run_id: ["s"] for run_id, _ in (
-        _run(results, 0, family="rnn", corpus="ptb", hidden=50),
-        _run(results, 1, family="ff", corpus="ptb", context=2, hidden=100),
-    )}
+    runs = {
+        run_id: ["s"]
+        for run_id, _ in (
+            _run(results, 0, family="rnn", corpus="ptb", hidden=50),
+            _run(results, 1, family="ff", corpus="ptb", context=2, hidden=100),
+        )
+    }
     outs = {name: str(tmp_path / f"{name}.csv") for name in paths.COMPARISON_TABLES}
     jobs.comparison_tables(
-        str(results), runs, [], [paths.train_benchmark(str(results), r) for r in runs], outs, scale="short",
-        crossover_corpus="ptb", provenance_files={n: paths.provenance(o) for n, o in outs.items()},
+        str(results),
+        runs,
+        [],
+        [paths.train_benchmark(str(results), r) for r in runs],
+        outs,
+        scale="short",
+        crossover_corpus="ptb",
+        provenance_files={n: paths.provenance(o) for n, o in outs.items()},
         provenance={"config": {}, "config_files": [], "command": "pytest", "checkout": str(REPO)},
     )
     figures = [str(tmp_path / f"crossover.{fmt}") for fmt in paths.FIGURE_FORMATS]
-    jobs.comparison_figure(outs["crossover"], figures, title="ptb", provenance_file=str(tmp_path / "p.json"),
-                           provenance={"config": {}, "config_files": [], "command": "pytest", "checkout": str(REPO)})
+    jobs.comparison_figure(
+        outs["crossover"],
+        figures,
+        title="ptb",
+        provenance_file=str(tmp_path / "p.json"),
+        provenance={"config": {}, "config_files": [], "command": "pytest", "checkout": str(REPO)},
+    )
     assert all(Path(f).stat().st_size > 0 for f in figures)
     assert json.loads((tmp_path / "p.json").read_text())["inputs"] == [outs["crossover"]]
 
@@ -137,20 +170,34 @@ def test_the_shipped_configs_name_their_comparison_studies():
     # every run of a paper comparison study trains without slices (what `scale: paper` promises)
     for name in paper.comparison.study_names():
         for _, cfg in paper.study_runs(name):
-            assert (cfg.train_tokens, cfg.eval_tokens, cfg.max_steps_per_epoch, cfg.schedule) == (None, None, None, "mikolov")
+            assert (cfg.train_tokens, cfg.eval_tokens, cfg.max_steps_per_epoch, cfg.schedule) == (
+                None,
+                None,
+                None,
+                "mikolov",
+            )
 
 
-@pytest.mark.parametrize("comparison, message", [
-    ({"studies": {"ptb": {"ff": ["ff_context_ptb", "no_such_study"]}}},
-     r"comparison\.studies\.ptb\.ff\[1\]: no study named 'no_such_study' in this config; studies: .*ff_context_ptb"),
-    ({"studies": {"ptb": {"ff": ["rnn_hidden_ptb"]}}},
-     r"comparison\.studies\.ptb\.ff\[0\]: study 'rnn_hidden_ptb' trains family 'rnn' on corpus 'ptb'; "
-     r"list it under comparison\.studies\.ptb\.rnn"),
-    ({"studies": {"ptb": {"ff": ["ff_context_ptb"]}}, "crossover": "ptb"},
-     r"comparison\.crossover: 'ptb' draws both families .* names no rnn study"),
-    ({"studies": {"agreement": {"rnn": ["truncation_agreement"]}}}, r"agreement"),
-    ({"scale": "long"}, r"long"),
-])
+@pytest.mark.parametrize(
+    "comparison, message",
+    [
+        (
+            {"studies": {"ptb": {"ff": ["ff_context_ptb", "no_such_study"]}}},
+            r"comparison\.studies\.ptb\.ff\[1\]: no study named 'no_such_study' in this config; studies: .*ff_context_ptb",
+        ),
+        (
+            {"studies": {"ptb": {"ff": ["rnn_hidden_ptb"]}}},
+            r"comparison\.studies\.ptb\.ff\[0\]: study 'rnn_hidden_ptb' trains family 'rnn' on corpus 'ptb'; "
+            r"list it under comparison\.studies\.ptb\.rnn",
+        ),
+        (
+            {"studies": {"ptb": {"ff": ["ff_context_ptb"]}}, "crossover": "ptb"},
+            r"comparison\.crossover: 'ptb' draws both families .* names no rnn study",
+        ),
+        ({"studies": {"agreement": {"rnn": ["truncation_agreement"]}}}, r"agreement"),
+        ({"scale": "long"}, r"long"),
+    ],
+)
 def test_a_bad_comparison_block_fails_at_config_time(comparison, message):
     with pytest.raises(ConfigError, match=message):
         load_config(_config(comparison))
@@ -169,14 +216,40 @@ def test_no_comparison_block_means_no_comparison_outputs():
 def test_matched_sentence_reads_the_numbers_from_the_table():
     # RNN 200 at 1,000 parameters and 150 at 4,000: at 2,000 (halfway in log) the curve gives 175, so a
     # feed-forward model of 2,000 parameters at 190 is beaten by 15 (ratio 190/175 = 1.09).
-    matched = pd.DataFrame([
-        {"run_id": "ff-a", "context": 4, "hidden": 100, "cost": 2000.0, "ff_test_ppl": 190.0, "rnn_test_ppl": 175.0,
-         "rnn_advantage": 15.0, "ratio": 190.0 / 175.0},
-        {"run_id": "ff-b", "context": 2, "hidden": 100, "cost": 1500.0, "ff_test_ppl": 195.0, "rnn_test_ppl": 197.0,
-         "rnn_advantage": -2.0, "ratio": 195.0 / 197.0},
-        {"run_id": "ff-c", "context": 8, "hidden": 100, "cost": 9000.0, "ff_test_ppl": 185.0, "rnn_test_ppl": math.nan,
-         "rnn_advantage": math.nan, "ratio": math.nan},
-    ])
+    matched = pd.DataFrame(
+        [
+            {
+                "run_id": "ff-a",
+                "context": 4,
+                "hidden": 100,
+                "cost": 2000.0,
+                "ff_test_ppl": 190.0,
+                "rnn_test_ppl": 175.0,
+                "rnn_advantage": 15.0,
+                "ratio": 190.0 / 175.0,
+            },
+            {
+                "run_id": "ff-b",
+                "context": 2,
+                "hidden": 100,
+                "cost": 1500.0,
+                "ff_test_ppl": 195.0,
+                "rnn_test_ppl": 197.0,
+                "rnn_advantage": -2.0,
+                "ratio": 195.0 / 197.0,
+            },
+            {
+                "run_id": "ff-c",
+                "context": 8,
+                "hidden": 100,
+                "cost": 9000.0,
+                "ff_test_ppl": 185.0,
+                "rnn_test_ppl": math.nan,
+                "rnn_advantage": math.nan,
+                "ratio": math.nan,
+            },
+        ]
+    )
     text = matched_sentence(matched, "parameters")
     assert "(n-1 = 4, H = 100, 2,000 parameters) has test perplexity 190" in text
     assert "gives 175, so the RNN beats it by 15 (a ratio of 1.09)" in text

@@ -9,7 +9,13 @@ import pytest
 import yaml
 
 from rnnbench.config import (
-    ConfigError, RunConfig, config_files_in_merge_order, load_config, merge_config_files, run_defaults, schema,
+    ConfigError,
+    RunConfig,
+    config_files_in_merge_order,
+    load_config,
+    merge_config_files,
+    run_defaults,
+    schema,
 )
 
 REPO = Path(__file__).resolve().parents[1]
@@ -43,7 +49,10 @@ def test_top_level_defaults_come_from_the_schema():
     config = load_config({})
     top = schema()["properties"]
     assert (config.cache_dir, config.results_dir, config.threads, config.data_dir) == (
-        top["cache_dir"]["default"], top["results_dir"]["default"], top["threads"]["default"], None,
+        top["cache_dir"]["default"],
+        top["results_dir"]["default"],
+        top["threads"]["default"],
+        None,
     )
     assert config.studies == {} and config.all_runs() == {} and config.tables == {"worked": True}
 
@@ -63,12 +72,20 @@ def test_unknown_key_names_the_path_and_the_allowed_keys():
     assert message.startswith("config.studies.s.fixed: unknown key(s) 'hiden'; allowed:")
     assert "hidden" in message and "embed_dim" in message
     top = error_of({"studys": {}})
-    assert top.startswith("config: unknown key(s) 'studys'; allowed: ") and "analyses, cache_dir, comparison, data_dir" in top
-    assert error_of(study(varry={})).startswith("config.studies.s: unknown key(s) 'varry'; allowed: corpus, description")
+    assert (
+        top.startswith("config: unknown key(s) 'studys'; allowed: ")
+        and "analyses, cache_dir, comparison, data_dir" in top
+    )
+    assert error_of(study(varry={})).startswith(
+        "config.studies.s: unknown key(s) 'varry'; allowed: corpus, description"
+    )
 
 
 def test_wrong_type_names_the_key_and_the_expected_type():
-    assert error_of(study(fixed={"hidden": "big"})) == "config.studies.s.fixed.hidden: 'big' has the wrong type; expected integer"
+    assert (
+        error_of(study(fixed={"hidden": "big"}))
+        == "config.studies.s.fixed.hidden: 'big' has the wrong type; expected integer"
+    )
     assert error_of({"threads": "two"}) == "config.threads: 'two' has the wrong type; expected integer"
     assert "expected ['integer', 'null']" in error_of({"run": {"train_tokens": "all"}})
 
@@ -78,19 +95,27 @@ def test_out_of_range_names_the_key_and_the_bounds():
         "config.studies.s.fixed.dropout: 0.95 is out of range; allowed: {'minimum': 0, 'maximum': 0.9}"
     )
     assert error_of({"run": {"lr": 0}}) == "config.run.lr: 0 is out of range; allowed: {'exclusiveMinimum': 0}"
-    assert error_of({"run_overrides": {"train_tokens": 10}}).startswith("config.run_overrides.train_tokens: 10 is out of range")
+    assert error_of({"run_overrides": {"train_tokens": 10}}).startswith(
+        "config.run_overrides.train_tokens: 10 is out of range"
+    )
 
 
 def test_bad_enum_lists_the_allowed_values():
     assert error_of(study(fixed={"activation": "gelu"})) == (
         "config.studies.s.fixed.activation: 'gelu' is not allowed; allowed values: 'tanh', 'sigmoid', 'relu'"
     )
-    assert error_of(study(family="gru")) == "config.studies.s.family: 'gru' is not allowed; allowed values: 'ff', 'rnn', 'lstm'"
+    assert (
+        error_of(study(family="gru"))
+        == "config.studies.s.family: 'gru' is not allowed; allowed values: 'ff', 'rnn', 'lstm'"
+    )
     assert "allowed values: 'none', 'norm', 'value'" in error_of({"run": {"clip_mode": "global"}})
 
 
 def test_bad_varied_value_names_its_index():
-    assert error_of(study(vary={"hidden": [50, -1]})) == "studies.s.vary.hidden[1]: -1 is out of range; allowed: {'minimum': 0}"
+    assert (
+        error_of(study(vary={"hidden": [50, -1]}))
+        == "studies.s.vary.hidden[1]: -1 is out of range; allowed: {'minimum': 0}"
+    )
     assert error_of(study(vary={"activation": ["tanh", "gelu"]})).startswith(
         "studies.s.vary.activation[1]: 'gelu' is not allowed; allowed values: 'tanh', 'sigmoid', 'relu'"
     )
@@ -113,20 +138,37 @@ def test_rules_across_two_settings_fail_at_load():
     load_config({"studies": {"s": {**RNN_PTB, "corpus": "agreement", "fixed": {"bptt": 0, "output": "full"}}}})
     assert "strictly increasing" in error_of(study(fixed={"output": "adaptive", "adaptive_cutoffs": [6000, 2000]}))
     options = {"min_distance": 9, "max_distance": 3}
-    assert "studies.s.fixed.corpus_options: corpus 'agreement': bad option: max_distance must be >= min_distance (9), got 3" in error_of(
-        {"studies": {"s": {**RNN_PTB, "corpus": "agreement", "fixed": {"corpus_options": options, "output": "full"}}}}
+    assert (
+        "studies.s.fixed.corpus_options: corpus 'agreement': bad option: max_distance must be >= min_distance (9), got 3"
+        in error_of(
+            {
+                "studies": {
+                    "s": {**RNN_PTB, "corpus": "agreement", "fixed": {"corpus_options": options, "output": "full"}}
+                }
+            }
+        )
     )
 
 
 def test_model_rules_fail_at_load_not_in_a_job():
     load_config(study(vary={"activation": ["tanh", "sigmoid", "relu"]}))  # every activation has the fast path
-    assert "allowed: 'tanh'" in error_of({"studies": {"s": {**RNN_PTB, "family": "lstm", "fixed": {"activation": "relu"}}}})
-    assert error_of(study(vary={"hidden": [0, 50]})).startswith("studies.s.vary.hidden: 0 (no hidden layer) is allowed for family 'ff' only")
+    assert "allowed: 'tanh'" in error_of(
+        {"studies": {"s": {**RNN_PTB, "family": "lstm", "fixed": {"activation": "relu"}}}}
+    )
+    assert error_of(study(vary={"hidden": [0, 50]})).startswith(
+        "studies.s.vary.hidden: 0 (no hidden layer) is allowed for family 'ff' only"
+    )
     load_config({"studies": {"s": {"family": "ff", "corpus": "ptb", "vary": {"hidden": [0, 50]}}}})
     assert "studies.s.vary.direct: true needs family 'ff', hidden > 0 (with hidden 0" in error_of(
         {"studies": {"s": {"family": "ff", "corpus": "ptb", "vary": {"direct": [False, True]}}}}  # output adaptive
     )
-    load_config({"studies": {"s": {"family": "ff", "corpus": "ptb", "fixed": {"output": "full"}, "vary": {"direct": [False, True]}}}})
+    load_config(
+        {
+            "studies": {
+                "s": {"family": "ff", "corpus": "ptb", "fixed": {"output": "full"}, "vary": {"direct": [False, True]}}
+            }
+        }
+    )
 
 
 def test_run_config_errors_name_the_run_key():
@@ -152,9 +194,20 @@ def test_same_settings_same_run_id():
 @pytest.mark.parametrize(
     "change",
     [
-        {"hidden": 101}, {"lr": 0.5}, {"seed": 2}, {"bptt": 20}, {"clip_mode": "value"}, {"clip": 15},
-        {"activation": "relu"}, {"output": "full"}, {"dropout": 0.1}, {"max_epochs": 3},
-        {"train_tokens": 20000}, {"family": "ff"}, {"corpus": "brown"}, {"adaptive_cutoffs": [1000, 6000]},
+        {"hidden": 101},
+        {"lr": 0.5},
+        {"seed": 2},
+        {"bptt": 20},
+        {"clip_mode": "value"},
+        {"clip": 15},
+        {"activation": "relu"},
+        {"output": "full"},
+        {"dropout": 0.1},
+        {"max_epochs": 3},
+        {"train_tokens": 20000},
+        {"family": "ff"},
+        {"corpus": "brown"},
+        {"adaptive_cutoffs": [1000, 6000]},
     ],
 )
 def test_any_semantic_change_makes_a_new_run_id(change):
@@ -175,9 +228,15 @@ def test_a_setting_the_model_does_not_read_does_not_change_the_run_id(base, unus
 
 
 def test_corpus_options_change_the_run_id_and_the_corpus_key():
-    a = RunConfig.from_settings({"corpus": "agreement", "output": "full", "corpus_options": {"seed": 1, "max_distance": 10}})
-    b = RunConfig.from_settings({"corpus": "agreement", "output": "full", "corpus_options": {"max_distance": 10, "seed": 1}})
-    c = RunConfig.from_settings({"corpus": "agreement", "output": "full", "corpus_options": {"seed": 2, "max_distance": 10}})
+    a = RunConfig.from_settings(
+        {"corpus": "agreement", "output": "full", "corpus_options": {"seed": 1, "max_distance": 10}}
+    )
+    b = RunConfig.from_settings(
+        {"corpus": "agreement", "output": "full", "corpus_options": {"max_distance": 10, "seed": 1}}
+    )
+    c = RunConfig.from_settings(
+        {"corpus": "agreement", "output": "full", "corpus_options": {"seed": 2, "max_distance": 10}}
+    )
     assert a.run_id == b.run_id and a.corpus_key == b.corpus_key  # key order does not matter
     assert a.run_id != c.run_id and a.corpus_key != c.corpus_key
     # runs that differ in anything but the corpus read the same prepared corpus
@@ -190,8 +249,9 @@ def test_threads_do_not_change_the_run_id():
 
 
 def test_to_dict_round_trips():
-    cfg = RunConfig.from_settings({"hidden": 64, "adaptive_cutoffs": [10, 20], "threads": 3, "corpus": "agreement",
-                                   "corpus_options": {"seed": 4}})
+    cfg = RunConfig.from_settings(
+        {"hidden": 64, "adaptive_cutoffs": [10, 20], "threads": 3, "corpus": "agreement", "corpus_options": {"seed": 4}}
+    )
     assert RunConfig.from_settings(cfg.to_dict()) == cfg
 
 
@@ -208,12 +268,14 @@ def test_expansion_is_the_product_of_varied_values_and_seeds():
 
 def test_two_studies_sharing_a_run_share_its_id():
     # hidden 100 with the default settings is in both studies: one run, one job
-    config = load_config({
-        "studies": {
-            "a": {"family": "rnn", "corpus": "ptb", "vary": {"hidden": [50, 100]}},
-            "b": {"family": "rnn", "corpus": "ptb", "fixed": {"hidden": 100}, "vary": {"lr": [1.0, 0.5]}},
+    config = load_config(
+        {
+            "studies": {
+                "a": {"family": "rnn", "corpus": "ptb", "vary": {"hidden": [50, 100]}},
+                "b": {"family": "rnn", "corpus": "ptb", "fixed": {"hidden": 100}, "vary": {"lr": [1.0, 0.5]}},
+            }
         }
-    })
+    )
     ids_a = {cfg.run_id for _, cfg in config.study_runs("a")}
     ids_b = {cfg.run_id for _, cfg in config.study_runs("b")}
     shared = ids_a & ids_b
@@ -223,12 +285,16 @@ def test_two_studies_sharing_a_run_share_its_id():
 
 
 def test_precedence_run_then_fixed_then_overrides_then_varied():
-    config = load_config({
-        "threads": 4,
-        "run": {"hidden": 10, "lr": 0.1, "bptt": 7, "embed_dim": 20},
-        "run_overrides": {"lr": 0.2, "hidden": 32, "max_epochs": 1},
-        "studies": {"s": {"family": "rnn", "corpus": "ptb", "fixed": {"lr": 0.3, "bptt": 8}, "vary": {"hidden": [16, 64]}}},
-    })
+    config = load_config(
+        {
+            "threads": 4,
+            "run": {"hidden": 10, "lr": 0.1, "bptt": 7, "embed_dim": 20},
+            "run_overrides": {"lr": 0.2, "hidden": 32, "max_epochs": 1},
+            "studies": {
+                "s": {"family": "rnn", "corpus": "ptb", "fixed": {"lr": 0.3, "bptt": 8}, "vary": {"hidden": [16, 64]}}
+            },
+        }
+    )
     runs = [cfg for _, cfg in config.study_runs("s")]
     assert [cfg.hidden for cfg in runs] == [16, 64]  # varied beats run_overrides' hidden 32
     for cfg in runs:
@@ -241,19 +307,42 @@ def test_precedence_run_then_fixed_then_overrides_then_varied():
 def test_merge_config_files_deep_merges_like_snakemake(tmp_path):
     base = tmp_path / "base.yaml"
     over = tmp_path / "over.yaml"
-    base.write_text(yaml.safe_dump({
-        "threads": 2,
-        "run": {"hidden": 10, "lr": 1.0},
-        "studies": {"s": {"family": "rnn", "corpus": "ptb", "fixed": {"bptt": 5, "lr": 0.5}, "vary": {"hidden": [1, 2, 3]}}},
-    }))
-    over.write_text(yaml.safe_dump({
-        "run": {"lr": 0.1},
-        "studies": {"s": {"fixed": {"bptt": 9}, "vary": {"hidden": [4]}}, "t": {"family": "ff", "corpus": "ptb", "vary": {"context": [2]}}},
-    }))
+    base.write_text(
+        yaml.safe_dump(
+            {
+                "threads": 2,
+                "run": {"hidden": 10, "lr": 1.0},
+                "studies": {
+                    "s": {
+                        "family": "rnn",
+                        "corpus": "ptb",
+                        "fixed": {"bptt": 5, "lr": 0.5},
+                        "vary": {"hidden": [1, 2, 3]},
+                    }
+                },
+            }
+        )
+    )
+    over.write_text(
+        yaml.safe_dump(
+            {
+                "run": {"lr": 0.1},
+                "studies": {
+                    "s": {"fixed": {"bptt": 9}, "vary": {"hidden": [4]}},
+                    "t": {"family": "ff", "corpus": "ptb", "vary": {"context": [2]}},
+                },
+            }
+        )
+    )
     merged = merge_config_files([base, over])
     assert merged["threads"] == 2
     assert merged["run"] == {"hidden": 10, "lr": 0.1}  # key by key
-    assert merged["studies"]["s"] == {"family": "rnn", "corpus": "ptb", "fixed": {"bptt": 9, "lr": 0.5}, "vary": {"hidden": [4]}}
+    assert merged["studies"]["s"] == {
+        "family": "rnn",
+        "corpus": "ptb",
+        "fixed": {"bptt": 9, "lr": 0.5},
+        "vary": {"hidden": [4]},
+    }
     assert set(merged["studies"]) == {"s", "t"}
     assert merge_config_files([base])["run"] == {"hidden": 10, "lr": 1.0}  # the inputs are not modified
 
@@ -279,7 +368,9 @@ def test_every_shipped_config_loads():
     # the smoke config is a different set of runs: nothing is silently reused from a full run
     assert not set(smoke.all_runs()) & set(default.all_runs())
     # paper-rows.yaml narrows paper.yaml's comparison to its three paper studies, settings untouched
-    rows = load_config(merge_config_files([REPO / "config" / name for name in ("config.yaml", "paper.yaml", "paper-rows.yaml")]))
+    rows = load_config(
+        merge_config_files([REPO / "config" / name for name in ("config.yaml", "paper.yaml", "paper-rows.yaml")])
+    )
     assert sorted(rows.comparison.study_names()) == ["paper_ff_brown", "paper_ff_ptb", "paper_rnn_ptb"]
     assert rows.all_runs() == paper.all_runs()
 
@@ -290,8 +381,14 @@ def test_every_shipped_config_loads():
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ("studies:\n  a: {family: rnn}\n  a: {family: ff}\n", r"f\.yaml:3: key 'a' given twice in one mapping \(lines 2 and 3\)"),
-        ("run:\n  hidden: 5\n  lr: 1\n  hidden: 6\n", r"f\.yaml:4: key 'hidden' given twice in one mapping \(lines 2 and 4\)"),
+        (
+            "studies:\n  a: {family: rnn}\n  a: {family: ff}\n",
+            r"f\.yaml:3: key 'a' given twice in one mapping \(lines 2 and 3\)",
+        ),
+        (
+            "run:\n  hidden: 5\n  lr: 1\n  hidden: 6\n",
+            r"f\.yaml:4: key 'hidden' given twice in one mapping \(lines 2 and 4\)",
+        ),
         ("run: {hidden: 5\n", r"f\.yaml:2:1: YAML syntax error: expected ',' or '}'"),
         ("run:\n\thidden: 5\n", r"f\.yaml:2:1: YAML syntax error: found character '\\t'"),
         ("", r"f\.yaml: the config file is empty; expected a mapping of settings"),
@@ -333,7 +430,10 @@ def test_the_workflow_refuses_a_duplicate_key_in_a_configfile(tmp_path):
     dup.write_text("results_dir: a\nresults_dir: b\n")
     done = subprocess.run(
         [sys.executable, "-m", "snakemake", "-n", "--cores", "1", "--configfile", str(dup)],
-        cwd=REPO, capture_output=True, text=True, timeout=120,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert done.returncode != 0
     assert "dup.yaml:2: key 'results_dir' given twice in one mapping (lines 1 and 2)" in done.stdout + done.stderr
@@ -349,37 +449,76 @@ AGREEMENT = {"family": "rnn", "corpus": "agreement", "fixed": {"output": "full"}
     ("config", "expected"),
     [
         # a metric the corpus never produces
-        (study(metric="agreement_accuracy"),
-         "studies.s.metric: 'agreement_accuracy' is measured on the agreement corpus only; corpus 'ptb' never produces it"),
+        (
+            study(metric="agreement_accuracy"),
+            "studies.s.metric: 'agreement_accuracy' is measured on the agreement corpus only; corpus 'ptb' never produces it",
+        ),
         # duplicates would be one run counted twice in the summary
         (study(seeds=[1, 1]), "studies.s.seeds[1]: 1 repeats studies.s.seeds[0] (1); list each value once"),
-        (study(vary={"bptt": [2, 2.0]}), "studies.s.vary.bptt[1]: 2.0 repeats studies.s.vary.bptt[0] (2); list each value once"),
+        (
+            study(vary={"bptt": [2, 2.0]}),
+            "studies.s.vary.bptt[1]: 2.0 repeats studies.s.vary.bptt[0] (2); list each value once",
+        ),
         (study(vary={"lr": [1, 1.0, 0.5]}), "studies.s.vary.lr[1]: 1.0 repeats studies.s.vary.lr[0] (1)"),
-        ({"studies": {"s": {"family": "ff", "corpus": "ptb", "vary": {"impl": ["reference", "fast"]}}}},
-         "studies.s.vary: {'impl': 'reference', 'seed': 1} and {'impl': 'fast', 'seed': 1} are the same run"),
+        (
+            {"studies": {"s": {"family": "ff", "corpus": "ptb", "vary": {"impl": ["reference", "fast"]}}}},
+            "studies.s.vary: {'impl': 'reference', 'seed': 1} and {'impl': 'fast', 'seed': 1} are the same run",
+        ),
         # adaptive cutoffs above the vocabulary: PTB and Brown sizes are known constants, agreement's is its lexicon
-        ({"run": {"adaptive_cutoffs": [2000, 20000]}, "studies": {"ff_context_ptb": {"family": "ff", "corpus": "ptb", "vary": {"context": [2]}}}},
-         "run.adaptive_cutoffs: cutoffs must be below the vocabulary size (10,000): allowed in [1, 9999], got [2000, 20000]"),
-        (study(corpus="brown", fixed={"adaptive_cutoffs": [1000, 15000]}),
-         "studies.s.fixed.adaptive_cutoffs: cutoffs must be below the vocabulary size (14,114)"),
-        ({"studies": {"s": {**AGREEMENT, "fixed": {}}}},
-         "run.adaptive_cutoffs: cutoffs must be below the vocabulary size (313): allowed in [1, 312], got [1000, 5000]. "
-         "Use output: full for a small vocabulary, or smaller cutoffs (output from run.output; hidden from studies.s.vary.hidden)"),
+        (
+            {
+                "run": {"adaptive_cutoffs": [2000, 20000]},
+                "studies": {"ff_context_ptb": {"family": "ff", "corpus": "ptb", "vary": {"context": [2]}}},
+            },
+            "run.adaptive_cutoffs: cutoffs must be below the vocabulary size (10,000): allowed in [1, 9999], got [2000, 20000]",
+        ),
+        (
+            study(corpus="brown", fixed={"adaptive_cutoffs": [1000, 15000]}),
+            "studies.s.fixed.adaptive_cutoffs: cutoffs must be below the vocabulary size (14,114)",
+        ),
+        (
+            {"studies": {"s": {**AGREEMENT, "fixed": {}}}},
+            "run.adaptive_cutoffs: cutoffs must be below the vocabulary size (313): allowed in [1, 312], got [1000, 5000]. "
+            "Use output: full for a small vocabulary, or smaller cutoffs (output from run.output; hidden from studies.s.vary.hidden)",
+        ),
         # a batch larger than the split
-        (study(fixed={"batch_size": 600}, vary={"train_tokens": [1000, 5000]}),
-         "studies.s.fixed.batch_size: 600 columns of the ptb train stream of at most 1,000 tokens leave fewer than 2 tokens"),
-        ({"run_overrides": {"eval_tokens": 100}, "studies": {"s": {**AGREEMENT, "fixed": {"output": "full", "eval_batch_size": 64}}}},
-         "studies.s.fixed.eval_batch_size: 64 columns of the agreement valid stream of at most 100 tokens"),
-        ({"studies": {"s": {**AGREEMENT, "fixed": {"output": "full", "corpus_options": {"valid_sentences": 2, "max_distance": 3}}}}},
-         "run.eval_batch_size: 10 columns of the agreement valid stream of at most 18 tokens leave fewer than 2 tokens per "
-         "column (one input and its target); allowed: <= 9"),
+        (
+            study(fixed={"batch_size": 600}, vary={"train_tokens": [1000, 5000]}),
+            "studies.s.fixed.batch_size: 600 columns of the ptb train stream of at most 1,000 tokens leave fewer than 2 tokens",
+        ),
+        (
+            {
+                "run_overrides": {"eval_tokens": 100},
+                "studies": {"s": {**AGREEMENT, "fixed": {"output": "full", "eval_batch_size": 64}}},
+            },
+            "studies.s.fixed.eval_batch_size: 64 columns of the agreement valid stream of at most 100 tokens",
+        ),
+        (
+            {
+                "studies": {
+                    "s": {
+                        **AGREEMENT,
+                        "fixed": {"output": "full", "corpus_options": {"valid_sentences": 2, "max_distance": 3}},
+                    }
+                }
+            },
+            "run.eval_batch_size: 10 columns of the agreement valid stream of at most 18 tokens leave fewer than 2 tokens per "
+            "column (one input and its target); allowed: <= 9",
+        ),
         # corpus options the corpus does not take, with the key path
-        (study(fixed={"corpus_options": {"seed": 3}}),
-         "studies.s.fixed.corpus_options: corpus 'ptb' got unknown option(s) seed; it takes: no options."),
-        ({"run": {"corpus_options": {"expected_sha256": "0" * 64}}, "studies": {"s": AGREEMENT}},
-         "run.corpus_options: corpus 'agreement' got unknown option(s) expected_sha256; it takes: attractor_prob, "),
+        (
+            study(fixed={"corpus_options": {"seed": 3}}),
+            "studies.s.fixed.corpus_options: corpus 'ptb' got unknown option(s) seed; it takes: no options.",
+        ),
+        (
+            {"run": {"corpus_options": {"expected_sha256": "0" * 64}}, "studies": {"s": AGREEMENT}},
+            "run.corpus_options: corpus 'agreement' got unknown option(s) expected_sha256; it takes: attractor_prob, ",
+        ),
         # a data folder that is not there
-        ({"data_dir": "/nonexistent/corpora"}, "config.data_dir: '/nonexistent/corpora' is not a folder (found nothing there)"),
+        (
+            {"data_dir": "/nonexistent/corpora"},
+            "config.data_dir: '/nonexistent/corpora' is not a folder (found nothing there)",
+        ),
     ],
 )
 def test_mistakes_that_used_to_fail_in_a_job_fail_at_load(config, expected):
@@ -388,7 +527,14 @@ def test_mistakes_that_used_to_fail_in_a_job_fail_at_load(config, expected):
 
 def test_feed_forward_and_sentence_runs_take_any_batch_size():
     # windows and whole sentences are batched by count, not cut into columns of a stream
-    load_config({"run_overrides": {"train_tokens": 1000}, "studies": {"s": {"family": "ff", "corpus": "ptb", "fixed": {"batch_size": 4096}, "vary": {"context": [2]}}}})
+    load_config(
+        {
+            "run_overrides": {"train_tokens": 1000},
+            "studies": {
+                "s": {"family": "ff", "corpus": "ptb", "fixed": {"batch_size": 4096}, "vary": {"context": [2]}}
+            },
+        }
+    )
     load_config({"studies": {"s": {**AGREEMENT, "fixed": {"output": "full", "bptt": 0, "batch_size": 50_000}}}})
 
 

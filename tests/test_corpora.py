@@ -34,8 +34,10 @@ def copy_ptb(data_dir: Path, dest: Path) -> Path:
 @pytest.fixture
 def offline(monkeypatch):
     """No network, and no RNNBENCH_DATA: a load must download and the download fails."""
+
     def refuse(url, timeout=None):
         raise urllib.error.URLError("[Errno 101] Network is unreachable")
+
     monkeypatch.setattr(corpora, "urlopen", refuse)
     monkeypatch.delenv("RNNBENCH_DATA", raising=False)
 
@@ -58,10 +60,13 @@ def test_ptb_counts_and_vocabulary(ptb):
 
 @pytest.mark.corpus
 def test_ptb_stream_decodes_to_the_file(ptb):
-    assert ptb.vocab.decode(ptb.train[:26]) == (
-        "aer banknote berlitz calloway centrust cluett fromstein gitano guterman hydro-quebec ipo kia "
-        "memotec mlx nahb punts rake regatta rubens sim snack-food ssangyong swapo wachter <eos> pierre"
-    ).split()
+    assert (
+        ptb.vocab.decode(ptb.train[:26])
+        == (
+            "aer banknote berlitz calloway centrust cluett fromstein gitano guterman hydro-quebec ipo kia "
+            "memotec mlx nahb punts rake regatta rubens sim snack-food ssangyong swapo wachter <eos> pierre"
+        ).split()
+    )
     assert ptb.vocab.decode(ptb.test[:7]) == "no it was n't black monday <eos>".split()
     assert ptb.vocab.decode(ptb.test[-1:]) == ["<eos>"]
 
@@ -93,7 +98,8 @@ def test_brown_split_and_vocabulary_as_measured(brown):
     assert counts[0] == 46_098  # <unk> stands for 46,098 train tokens
     assert counts[1:].min() == 4  # every kept word was seen more than 3 times
     assert brown.vocab.decode(brown.train[:10]) == (
-        "The Fulton County Grand <unk> said Friday an investigation of".split())
+        "The Fulton County Grand <unk> said Friday an investigation of".split()
+    )
     assert brown.vocab.decode(brown.test[-5:]) == ["<unk>", "dress", "was", "<unk>", "."]
     stats = brown.statistics()
     assert stats["train_unk_rate"] == pytest.approx(46_098 / 800_000)
@@ -244,8 +250,10 @@ def test_download_of_a_damaged_copy_leaves_nothing(data_dir, tmp_path, monkeypat
     short.parent.mkdir()
     short.write_bytes((data_dir / "ptb" / "ptb.train.txt").read_bytes()[:4096])
     train = corpora.SOURCES["ptb"][0]
-    damaged = (corpora.RemoteFile(train.filename, short.as_uri(), train.sha256, train.size, train.text),
-               *corpora.SOURCES["ptb"][1:])
+    damaged = (
+        corpora.RemoteFile(train.filename, short.as_uri(), train.sha256, train.size, train.text),
+        *corpora.SOURCES["ptb"][1:],
+    )
     monkeypatch.setitem(corpora.SOURCES, "ptb", damaged)
     with pytest.raises(CorpusError, match=r"downloaded from file:.*truncated: expected 5,101,618 bytes, found 4,096"):
         load_corpus("ptb", cache_dir=tmp_path / "cache")
@@ -259,7 +267,10 @@ def test_unknown_corpus_and_options(tmp_path):
         load_corpus("ptb", cache_dir=tmp_path, seed=1)
     with pytest.raises(CorpusError, match=r"'agreement' got unknown option\(s\) max_dist; it takes: attractor_prob"):
         load_corpus("agreement", cache_dir=tmp_path, max_dist=5)
-    with pytest.raises(CorpusError, match=r"corpus 'agreement': bad option: agreement.min_distance: 0 is out of range; allowed: \{'minimum': 1\}"):
+    with pytest.raises(
+        CorpusError,
+        match=r"corpus 'agreement': bad option: agreement.min_distance: 0 is out of range; allowed: \{'minimum': 1\}",
+    ):
         load_corpus("agreement", cache_dir=tmp_path, min_distance=0)
     with pytest.raises(CorpusError, match=r"expected_sha256 must be 64 hex digits, found 'abc'"):
         load_corpus("brown", cache_dir=tmp_path, expected_sha256="abc")
@@ -272,12 +283,10 @@ def test_unknown_corpus_and_options(tmp_path):
 def test_agreement_probes_decode_to_agreeing_verbs(tmp_path):
     corpus = load_corpus("agreement", cache_dir=tmp_path, **SMALL_AGREEMENT)
     singular = {sg for sg, _ in synthetic.NOUNS}
-    other_form = {sg: pl for sg, pl, _ in synthetic.AGREEING_VERBS} | {
-        pl: sg for sg, pl, _ in synthetic.AGREEING_VERBS}
+    other_form = {sg: pl for sg, pl, _ in synthetic.AGREEING_VERBS} | {pl: sg for sg, pl, _ in synthetic.AGREEING_VERBS}
     for split in ("train", "valid", "test"):
         stream, probes = corpus.split(split), corpus.probes[split]
-        assert list(probes.columns[:6]) == ["position", "head_position", "distance", "correct_id", "wrong_id",
-                                            "number"]
+        assert list(probes.columns[:6]) == ["position", "head_position", "distance", "correct_id", "wrong_id", "number"]
         assert len(probes) == len(corpus.sentence_starts[split]) == SMALL_AGREEMENT[f"{split}_sentences"]
         np.testing.assert_array_equal(stream[probes["position"]], probes["correct_id"])
         np.testing.assert_array_equal(probes["position"] - probes["head_position"], probes["distance"])
@@ -387,7 +396,9 @@ def test_known_sizes_match_the_corpora(tmp_path):
         assert corpus.split(split).size <= known.max_tokens[split]
         lengths = np.diff(np.append(corpus.sentence_starts[split], corpus.split(split).size))
         assert lengths.max() <= options["max_distance"] + synthetic.MAX_TOKENS_BEYOND_DISTANCE
-    assert corpora.known_sizes("ptb", {}) == corpora.KnownSizes(10_000, {"train": 929_589, "valid": 73_760, "test": 82_430}, False)
+    assert corpora.known_sizes("ptb", {}) == corpora.KnownSizes(
+        10_000, {"train": 929_589, "valid": 73_760, "test": 82_430}, False
+    )
     assert corpora.known_sizes("brown", {}).vocab_size == 14_114  # test_brown_split_and_vocabulary_as_measured
     assert corpora.known_sizes("brown", {"expected_sha256": "0" * 64}).vocab_size is None  # another copy: unknown
     with pytest.raises(CorpusError, match="corpus 'ptb' got unknown option"):

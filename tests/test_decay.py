@@ -73,9 +73,7 @@ def test_one_backward_pass_equals_one_pass_per_step(activation):
     if activation == "lstm":
         model = lstm()
     else:
-        model = decay.untrained_rnn(
-            vocab_size=VOCAB, radius=1.1, activation=activation, hidden=6, embed_dim=4, seed=2
-        )
+        model = decay.untrained_rnn(vocab_size=VOCAB, radius=1.1, activation=activation, hidden=6, embed_dim=4, seed=2)
     toks = tokens(12, 3, seed=5)
     fast = decay.backward_decay(model, toks)
     slow = decay.naive_backward_decay(model, toks)
@@ -170,12 +168,10 @@ def test_fit_stops_at_the_first_underflow():
 
 
 def test_summary_gives_spread_over_sequences():
-    table = pd.DataFrame(
-        {"sequence": [0, 1, 2, 3], "quantity": "h", "distance": 7, "norm": [1.0, 2.0, 4.0, 8.0]}
-    )
+    table = pd.DataFrame({"sequence": [0, 1, 2, 3], "quantity": "h", "distance": 7, "norm": [1.0, 2.0, 4.0, 8.0]})
     row = decay.summarise(table).iloc[0]
     assert row["mean"] == 3.75 and row["median"] == 3.0 and row["min"] == 1.0 and row["max"] == 8.0
-    assert row["geo_mean"] == pytest.approx(2 ** 1.5)  # exp(mean(log)) = 2^((0+1+2+3)/4)
+    assert row["geo_mean"] == pytest.approx(2**1.5)  # exp(mean(log)) = 2^((0+1+2+3)/4)
     assert row["q10"] == pytest.approx(1.3) and row["q90"] == pytest.approx(6.8)  # linear interpolation
     assert row["count"] == 4
 

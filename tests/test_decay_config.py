@@ -31,7 +31,14 @@ def test_untrained_points_are_every_varied_value_times_every_seed_with_the_defau
     cfg = load_config(config(u=UNTRAINED))
     points = cfg.analysis_points("u")
     assert [(p.keys["radius"], p.keys["seed"]) for p in points] == [(0.5, 0), (0.5, 1), (1.5, 0), (1.5, 1)]
-    assert points[0].keys == {"family": "rnn", "radius": 0.5, "activation": "tanh", "hidden": 20, "embed_dim": 200, "seed": 0}
+    assert points[0].keys == {
+        "family": "rnn",
+        "radius": 0.5,
+        "activation": "tanh",
+        "hidden": 20,
+        "embed_dim": 200,
+        "seed": 0,
+    }
     assert all(p.run is None for p in points)
     measure = cfg.analyses["u"].measure
     assert (measure["steps"], measure["sequences"], measure["dtype"], measure["split"]) == (200, 32, "float32", "valid")
@@ -63,7 +70,9 @@ def test_expected_outputs_list_each_analysis_tables_record_and_figure():
     cfg = load_config(config(u=UNTRAINED, p={"kind": "passage", **trained()}))
     outputs = set(paths.expected_outputs(cfg, []))
     root = cfg.results_dir
-    assert {f"{root}/analyses/u/{f}" for f in ("curves.csv", "rates.csv", "analysis.json", "figure.png", "figure.pdf")} <= outputs
+    assert {
+        f"{root}/analyses/u/{f}" for f in ("curves.csv", "rates.csv", "analysis.json", "figure.png", "figure.pdf")
+    } <= outputs
     assert {f"{root}/analyses/u/figure.provenance.json", f"{root}/analyses/p/passage.csv"} <= outputs
     assert f"{root}/analyses/p/figure.png" not in outputs  # a passage has a table, no figure
 
@@ -72,19 +81,40 @@ def test_expected_outputs_list_each_analysis_tables_record_and_figure():
     "analysis, named",
     [
         ({**UNTRAINED, "measure": {"stepz": 10}}, r"config.analyses.a.measure: unknown key(s) 'stepz'"),
-        ({"network": {"untrained": {"vary": {"radius": [0.5], "gain": [1]}}}}, r"config.analyses.a.network.untrained.vary: unknown key(s) 'gain'"),
+        (
+            {"network": {"untrained": {"vary": {"radius": [0.5], "gain": [1]}}}},
+            r"config.analyses.a.network.untrained.vary: unknown key(s) 'gain'",
+        ),
         ({"network": {"study": "nope"}}, "analyses.a.network.study: 'nope' is not a study of this config; known: h"),
         (trained(snapshots=[0, 4]), "analyses.a.network.snapshots[1]: epoch 4 is past run rnn-ptb-"),
         (trained(where={"hidden": 70}), "analyses.a.network.where: no run of study 'h' has {'hidden': 70}"),
         (trained(where={"bptt": 35}), "analyses.a.network.where.bptt: not a setting study 'h' varies"),
         ({"network": {"untrained": {"fixed": {"radius": 1}}, "study": "h"}}, "analyses.a.network: give exactly one of"),
-        ({"network": {"untrained": {"vary": {"activation": ["tanh"]}}}}, "analyses.a.network.untrained: an Elman network needs a spectral radius"),
-        ({"network": {"untrained": {"fixed": {"family": "lstm", "radius": 1.0}}}}, "analyses.a.network.untrained.fixed.radius: an LSTM has no"),
-        ({"network": {"untrained": {"vary": {"family": ["rnn", "lstm"], "radius": [0.5, 1]}}}}, "analyses.a.network.untrained.vary.radius: an LSTM has no"),
+        (
+            {"network": {"untrained": {"vary": {"activation": ["tanh"]}}}},
+            "analyses.a.network.untrained: an Elman network needs a spectral radius",
+        ),
+        (
+            {"network": {"untrained": {"fixed": {"family": "lstm", "radius": 1.0}}}},
+            "analyses.a.network.untrained.fixed.radius: an LSTM has no",
+        ),
+        (
+            {"network": {"untrained": {"vary": {"family": ["rnn", "lstm"], "radius": [0.5, 1]}}}},
+            "analyses.a.network.untrained.vary.radius: an LSTM has no",
+        ),
         ({**UNTRAINED, "figure": {"panel": "depth"}}, "analyses.a.figure.panel: 'depth' is not a column of its points"),
-        ({**UNTRAINED, "measure": {"steps": 50, "fit": [5, 60]}}, "analyses.a.measure.fit: [5, 60] must be two distances"),
-        ({**UNTRAINED, "kind": "passage", "measure": {"corpus": "brown"}}, "analyses.a.kind: the passage is read with the PTB vocabulary"),
-        ({**UNTRAINED, "network": {**UNTRAINED["network"], "snapshots": [0]}}, "analyses.a.network.snapshots: only for a study's runs"),
+        (
+            {**UNTRAINED, "measure": {"steps": 50, "fit": [5, 60]}},
+            "analyses.a.measure.fit: [5, 60] must be two distances",
+        ),
+        (
+            {**UNTRAINED, "kind": "passage", "measure": {"corpus": "brown"}},
+            "analyses.a.kind: the passage is read with the PTB vocabulary",
+        ),
+        (
+            {**UNTRAINED, "network": {**UNTRAINED["network"], "snapshots": [0]}},
+            "analyses.a.network.snapshots: only for a study's runs",
+        ),
     ],
 )
 def test_a_wrong_analysis_fails_at_load_naming_the_key(analysis, named):

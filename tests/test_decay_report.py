@@ -10,13 +10,25 @@ from rnnbench import analysis_report as ar
 from rnnbench import paths
 
 
-def write_analysis(results: Path, name: str, points: list[dict], rates: list[dict], *, network: str = "untrained") -> None:
+def write_analysis(
+    results: Path, name: str, points: list[dict], rates: list[dict], *, network: str = "untrained"
+) -> None:
     Path(paths.analysis_dir(str(results), name)).mkdir(parents=True)
     keys = list(points[0])
     vary = [k for k in keys if len({str(p[k]) for p in points}) > 1]
     record = {
-        "name": name, "kind": "gradient_decay", "description": name, "network": network, "study": None,
-        "keys": keys, "vary": vary, "fixed": {}, "seeds": [0], "snapshots": [], "run_ids": [], "points": points,
+        "name": name,
+        "kind": "gradient_decay",
+        "description": name,
+        "network": network,
+        "study": None,
+        "keys": keys,
+        "vary": vary,
+        "fixed": {},
+        "seeds": [0],
+        "snapshots": [],
+        "run_ids": [],
+        "points": points,
         "measure": {"corpus": "ptb", "split": "valid", "steps": 150, "sequences": 16, "dtype": "float32"},
         "figure": {"hue": vary[0] if vary else "seed", "panel": None},
     }
@@ -30,7 +42,13 @@ def write_analysis(results: Path, name: str, points: list[dict], rates: list[dic
 
 def tanh(radius, seed, rate):
     point = {"family": "rnn", "radius": radius, "activation": "tanh", "hidden": 20, "embed_dim": 20, "seed": seed}
-    return point, {"rate": rate, "radius_rate": math.log(radius), "jacobian_rate": 0.1, "pascanu_rate": 0.2, "rho": radius}
+    return point, {
+        "rate": rate,
+        "radius_rate": math.log(radius),
+        "jacobian_rate": 0.1,
+        "pascanu_rate": 0.2,
+        "rho": radius,
+    }
 
 
 def test_rates_average_the_seeds_and_the_prose_quotes_them(tmp_path):
@@ -62,11 +80,16 @@ def test_growth_above_one_is_reported_as_growth(tmp_path):
 
 def test_training_moving_the_rate_toward_zero_is_toward_the_edge(tmp_path):
     points = [
-        {"run_id": "rnn-ptb-0123456789", "family": "rnn", "hidden": 200, "seed": 1, "snapshot": s} for s in ("0", "1", "final")
+        {"run_id": "rnn-ptb-0123456789", "family": "rnn", "hidden": 200, "seed": 1, "snapshot": s}
+        for s in ("0", "1", "final")
     ]
-    rates = [{"rate": r, "rho": rho, "jacobian_rate": 0.0, "pascanu_rate": 0.0, "radius_rate": math.log(rho)}
-             for r, rho in ((-0.5, 0.6), (-0.2, 1.2), (-0.1, 1.6))]
+    rates = [
+        {"rate": r, "rho": rho, "jacobian_rate": 0.0, "pascanu_rate": 0.0, "radius_rate": math.log(rho)}
+        for r, rho in ((-0.5, 0.6), (-0.2, 1.2), (-0.1, 1.6))
+    ]
     write_analysis(tmp_path, "trained", points, rates, network="study")
     text = ar.training_text(ar.trained_rates(tmp_path))
-    assert "at initialisation -0.5 (ρ(U) = 0.6), after epoch 1 -0.2 (ρ(U) = 1.2) and at the end of training -0.1" in text
+    assert (
+        "at initialisation -0.5 (ρ(U) = 0.6), after epoch 1 -0.2 (ρ(U) = 1.2) and at the end of training -0.1" in text
+    )
     assert "toward the edge" in text

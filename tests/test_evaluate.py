@@ -190,8 +190,7 @@ def test_agreement_probe_reads_the_verb_position_in_both_paths(corpus):
     # of the previous token is right on every such probe; the ff window and the recurrent reading must agree
     # on which token that is at every distance
     tables = {
-        family: agreement(NearestNounCopier(corpus.vocab, family == "rnn"), corpus, family)
-        for family in ("rnn", "ff")
+        family: agreement(NearestNounCopier(corpus.vocab, family == "rnn"), corpus, family) for family in ("rnn", "ff")
     }
     pd.testing.assert_frame_equal(tables["rnn"], tables["ff"])
     at_one = tables["rnn"].set_index("distance").loc[1]

@@ -16,7 +16,12 @@ CUTOFFS = (5, 15)
 
 def make(family, dtype=torch.float64, seed=0, **options):
     torch.manual_seed(seed)
-    options = {"embed_dim": 6, "hidden": 5, "output": "full", **options}  # the schema's adaptive default needs |V| > 5000
+    options = {
+        "embed_dim": 6,
+        "hidden": 5,
+        "output": "full",
+        **options,
+    }  # the schema's adaptive default needs |V| > 5000
     if options.get("output") == "adaptive":
         options.setdefault("adaptive_cutoffs", CUTOFFS)
         options.setdefault("adaptive_div_value", 2.0)
@@ -78,8 +83,13 @@ def test_hand_worked_activations_of_the_cell():
 
 @pytest.mark.parametrize(
     "family, activation, output",
-    [("rnn", "tanh", "full"), ("rnn", "sigmoid", "full"), ("rnn", "relu", "full"), ("rnn", "tanh", "adaptive"),
-     ("lstm", "tanh", "full")],
+    [
+        ("rnn", "tanh", "full"),
+        ("rnn", "sigmoid", "full"),
+        ("rnn", "relu", "full"),
+        ("rnn", "tanh", "adaptive"),
+        ("lstm", "tanh", "full"),
+    ],
 )
 def test_reference_and_fast_agree_in_outputs_and_gradients(family, activation, output):
     ref = make(family, activation=activation, output=output, impl="reference")
@@ -134,21 +144,33 @@ def test_hand_worked_backward_through_time(activation):
     assert outputs.flatten().tolist() == pytest.approx([h1, h2], abs=1e-12)
     assert last.item() == pytest.approx(h2, abs=1e-12)
     (3 * outputs[0].sum() + outputs[1].sum() + 2 * last.sum()).backward()
-    got = {"x1": x.grad[0].item(), "x2": x.grad[1].item(), "h0": h0.grad.item(), "W": W.grad.item(), "U": U.grad.item(), "b": b.grad.item()}
+    got = {
+        "x1": x.grad[0].item(),
+        "x2": x.grad[1].item(),
+        "h0": h0.grad.item(),
+        "W": W.grad.item(),
+        "U": U.grad.item(),
+        "b": b.grad.item(),
+    }
     assert got == pytest.approx(expected, abs=1e-12)
 
 
 def test_recurrence_gradients_pass_gradcheck_with_a_carried_in_state():
     torch.manual_seed(0)
     T, B, d, H = 4, 3, 2, 3
-    inputs = [torch.randn(*shape, dtype=torch.float64, requires_grad=True) for shape in ((T, B, d), (B, H), (H, d), (H, H), (H,))]
+    inputs = [
+        torch.randn(*shape, dtype=torch.float64, requires_grad=True)
+        for shape in ((T, B, d), (B, H), (H, d), (H, H), (H,))
+    ]
     for activation in ("tanh", "sigmoid", "relu"):
         assert torch.autograd.gradcheck(lambda *a: ElmanRecurrence.apply(*a, activation), inputs)
 
 
 def test_an_empty_segment_returns_the_carried_in_state():
     h0 = torch.randn(2, 3, requires_grad=True)
-    outputs, last = ElmanRecurrence.apply(torch.zeros(0, 2, 4), h0, torch.randn(3, 4), torch.randn(3, 3), torch.zeros(3), "tanh")
+    outputs, last = ElmanRecurrence.apply(
+        torch.zeros(0, 2, 4), h0, torch.randn(3, 4), torch.randn(3, 3), torch.zeros(3), "tanh"
+    )
     assert outputs.shape == (0, 2, 3) and torch.equal(last, h0)
     last.sum().backward()
     assert torch.equal(h0.grad, torch.ones(2, 3))
@@ -316,7 +338,9 @@ def test_config_refuses_bad_values_naming_the_key():
         ModelConfig("rnn", VOCAB, hidden=0, output="full")
     with pytest.raises(ValueError, match=r"^ModelConfig.adaptive_cutoffs: cutoffs must be strictly increasing"):
         ModelConfig("rnn", VOCAB, output="adaptive", adaptive_cutoffs=(20, 10))
-    with pytest.raises(ValueError, match=r"^ModelConfig.adaptive_cutoffs: cutoffs must be below the vocabulary size \(30\)"):
+    with pytest.raises(
+        ValueError, match=r"^ModelConfig.adaptive_cutoffs: cutoffs must be below the vocabulary size \(30\)"
+    ):
         ModelConfig("rnn", VOCAB, output="adaptive", adaptive_cutoffs=(10, 30))
     cfg = ModelConfig("rnn", 10_000, output="adaptive", adaptive_cutoffs=[2000, 6000])
     assert cfg.adaptive_cutoffs == (2000, 6000)  # lists (from JSON) become tuples: the config stays hashable

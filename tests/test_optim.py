@@ -10,8 +10,10 @@ from rnnbench.optim import SGD, Adam, RowScatter
 def parameters(seed=0):
     """A matrix and a vector, as a layer's weight and bias."""
     generator = torch.Generator().manual_seed(seed)
-    return [torch.nn.Parameter(torch.randn(5, 3, generator=generator)),
-            torch.nn.Parameter(torch.randn(7, generator=generator))]
+    return [
+        torch.nn.Parameter(torch.randn(5, 3, generator=generator)),
+        torch.nn.Parameter(torch.randn(7, generator=generator)),
+    ]
 
 
 def copies(params):
@@ -80,8 +82,10 @@ def test_a_sparse_gradient_scattered_into_the_table_leaves_no_row_of_the_one_bef
 def test_adam_with_sparse_gradients_is_adam_with_their_dense_form():
     # An embedding-like table and a bias; each step's table gradient uses a few random rows, some repeated.
     generator = torch.Generator().manual_seed(2)
-    sparse_params = [torch.nn.Parameter(torch.randn(50, 3, generator=generator)),
-                     torch.nn.Parameter(torch.randn(3, generator=generator))]
+    sparse_params = [
+        torch.nn.Parameter(torch.randn(50, 3, generator=generator)),
+        torch.nn.Parameter(torch.randn(3, generator=generator)),
+    ]
     dense_params = copies(sparse_params)
     sparse, dense = Adam(sparse_params, lr=0.01), Adam(dense_params, lr=0.01)
     for _ in range(6):

@@ -16,14 +16,30 @@ def summary(rows, metric="agreement_accuracy", setting="clip_mode"):
     """Long summary (as summary.csv) from (setting value, seed, metric value, diverged) tuples."""
     out = []
     for i, (value, seed, measured, diverged) in enumerate(rows):
-        keys = {"study": "s", "run_id": f"run-{i}", "family": "rnn", "corpus": "agreement", "seed": seed, setting: value}
+        keys = {
+            "study": "s",
+            "run_id": f"run-{i}",
+            "family": "rnn",
+            "corpus": "agreement",
+            "seed": seed,
+            setting: value,
+        }
         out += [{**keys, "metric": metric, "value": measured}, {**keys, "metric": "diverged", "value": float(diverged)}]
     return pd.DataFrame(out)
 
 
 def study(setting="clip_mode", metric="agreement_accuracy", vary=None):
-    return {"name": "s", "description": "A study", "family": "rnn", "corpus": "agreement", "metric": metric,
-            "vary": vary or [setting], "fixed": {}, "seeds": [1, 2], "run_ids": []}
+    return {
+        "name": "s",
+        "description": "A study",
+        "family": "rnn",
+        "corpus": "agreement",
+        "metric": metric,
+        "vary": vary or [setting],
+        "fixed": {},
+        "seeds": [1, 2],
+        "run_ids": [],
+    }
 
 
 def joined_lines(ax):
@@ -48,8 +64,16 @@ def close_figures():
 
 
 def test_categories_are_points_never_a_line():
-    table = summary([("none", 1, 0.53, 0), ("none", 2, 0.55, 0), ("norm", 1, 0.62, 0), ("norm", 2, 0.64, 0),
-                     ("value", 1, 0.50, 0), ("value", 2, 0.52, 0)])
+    table = summary(
+        [
+            ("none", 1, 0.53, 0),
+            ("none", 2, 0.55, 0),
+            ("norm", 1, 0.62, 0),
+            ("norm", 2, 0.64, 0),
+            ("value", 1, 0.50, 0),
+            ("value", 2, 0.52, 0),
+        ]
+    )
     ax = plots.study_figure(table, study(), source="t").axes[0]
     assert joined_lines(ax) == []
     assert [t.get_text() for t in ax.get_xticklabels()] == ["none", "norm", "value"]  # config order, not sorted

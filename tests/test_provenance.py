@@ -63,7 +63,14 @@ def test_record_fields(checkout):
         inputs=("a.json",),
     )
     assert list(fields) == [
-        "config_hash", "config_files", "git_commit", "packages", "command", "producer", "inputs", "created",
+        "config_hash",
+        "config_files",
+        "git_commit",
+        "packages",
+        "command",
+        "producer",
+        "inputs",
+        "created",
     ]
     assert fields["config_hash"] == config_hash({"threads": 1})
     assert fields["config_files"] == ["config/config.yaml", "config/smoke.yaml"]  # in merge order, as given

@@ -46,8 +46,17 @@ def _write(tmp_path, rows: list[dict]) -> str:
 
 def _row(**changes) -> dict:
     row = {c: "" for c in COLUMNS}
-    row.update(corpus="ptb", model="M", family="rnn", description="d", test_ppl="120", source="S", table="T1",
-               split="sp", checked_against="c")
+    row.update(
+        corpus="ptb",
+        model="M",
+        family="rnn",
+        description="d",
+        test_ppl="120",
+        source="S",
+        table="T1",
+        split="sp",
+        checked_against="c",
+    )
     row.update(changes)
     return row
 

@@ -65,7 +65,10 @@ def _metrics(i: int, cfg, diverged: bool) -> dict:
         "train_seconds": 2.0 + i,
         "tokens_per_second": 5_000.0 + i,
         "clipped_fraction": 0.25,
-        "grad_norm_q05": 0.5, "grad_norm_median": 1.0 + 0.1 * i, "grad_norm_q95": 3.0, "grad_norm_max": 9.0 + i,
+        "grad_norm_q05": 0.5,
+        "grad_norm_median": 1.0 + 0.1 * i,
+        "grad_norm_q95": 3.0,
+        "grad_norm_max": 9.0 + i,
         "clip_cosine_mean": {"norm": 1.0, "value": 0.9}.get(cfg.clip_mode),
     }
     if cfg.corpus == "agreement" and not diverged:
@@ -81,11 +84,18 @@ def build_results(results: Path) -> Config:
     merged = merge_config_files(CONFIG_FILES)
     merged["results_dir"] = str(results)
     config = load_config(merged)
-    provenance = {"config": merged, "config_files": [str(f) for f in CONFIG_FILES], "command": "pytest fixture",
-                  "checkout": str(REPO)}
+    provenance = {
+        "config": merged,
+        "config_files": [str(f) for f in CONFIG_FILES],
+        "command": "pytest fixture",
+        "checkout": str(REPO),
+    }
 
     def table(name):
-        return {"out": paths.table(str(results), name), "provenance_file": paths.provenance(paths.table(str(results), name))}
+        return {
+            "out": paths.table(str(results), name),
+            "provenance_file": paths.provenance(paths.table(str(results), name)),
+        }
 
     for name in TABLES:
         jobs.worked_table(name, **table(name), provenance=provenance)
@@ -105,17 +115,29 @@ def build_results(results: Path) -> Config:
             metric_files.append(str(path))
         summary = paths.study_summary(str(results), study_name)
         record = paths.study_record(str(results), study_name)
-        jobs.study_summary(study_record(config, study_name), list(points), [c.settings() for c in configs],
-                           metric_files, summary, record_file=record, provenance_file=paths.provenance(summary),
-                           provenance=provenance)
+        jobs.study_summary(
+            study_record(config, study_name),
+            list(points),
+            [c.settings() for c in configs],
+            metric_files,
+            summary,
+            record_file=record,
+            provenance_file=paths.provenance(summary),
+            provenance=provenance,
+        )
         figures = [paths.study_figure(str(results), study_name, fmt) for fmt in paths.FIGURE_FORMATS]
         jobs.study_figure(summary, record, figures, provenance_file=paths.provenance(figures[0]), provenance=provenance)
         _write_extras(results, config, study_name, points, configs, metric_files, record, provenance)
 
     for name in plots.BOOK_FIGURES:
         figures = [paths.book_figure(str(results), name, fmt) for fmt in paths.FIGURE_FORMATS]
-        jobs.book_figure(name, paths.table(str(results), name), figures,
-                         provenance_file=paths.provenance(figures[0]), provenance=provenance)
+        jobs.book_figure(
+            name,
+            paths.table(str(results), name),
+            figures,
+            provenance_file=paths.provenance(figures[0]),
+            provenance=provenance,
+        )
 
     runs = config.all_runs()
     benchmark_files = []
@@ -132,8 +154,15 @@ def build_results(results: Path) -> Config:
     for key, corpus in sorted(corpora.items()):
         path = Path(paths.corpus_stats(str(results), key))
         path.parent.mkdir(parents=True, exist_ok=True)
-        stats = {"corpus": corpus, "vocab_size": 313, "train_tokens": 299_432, "valid_tokens": 29_880,
-                 "test_tokens": 29_846, "train_unk_rate": 0.0, "train_sentences": 20_000}
+        stats = {
+            "corpus": corpus,
+            "vocab_size": 313,
+            "train_tokens": 299_432,
+            "valid_tokens": 29_880,
+            "test_tokens": 29_846,
+            "train_unk_rate": 0.0,
+            "train_sentences": 20_000,
+        }
         path.write_text(json.dumps(stats), encoding="utf-8")
         stats_files.append(str(path))
     jobs.corpus_table(sorted(corpora), stats_files, **table("corpora"), provenance=provenance)
@@ -148,14 +177,24 @@ def build_results(results: Path) -> Config:
     outs = {name: paths.table(str(results), name) for name in paths.COMPARISON_TABLES}
     keys = sorted({runs[run_id].corpus_key for run_id in comparison_runs})
     jobs.comparison_tables(
-        str(results), comparison_runs, [paths.corpus_stats(str(results), key) for key in keys],
-        [paths.train_benchmark(str(results), run_id) for run_id in comparison_runs], outs,
-        scale=config.comparison.scale, crossover_corpus=config.comparison.crossover,
-        provenance_files={name: paths.provenance(out) for name, out in outs.items()}, provenance=provenance,
+        str(results),
+        comparison_runs,
+        [paths.corpus_stats(str(results), key) for key in keys],
+        [paths.train_benchmark(str(results), run_id) for run_id in comparison_runs],
+        outs,
+        scale=config.comparison.scale,
+        crossover_corpus=config.comparison.crossover,
+        provenance_files={name: paths.provenance(out) for name, out in outs.items()},
+        provenance=provenance,
     )
     figures = [paths.book_figure(str(results), paths.CROSSOVER_FIGURE, fmt) for fmt in paths.FIGURE_FORMATS]
-    jobs.comparison_figure(outs["crossover"], figures, title="crossover", provenance_file=paths.provenance(figures[0]),
-                           provenance=provenance)
+    jobs.comparison_figure(
+        outs["crossover"],
+        figures,
+        title="crossover",
+        provenance_file=paths.provenance(figures[0]),
+        provenance=provenance,
+    )
     return config
 
 
@@ -169,22 +208,40 @@ def _write_extras(results, config, study_name, points, configs, metric_files, re
         for i, cfg in enumerate(configs):
             if kind == "distance":
                 path = Path(paths.run_agreement(str(results), cfg.run_id))
-                frame = pd.DataFrame({"distance": [1, 2, 3, 4], "n": 10, "accuracy": [0.9, 0.8, 0.6 + 0.01 * i, 0.5],
-                                      "split": "test"})
+                frame = pd.DataFrame(
+                    {"distance": [1, 2, 3, 4], "n": 10, "accuracy": [0.9, 0.8, 0.6 + 0.01 * i, 0.5], "split": "test"}
+                )
             else:
                 path = Path(paths.run_steps(str(results), cfg.run_id))
-                frame = pd.DataFrame({"step": [1, 2, 3], "epoch": 1, "lr": 1.0, "loss": 5.0,
-                                      "grad_norm": [1.0, 4.0 + i, 2.0], "clipped": [False, True, False],
-                                      "clip_cosine": [1.0, 0.9, 1.0]})
+                frame = pd.DataFrame(
+                    {
+                        "step": [1, 2, 3],
+                        "epoch": 1,
+                        "lr": 1.0,
+                        "loss": 5.0,
+                        "grad_norm": [1.0, 4.0 + i, 2.0],
+                        "clipped": [False, True, False],
+                        "clip_cosine": [1.0, 0.9, 1.0],
+                    }
+                )
             frame.to_csv(path, index=False)
             run_files[cfg.run_id] = str(path)
         out = paths.study_extra_table(str(results), study_name, kind)
-        jobs.study_extra_table(kind, study_record(config, study_name), list(points), metric_files, run_files, out,
-                               provenance_file=paths.provenance(out), provenance=provenance)
+        jobs.study_extra_table(
+            kind,
+            study_record(config, study_name),
+            list(points),
+            metric_files,
+            run_files,
+            out,
+            provenance_file=paths.provenance(out),
+            provenance=provenance,
+        )
         for name in paths.EXTRA_FIGURE_NAMES[kind]:
             figures = [paths.study_extra_figure(str(results), study_name, name, fmt) for fmt in paths.FIGURE_FORMATS]
-            jobs.study_extra_figure(name, out, record, figures, provenance_file=paths.provenance(figures[0]),
-                                    provenance=provenance)
+            jobs.study_extra_figure(
+                name, out, record, figures, provenance_file=paths.provenance(figures[0]), provenance=provenance
+            )
 
 
 def _analysis(config: Config, name: str, results: Path, provenance: dict) -> None:
@@ -197,16 +254,49 @@ def _analysis(config: Config, name: str, results: Path, provenance: dict) -> Non
         keys, factor = dict(point.keys), 0.8 + 0.05 * i
         for d in range(12):
             norm = factor**d
-            tables["curves"].append({**keys, "direction": "backward", "method": "one_pass", "quantity": "h", "distance": d,
-                                     "mean": norm, "geo_mean": norm, "median": norm, "q10": 0.9 * norm, "q90": 1.1 * norm,
-                                     "min": 0.8 * norm, "max": 1.2 * norm, "count": 4})
-        tables["rates"].append({**keys, "direction": "backward", "method": "one_pass", "quantity": "h",
-                                "rate": math.log(factor), "jacobian_rate": 0.1, "pascanu_rate": 0.2,
-                                "radius_rate": math.log(factor) + 0.01, "rho": factor + 0.01})
+            tables["curves"].append(
+                {
+                    **keys,
+                    "direction": "backward",
+                    "method": "one_pass",
+                    "quantity": "h",
+                    "distance": d,
+                    "mean": norm,
+                    "geo_mean": norm,
+                    "median": norm,
+                    "q10": 0.9 * norm,
+                    "q90": 1.1 * norm,
+                    "min": 0.8 * norm,
+                    "max": 1.2 * norm,
+                    "count": 4,
+                }
+            )
+        tables["rates"].append(
+            {
+                **keys,
+                "direction": "backward",
+                "method": "one_pass",
+                "quantity": "h",
+                "rate": math.log(factor),
+                "jacobian_rate": 0.1,
+                "pascanu_rate": 0.2,
+                "radius_rate": math.log(factor) + 0.01,
+                "rho": factor + 0.01,
+            }
+        )
         for position, word in enumerate(["raj", "partner", "his"], start=1):
-            tables["passage"].append({**keys, "position": position, "word": word, "token": word, "distance": 3 - position,
-                                      "h_norm": factor ** (3 - position), "h_relative": factor ** (3 - position),
-                                      "evidence": word == "partner"})
+            tables["passage"].append(
+                {
+                    **keys,
+                    "position": position,
+                    "word": word,
+                    "token": word,
+                    "distance": 3 - position,
+                    "h_norm": factor ** (3 - position),
+                    "h_relative": factor ** (3 - position),
+                    "evidence": word == "partner",
+                }
+            )
     for table in paths.ANALYSIS_TABLES[analysis.kind]:
         out = paths.analysis_table(root, name, table)
         pd.DataFrame(tables[table]).to_csv(out, index=False)
@@ -214,8 +304,13 @@ def _analysis(config: Config, name: str, results: Path, provenance: dict) -> Non
     Path(paths.analysis_record(root, name)).write_text(json.dumps(analysis.record(points)), encoding="utf-8")
     if analysis.kind == "gradient_decay":
         figures = [paths.analysis_figure(root, name, fmt) for fmt in paths.FIGURE_FORMATS]
-        jobs.analysis_figure(paths.analysis_table(root, name, "curves"), paths.analysis_record(root, name), figures,
-                             provenance_file=paths.provenance(figures[0]), provenance=provenance)
+        jobs.analysis_figure(
+            paths.analysis_table(root, name, "curves"),
+            paths.analysis_record(root, name),
+            figures,
+            provenance_file=paths.provenance(figures[0]),
+            provenance=provenance,
+        )
 
 
 def copy_book(target: Path) -> Path:
@@ -484,11 +579,13 @@ def test_markdown_table_cells_read_as_text():
 def test_a_wide_table_shares_the_page_by_content():
     """Over 72 characters pandoc takes column widths from the dashes: the long-text column gets most of
     the page, and no column is narrower than its longest word."""
-    frame = pd.DataFrame({
-        "where": ["Backpropagation through time", "Why the memory fades"],
-        "claim": ["If any eigenvalue satisfies |lambda| > 1, the product grows without bound. " * 2, "short"],
-        "ok": ["yes", "no"],
-    })
+    frame = pd.DataFrame(
+        {
+            "where": ["Backpropagation through time", "Why the memory fades"],
+            "claim": ["If any eigenvalue satisfies |lambda| > 1, the product grows without bound. " * 2, "short"],
+            "ok": ["yes", "no"],
+        }
+    )
     rule = report.markdown_table(frame).splitlines()[1]
     widths = [part.count("-") for part in rule.strip("|").split("|")]
     assert widths[1] > widths[0] > widths[2]
@@ -506,19 +603,34 @@ def _diverged_study(tmp_path: Path) -> Path:
     results = tmp_path / "results"
     study = results / "studies" / "clip"
     study.mkdir(parents=True)
-    runs = [("r-norm", "norm", 30.9, 0, None), ("r-none", "none", 7.9e11, 1, "loss_above_uniform"),
-            ("r-value", "value", float("nan"), 1, "non_finite_loss")]
+    runs = [
+        ("r-norm", "norm", 30.9, 0, None),
+        ("r-none", "none", 7.9e11, 1, "loss_above_uniform"),
+        ("r-value", "value", float("nan"), 1, "non_finite_loss"),
+    ]
     rows = []
     for run_id, mode, ppl, diverged, reason in runs:
         keys = {"study": "clip", "run_id": run_id, "family": "rnn", "corpus": "ptb", "seed": 1, "clip_mode": mode}
-        rows += [{**keys, "metric": "test_ppl", "value": ppl}, {**keys, "metric": "diverged", "value": diverged},
-                 {**keys, "metric": "diverged_step", "value": 12 if diverged else float("nan")}]
+        rows += [
+            {**keys, "metric": "test_ppl", "value": ppl},
+            {**keys, "metric": "diverged", "value": diverged},
+            {**keys, "metric": "diverged_step", "value": 12 if diverged else float("nan")},
+        ]
         metrics = results / "runs" / run_id / "metrics.json"
         metrics.parent.mkdir(parents=True)
         metrics.write_text(json.dumps({"diverged": bool(diverged), "diverged_reason": reason}))
     pd.DataFrame(rows).to_csv(study / "summary.csv", index=False)
-    about = {"name": "clip", "description": "Clipping on PTB", "family": "rnn", "corpus": "ptb",
-             "metric": "test_ppl", "vary": ["clip_mode"], "fixed": {}, "seeds": [1], "run_ids": [r[0] for r in runs]}
+    about = {
+        "name": "clip",
+        "description": "Clipping on PTB",
+        "family": "rnn",
+        "corpus": "ptb",
+        "metric": "test_ppl",
+        "vary": ["clip_mode"],
+        "fixed": {},
+        "seeds": [1],
+        "run_ids": [r[0] for r in runs],
+    }
     (study / "study.json").write_text(json.dumps(about))
     for fmt in paths.FIGURE_FORMATS:
         (study / f"figure.{fmt}").write_bytes(b"figure")

@@ -72,7 +72,11 @@ def wait_for(condition, process: subprocess.Popen, timeout: float) -> None:
 def test_the_default_profile_applies_to_a_plain_snakemake_command():
     result = subprocess.run(
         [SNAKEMAKE, "results", "-n", "--configfile", "config/smoke.yaml"],
-        cwd=REPO, env=environment(), capture_output=True, text=True, timeout=300,
+        cwd=REPO,
+        env=environment(),
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "workflow specific profile profiles/default" in result.stderr
@@ -85,8 +89,13 @@ def test_a_pipeline_killed_mid_training_resumes_with_the_same_command(tmp_path):
     checkpoints = lambda: sorted(runs.glob("*/checkpoint.pt"))  # noqa: E731
 
     first = subprocess.Popen(
-        COMMAND, cwd=work, env=environment(), start_new_session=True,
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        COMMAND,
+        cwd=work,
+        env=environment(),
+        start_new_session=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
     )
     try:
         wait_for(lambda: checkpoints(), first, timeout=300)

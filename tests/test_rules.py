@@ -33,7 +33,10 @@ def test_adaptive_softmax_bounds(in_features, vocab, cutoffs, problem):
         ({"family": "lstm", "hidden": 5, "activation": "relu"}, ("activation", "family")),
         ({"family": "ff", "hidden": 0, "direct": True, "output": "full"}, ("direct", "family", "hidden", "output")),
         ({"family": "ff", "hidden": 5, "direct": True, "output": "full"}, None),
-        ({"family": "rnn", "hidden": 5, "output": "adaptive", "adaptive_cutoffs": [5, 15]}, ("adaptive_cutoffs", "output", "hidden")),
+        (
+            {"family": "rnn", "hidden": 5, "output": "adaptive", "adaptive_cutoffs": [5, 15]},
+            ("adaptive_cutoffs", "output", "hidden"),
+        ),
     ],
 )
 def test_model_rules_name_the_settings_involved(settings, keys):
@@ -47,8 +50,15 @@ def test_model_rules_name_the_settings_involved(settings, keys):
     [(5, 10, False), (6, 10, True), (10, 10, True)],
 )
 def test_a_stream_needs_two_tokens_per_batch_column(batch, tokens, broken):
-    s = {"family": "rnn", "bptt": 35, "corpus": "ptb", "batch_size": batch, "train_tokens": None,
-         "eval_batch_size": 1, "eval_tokens": None}
+    s = {
+        "family": "rnn",
+        "bptt": 35,
+        "corpus": "ptb",
+        "batch_size": batch,
+        "train_tokens": None,
+        "eval_batch_size": 1,
+        "eval_tokens": None,
+    }
     found = rules.broken_batch_rule(s, {"train": tokens, "valid": 100})
     assert (found is not None) == broken
     assert rules.broken_batch_rule({**s, "bptt": 0}, {"train": tokens}) is None  # whole sentences: by count

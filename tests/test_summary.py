@@ -21,16 +21,38 @@ def study_runs(tmp_path):
     configs = [RunConfig.from_settings({"family": "rnn", "corpus": "ptb", "hidden": h}) for h in (50, 100)]
     points = [{"hidden": 50, "seed": 1}, {"hidden": 100, "seed": 1}]
     files = [
-        write_json(tmp_path / "a.json", {
-            "run_id": configs[0].run_id, "test_ppl": 180.5, "valid_ppl": 190.25, "epochs": 4, "steps": 5000,
-            "diverged": False, "diverged_step": None, "parameters": 1_234_567, "train_seconds": 600.0,
-            "tokens_per_second": 7000.0, "clipped_fraction": 0.125,
-        }),
-        write_json(tmp_path / "b.json", {
-            "run_id": configs[1].run_id, "test_ppl": None, "valid_ppl": None, "epochs": 1, "steps": 17,
-            "diverged": True, "diverged_step": 17, "parameters": 2_000_000, "train_seconds": 3.5,
-            "tokens_per_second": None, "clipped_fraction": 0.0,
-        }),
+        write_json(
+            tmp_path / "a.json",
+            {
+                "run_id": configs[0].run_id,
+                "test_ppl": 180.5,
+                "valid_ppl": 190.25,
+                "epochs": 4,
+                "steps": 5000,
+                "diverged": False,
+                "diverged_step": None,
+                "parameters": 1_234_567,
+                "train_seconds": 600.0,
+                "tokens_per_second": 7000.0,
+                "clipped_fraction": 0.125,
+            },
+        ),
+        write_json(
+            tmp_path / "b.json",
+            {
+                "run_id": configs[1].run_id,
+                "test_ppl": None,
+                "valid_ppl": None,
+                "epochs": 1,
+                "steps": 17,
+                "diverged": True,
+                "diverged_step": 17,
+                "parameters": 2_000_000,
+                "train_seconds": 3.5,
+                "tokens_per_second": None,
+                "clipped_fraction": 0.0,
+            },
+        ),
     ]
     return points, configs, files
 
@@ -41,7 +63,9 @@ def test_summarize_study_is_one_row_per_run_and_metric_keys_first(study_runs):
     assert list(table.columns) == ["study", "run_id", "family", "corpus", "seed", "hidden", "metric", "value"]
     assert len(table) == 2 * len(RUN_METRICS)  # 2 runs x 11 metrics
     assert table["metric"].tolist() == list(RUN_METRICS) * 2
-    assert (table["study"] == "rnn_hidden").all() and (table["family"] == "rnn").all() and (table["corpus"] == "ptb").all()
+    assert (
+        (table["study"] == "rnn_hidden").all() and (table["family"] == "rnn").all() and (table["corpus"] == "ptb").all()
+    )
     value = table.set_index(["hidden", "metric"])["value"]
     assert value[(50, "test_ppl")] == 180.5 and value[(50, "valid_ppl")] == 190.25
     assert value[(50, "parameters")] == 1_234_567 and value[(50, "clipped_fraction")] == 0.125
@@ -99,23 +123,28 @@ def test_corpus_table_is_one_row_per_corpus_and_statistic(tmp_path):
 
 
 def test_study_record_says_what_the_study_varies_fixes_and_measures():
-    config = load_config({
-        "run_overrides": {"max_epochs": 1, "hidden": 32},
-        "studies": {
-            "clip_hidden": {
-                "description": "clipping by hidden size",
-                "family": "rnn",
-                "corpus": "agreement",
-                "fixed": {"output": "full", "embed_dim": 16, "context": 9},
-                "vary": {"clip_mode": ["none", "norm"], "hidden": [8, 16]},
-                "seeds": [3, 1],
-                "metric": "agreement_accuracy",
-            }
-        },
-    })
+    config = load_config(
+        {
+            "run_overrides": {"max_epochs": 1, "hidden": 32},
+            "studies": {
+                "clip_hidden": {
+                    "description": "clipping by hidden size",
+                    "family": "rnn",
+                    "corpus": "agreement",
+                    "fixed": {"output": "full", "embed_dim": 16, "context": 9},
+                    "vary": {"clip_mode": ["none", "norm"], "hidden": [8, 16]},
+                    "seeds": [3, 1],
+                    "metric": "agreement_accuracy",
+                }
+            },
+        }
+    )
     record = study_record(config, "clip_hidden")
     assert {k: record[k] for k in ("name", "description", "family", "corpus", "metric")} == {
-        "name": "clip_hidden", "description": "clipping by hidden size", "family": "rnn", "corpus": "agreement",
+        "name": "clip_hidden",
+        "description": "clipping by hidden size",
+        "family": "rnn",
+        "corpus": "agreement",
         "metric": "agreement_accuracy",
     }
     assert record["vary"] == ["clip_mode", "hidden"]  # config order: x axis first, then hue
@@ -127,6 +156,7 @@ def test_study_record_says_what_the_study_varies_fixes_and_measures():
     runs = config.study_runs("clip_hidden")
     assert record["run_ids"] == [cfg.run_id for _, cfg in runs] and len(set(record["run_ids"])) == 8
     assert [point for point, _ in runs][:2] == [
-        {"clip_mode": "none", "hidden": 8, "seed": 3}, {"clip_mode": "none", "hidden": 8, "seed": 1},
+        {"clip_mode": "none", "hidden": 8, "seed": 3},
+        {"clip_mode": "none", "hidden": 8, "seed": 1},
     ]
     json.dumps(record)  # written as study.json as it is

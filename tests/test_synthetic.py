@@ -16,11 +16,16 @@ VERB_FORMS = {sg: ("sg", pl) for sg, pl, _ in synthetic.AGREEING_VERBS} | {
 
 def test_word_classes_are_disjoint_and_a_few_hundred_words():
     classes = {
-        "sg nouns": list(SINGULAR), "pl nouns": list(PLURAL),
-        "verbs": list(VERB_FORMS), "adjectives": synthetic.ADJECTIVES,
-        "transitive": synthetic.TRANSITIVE_PAST, "intransitive": synthetic.INTRANSITIVE_PAST,
-        "prepositions": synthetic.PREPOSITIONS, "adverbs": synthetic.ADVERBS,
-        "determiners": set(synthetic.DETERMINERS), "function": synthetic.FUNCTION_WORDS,
+        "sg nouns": list(SINGULAR),
+        "pl nouns": list(PLURAL),
+        "verbs": list(VERB_FORMS),
+        "adjectives": synthetic.ADJECTIVES,
+        "transitive": synthetic.TRANSITIVE_PAST,
+        "intransitive": synthetic.INTRANSITIVE_PAST,
+        "prepositions": synthetic.PREPOSITIONS,
+        "adverbs": synthetic.ADVERBS,
+        "determiners": set(synthetic.DETERMINERS),
+        "function": synthetic.FUNCTION_WORDS,
     }
     seen = Counter(w for words in classes.values() for w in set(words))
     assert [w for w, n in seen.items() if n > 1] == []
@@ -61,23 +66,25 @@ def test_every_recorded_verb_agrees_with_its_head():
             assert probe.wrong == other_form
             # the probed verb is the only number-marked verb of its sentence
             end = tokens.index("<eos>", start)
-            assert [w for w in tokens[start:end + 1] if w in VERB_FORMS] == [verb]
+            assert [w for w in tokens[start : end + 1] if w in VERB_FORMS] == [verb]
 
 
 def test_distances_cover_the_configured_range_uniformly():
-    cfg = AgreementConfig(seed=1, train_sentences=4000, valid_sentences=1, test_sentences=1,
-                          min_distance=3, max_distance=6)
+    cfg = AgreementConfig(
+        seed=1, train_sentences=4000, valid_sentences=1, test_sentences=1, min_distance=3, max_distance=6
+    )
     distances = Counter(p.distance for p in generate(cfg)["train"].probes)
     assert sorted(distances) == [3, 4, 5, 6]
     assert all(900 <= n <= 1100 for n in distances.values())  # 1000 expected each
 
 
 def test_short_distances_and_filler_contents():
-    cfg = AgreementConfig(seed=3, train_sentences=200, valid_sentences=1, test_sentences=1,
-                          min_distance=1, max_distance=2)
+    cfg = AgreementConfig(
+        seed=3, train_sentences=200, valid_sentences=1, test_sentences=1, min_distance=1, max_distance=2
+    )
     text = generate(cfg)["train"]
     for probe in text.probes:
-        between = text.tokens[probe.head_position + 1:probe.position]
+        between = text.tokens[probe.head_position + 1 : probe.position]
         assert len(between) == probe.distance - 1
         if probe.distance == 1:
             assert between == []
@@ -86,11 +93,14 @@ def test_short_distances_and_filler_contents():
 
 
 def test_attractors_are_counted_and_common():
-    text = generate(AgreementConfig(seed=2, train_sentences=500, valid_sentences=1, test_sentences=1,
-                                    min_distance=10, max_distance=20))["train"]
+    text = generate(
+        AgreementConfig(
+            seed=2, train_sentences=500, valid_sentences=1, test_sentences=1, min_distance=10, max_distance=20
+        )
+    )["train"]
     total = 0
     for probe in text.probes:
-        between = text.tokens[probe.head_position + 1:probe.position]
+        between = text.tokens[probe.head_position + 1 : probe.position]
         opposite = PLURAL if probe.number == "sg" else SINGULAR
         assert probe.attractors == sum(w in opposite for w in between)
         total += probe.attractors
@@ -107,9 +117,16 @@ def test_sentences_start_where_recorded_and_end_with_eos():
     assert all(text.tokens[s] in synthetic.DETERMINERS for s in starts)
 
 
-@pytest.mark.parametrize("bad", [
-    {"min_distance": 0}, {"max_distance": 0}, {"train_sentences": 0}, {"attractor_prob": 1.5}, {"seed": "x"},
-])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"min_distance": 0},
+        {"max_distance": 0},
+        {"train_sentences": 0},
+        {"attractor_prob": 1.5},
+        {"seed": "x"},
+    ],
+)
 def test_bad_config_rejected(bad):
     with pytest.raises(ValueError):
         AgreementConfig(**bad)
@@ -117,7 +134,9 @@ def test_bad_config_rejected(bad):
 
 def test_options_are_checked_against_the_schema_once():
     # ranges and types live in the config schema; the generator reads them from there
-    with pytest.raises(ValueError, match=r"agreement.attractor_prob: 1.5 is out of range; allowed: \{'minimum': 0, 'maximum': 1\}"):
+    with pytest.raises(
+        ValueError, match=r"agreement.attractor_prob: 1.5 is out of range; allowed: \{'minimum': 0, 'maximum': 1\}"
+    ):
         AgreementConfig(attractor_prob=1.5)
     with pytest.raises(ValueError, match=r"agreement.train_sentences: 'many' has the wrong type"):
         AgreementConfig(train_sentences="many")

@@ -28,8 +28,16 @@ torch.set_num_threads(1)
 SMALL_AGREEMENT = {"seed": 0, "train_sentences": 400, "valid_sentences": 60, "test_sentences": 60}
 STEPS_COLUMNS = ["step", "epoch", "lr", "loss", "grad_norm", "clipped", "clip_cosine"]
 EPOCHS_COLUMNS = [
-    "epoch", "lr", "steps", "train_ppl", "seconds", "tokens_per_second", "clipped_fraction", "grad_norm_median",
-    "valid_ppl", "valid_nll",
+    "epoch",
+    "lr",
+    "steps",
+    "train_ppl",
+    "seconds",
+    "tokens_per_second",
+    "clipped_fraction",
+    "grad_norm_median",
+    "valid_ppl",
+    "valid_nll",
 ]
 RUN_FILES = ("config.json", "epochs.csv", "steps.csv", "metrics.json", "model.pt")
 TIMING_COLUMNS = ["seconds", "tokens_per_second"]
@@ -37,12 +45,24 @@ TIMING_COLUMNS = ["seconds", "tokens_per_second"]
 
 def tiny(**settings) -> RunConfig:
     """A run of a few dozen optimiser steps on the small agreement corpus: seconds, not minutes."""
-    return RunConfig.from_settings({
-        "family": "rnn", "corpus": "agreement", "corpus_options": SMALL_AGREEMENT,
-        "train_tokens": 3000, "eval_tokens": 500, "max_steps_per_epoch": 15, "max_epochs": 2,
-        "hidden": 16, "embed_dim": 8, "output": "full", "batch_size": 8, "bptt": 10, "eval_batch_size": 16,
-        **settings,
-    })
+    return RunConfig.from_settings(
+        {
+            "family": "rnn",
+            "corpus": "agreement",
+            "corpus_options": SMALL_AGREEMENT,
+            "train_tokens": 3000,
+            "eval_tokens": 500,
+            "max_steps_per_epoch": 15,
+            "max_epochs": 2,
+            "hidden": 16,
+            "embed_dim": 8,
+            "output": "full",
+            "batch_size": 8,
+            "bptt": 10,
+            "eval_batch_size": 16,
+            **settings,
+        }
+    )
 
 
 def params(*values):
@@ -322,11 +342,17 @@ def test_adam_as_the_loop_builds_it_moves_every_embedding_row_its_moments_move()
     assert torch.allclose(model.embedding.weight.detach(), expected, rtol=0, atol=1e-6)
 
 
-@pytest.mark.parametrize("settings", [{"optimizer": "sgd", "clip_mode": "norm", "clip": 0.3},
-                                      {"optimizer": "sgd", "clip_mode": "value", "clip": 0.02},
-                                      {"optimizer": "adam", "lr": 0.01, "clip_mode": "norm", "clip": 0.3}])
-def test_a_run_with_sparse_embedding_gradients_matches_one_with_dense_gradients(settings, tmp_path, cache_dir,
-                                                                                monkeypatch):
+@pytest.mark.parametrize(
+    "settings",
+    [
+        {"optimizer": "sgd", "clip_mode": "norm", "clip": 0.3},
+        {"optimizer": "sgd", "clip_mode": "value", "clip": 0.02},
+        {"optimizer": "adam", "lr": 0.01, "clip_mode": "norm", "clip": 0.3},
+    ],
+)
+def test_a_run_with_sparse_embedding_gradients_matches_one_with_dense_gradients(
+    settings, tmp_path, cache_dir, monkeypatch
+):
     cfg = tiny(**settings)
     sparse = train_run(cfg, tmp_path / "sparse", cache_dir=cache_dir)
     monkeypatch.setattr(optim, "sparse_embedding_gradients", lambda model: None)
@@ -341,8 +367,10 @@ def test_a_run_with_sparse_embedding_gradients_matches_one_with_dense_gradients(
 
 
 def records(n):
-    return [StepRecord(step=i, epoch=1, lr=1.0, loss=float(i), grad_norm=1.0, clipped=False, clip_cosine=1.0)
-            for i in range(1, n + 1)]
+    return [
+        StepRecord(step=i, epoch=1, lr=1.0, loss=float(i), grad_norm=1.0, clipped=False, clip_cosine=1.0)
+        for i in range(1, n + 1)
+    ]
 
 
 @pytest.mark.parametrize("keep", [None, 50, 100, 1, 99])
@@ -362,14 +390,25 @@ def test_step_statistics_hand_worked():
     def step(i, norm, clipped, cosine):
         return StepRecord(i, 1, 1.0, 5.0, norm, clipped, cosine)
 
-    steps = [step(1, 1.0, False, 1.0), step(2, 2.0, True, 0.9), step(3, 3.0, True, 0.7), step(4, 4.0, False, 1.0),
-             step(5, 5.0, False, 1.0), step(6, math.inf, True, 0.1)]
+    steps = [
+        step(1, 1.0, False, 1.0),
+        step(2, 2.0, True, 0.9),
+        step(3, 3.0, True, 0.7),
+        step(4, 4.0, False, 1.0),
+        step(5, 5.0, False, 1.0),
+        step(6, math.inf, True, 0.1),
+    ]
     # step 6 diverged: it enters no statistic. Norms 1..5: median 3, max 5; the 5% quantile by linear
     # interpolation 1 + 0.05 * 4 * (2 - 1) = 1.2, the 95% one 4 + 0.8 * (5 - 4) = 4.8
     # cosine over the clipped steps 2 and 3: (0.9 + 0.7) / 2 = 0.8
     stats = step_statistics(steps, diverged_step=6)
-    assert stats == {"grad_norm_q05": pytest.approx(1.2), "grad_norm_median": 3.0, "grad_norm_q95": pytest.approx(4.8),
-                     "grad_norm_max": 5.0, "clip_cosine_mean": pytest.approx(0.8)}
+    assert stats == {
+        "grad_norm_q05": pytest.approx(1.2),
+        "grad_norm_median": 3.0,
+        "grad_norm_q95": pytest.approx(4.8),
+        "grad_norm_max": 5.0,
+        "clip_cosine_mean": pytest.approx(0.8),
+    }
     assert step_statistics(steps[:1], None)["clip_cosine_mean"] is None  # no step clipped: nothing to average
 
 
@@ -420,9 +459,10 @@ def test_short_run_per_family_writes_every_output(family, settings, tmp_path, ca
     assert list(epochs.columns) == EPOCHS_COLUMNS
     assert epochs["valid_ppl"].iloc[0] == pytest.approx(metrics["valid_ppl"])
     config = json.loads((tmp_path / "config.json").read_text())
-    assert config["run_id"] == cfg.run_id and RunConfig.from_settings(
-        {k: v for k, v in config.items() if k != "run_id"}
-    ) == cfg
+    assert (
+        config["run_id"] == cfg.run_id
+        and RunConfig.from_settings({k: v for k, v in config.items() if k != "run_id"}) == cfg
+    )
     model = torch.load(tmp_path / "model.pt", weights_only=False)
     assert model["config"] == cfg.to_dict() and set(model) == {"config", "state_dict"}
 
@@ -446,7 +486,9 @@ def test_snapshots_of_the_initialisation_and_every_epoch(tmp_path, cache_dir):
 
 def test_recorded_steps_follow_the_clipping_setting(tmp_path, cache_dir):
     # a threshold below any gradient norm: every step is clipped and the recorded norm is the pre-clip one
-    metrics = train_run(tiny(clip_mode="norm", clip=1e-6, max_epochs=1, max_steps_per_epoch=6), tmp_path, cache_dir=cache_dir)
+    metrics = train_run(
+        tiny(clip_mode="norm", clip=1e-6, max_epochs=1, max_steps_per_epoch=6), tmp_path, cache_dir=cache_dir
+    )
     _, epochs, steps = read_run(tmp_path)
     assert steps["clipped"].all() and (steps["grad_norm"] > 1e-6).all()
     assert metrics["clipped_fraction"] == 1.0 and epochs["clipped_fraction"].iloc[0] == 1.0
@@ -520,8 +562,18 @@ def test_validation_divergence_reasons(valid_nll, best_nll, reason):
 def test_saturated_units_end_the_run_as_diverged(tmp_path, cache_dir):
     # units saturated by lr 1e6 without clipping: the loss explodes while staying finite and the gradient
     # norm stays under divergence_norm; before, such a run reported test perplexity inf, diverged false
-    cfg = tiny(hidden=8, embed_dim=16, optimizer="sgd", lr=1e6, clip_mode="none", schedule="constant",
-               max_epochs=1, max_steps_per_epoch=30, train_tokens=20000, eval_tokens=5000)
+    cfg = tiny(
+        hidden=8,
+        embed_dim=16,
+        optimizer="sgd",
+        lr=1e6,
+        clip_mode="none",
+        schedule="constant",
+        max_epochs=1,
+        max_steps_per_epoch=30,
+        train_tokens=20000,
+        eval_tokens=5000,
+    )
     metrics = train_run(cfg, tmp_path, cache_dir=cache_dir)
     assert metrics["diverged"] is True and metrics["diverged_reason"] == "loss_above_uniform"
     assert metrics["steps"] == metrics["diverged_step"] <= 30
@@ -627,15 +679,45 @@ def test_split_stream_cuts_at_a_sentence_boundary(cache_dir):
 # the n-gram run's validation perplexity by 1.4e-6 of itself); any change in what is computed (an update, a
 # batch, a clipping decision) moves them by far more.
 PINNED = {
-    "stream": ({"clip_mode": "norm", "clip": 0.34},
-               (152.4113495388536, 155.71707700901547, 0.5, 0.5, 229.04175654790117, 151.15126318293176,
-                4.932094097137451, 0.34921547770500183)),
-    "sentences": ({"bptt": 0, "clip_mode": "value", "clip": 0.05},
-                  (154.13158999443925, 160.46836977537927, 0.48333333333333334, 0.4, 233.76283532964433,
-                   156.79400932540148, 5.04209041595459, 0.27853256464004517)),
-    "windows": ({"family": "ff", "context": 3, "batch_size": 32, "optimizer": "adam", "lr": 0.01},
-                (154.5160516439697, 154.9679951461889, 0.5, 0.8333333333333334, 275.7627728550354, 182.1656803117916,
-                 4.638015270233154, 0.5054745674133301)),
+    "stream": (
+        {"clip_mode": "norm", "clip": 0.34},
+        (
+            152.4113495388536,
+            155.71707700901547,
+            0.5,
+            0.5,
+            229.04175654790117,
+            151.15126318293176,
+            4.932094097137451,
+            0.34921547770500183,
+        ),
+    ),
+    "sentences": (
+        {"bptt": 0, "clip_mode": "value", "clip": 0.05},
+        (
+            154.13158999443925,
+            160.46836977537927,
+            0.48333333333333334,
+            0.4,
+            233.76283532964433,
+            156.79400932540148,
+            5.04209041595459,
+            0.27853256464004517,
+        ),
+    ),
+    "windows": (
+        {"family": "ff", "context": 3, "batch_size": 32, "optimizer": "adam", "lr": 0.01},
+        (
+            154.5160516439697,
+            154.9679951461889,
+            0.5,
+            0.8333333333333334,
+            275.7627728550354,
+            182.1656803117916,
+            4.638015270233154,
+            0.5054745674133301,
+        ),
+    ),
 }
 
 
@@ -644,8 +726,15 @@ def test_metrics_of_a_fixed_seed_run_are_pinned(mode, tmp_path, cache_dir):
     settings, expected = PINNED[mode]
     metrics = train_run(tiny(max_epochs=2, **settings), tmp_path, cache_dir=cache_dir)
     _, epochs, steps = read_run(tmp_path)
-    got = (metrics["test_ppl"], metrics["valid_ppl"], metrics["agreement_accuracy"], metrics["clipped_fraction"],
-           *epochs["train_ppl"], steps["loss"].iloc[-1], steps["grad_norm"].iloc[-1])
+    got = (
+        metrics["test_ppl"],
+        metrics["valid_ppl"],
+        metrics["agreement_accuracy"],
+        metrics["clipped_fraction"],
+        *epochs["train_ppl"],
+        steps["loss"].iloc[-1],
+        steps["grad_norm"].iloc[-1],
+    )
     assert got == pytest.approx(expected, rel=1e-5)
     assert metrics["steps"] == 30 and len(steps) == 30
 
@@ -657,8 +746,11 @@ def test_records_do_not_depend_on_how_often_they_are_read_back(settings, tmp_pat
         monkeypatch.setattr("rnnbench.train.READ_EVERY", every)
         metrics = train_run(tiny(**settings), tmp_path / str(every), cache_dir=cache_dir)
         _, epochs, steps = read_run(tmp_path / str(every))
-        runs[every] = ({k: v for k, v in metrics.items() if k not in ("train_seconds", "tokens_per_second")},
-                       epochs.drop(columns=TIMING_COLUMNS), steps)
+        runs[every] = (
+            {k: v for k, v in metrics.items() if k not in ("train_seconds", "tokens_per_second")},
+            epochs.drop(columns=TIMING_COLUMNS),
+            steps,
+        )
     for every in (4, 1000):
         assert runs[every][0] == runs[1][0]
         pd.testing.assert_frame_equal(runs[every][1], runs[1][1])

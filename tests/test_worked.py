@@ -52,7 +52,9 @@ def test_unroll_third_step_carries_the_prefix():
     h3 = t[t.step == 3].h.to_numpy()
     h = np.zeros(2)
     for word in ("dog", "ran"):
-        h = np.tanh(chapter.UNROLL_W @ np.array(chapter.UNROLL_EMBEDDINGS[word]) + chapter.UNROLL_U @ h + chapter.UNROLL_B)
+        h = np.tanh(
+            chapter.UNROLL_W @ np.array(chapter.UNROLL_EMBEDDINGS[word]) + chapter.UNROLL_U @ h + chapter.UNROLL_B
+        )
     assert np.abs(h - h3).max() > 0.01
 
 
@@ -92,12 +94,16 @@ def test_params_table_against_real_models_every_context():
     totals = chapter.params_totals().set_index("context")
     with gradients.one_thread():
         for context in chapter.CONTEXTS:
-            model = build_model(ModelConfig("ff", vocab_size=10_000, embed_dim=100, hidden=500, context=context, output="full"))
+            model = build_model(
+                ModelConfig("ff", vocab_size=10_000, embed_dim=100, hidden=500, context=context, output="full")
+            )
             assert sum(p.numel() for p in model.parameters()) == totals.loc[context, "ff"]
             rows = shapes[(shapes.context == context) & (shapes.model == "ff")]
             assert _shape_multiset(model) == Counter(rows["shape"])
         for impl in ("reference", "fast"):
-            rnn = build_model(ModelConfig("rnn", vocab_size=10_000, embed_dim=100, hidden=500, impl=impl, output="full"))
+            rnn = build_model(
+                ModelConfig("rnn", vocab_size=10_000, embed_dim=100, hidden=500, impl=impl, output="full")
+            )
             assert sum(p.numel() for p in rnn.parameters()) == totals.loc[1, "rnn"] == 6_310_500
             rows = shapes[(shapes.context == 1) & (shapes.model == "rnn")]
             assert _shape_multiset(rnn) == Counter(rows["shape"])
@@ -109,8 +115,12 @@ def test_crossover_grid_against_real_models_small_vocab():
         for d, H in ((50, 100), (100, 250), (200, 500)):
             c = params.crossover_context(d, H)
             rnn = sum(p.numel() for p in build_model(ModelConfig("rnn", 50, d, H, output="full")).parameters())
-            ff_at = {k: sum(p.numel() for p in build_model(ModelConfig("ff", 50, d, H, context=k, output="full")).parameters())
-                     for k in (c - 1, c)}
+            ff_at = {
+                k: sum(
+                    p.numel() for p in build_model(ModelConfig("ff", 50, d, H, context=k, output="full")).parameters()
+                )
+                for k in (c - 1, c)
+            }
             assert ff_at[c] > rnn >= ff_at[c - 1]
 
 
@@ -280,9 +290,23 @@ def test_the_worked_table_job_writes_each_table_atomically(tmp_path):
 
 def test_every_table_builds_tidy():
     expected = {
-        "unroll", "params_ff_vs_rnn", "params_totals", "crossover_grid", "lesson_params", "decay", "decay_47_words",
-        "clipping", "lesson_rnn_shapes", "lesson_gradient_reach", "lesson_numpy_trace", "lesson_two_sentences",
-        "lesson_word_order", "bptt_gradient_check", "jacobian_product", "seed_claims", "seed_discrepancies",
+        "unroll",
+        "params_ff_vs_rnn",
+        "params_totals",
+        "crossover_grid",
+        "lesson_params",
+        "decay",
+        "decay_47_words",
+        "clipping",
+        "lesson_rnn_shapes",
+        "lesson_gradient_reach",
+        "lesson_numpy_trace",
+        "lesson_two_sentences",
+        "lesson_word_order",
+        "bptt_gradient_check",
+        "jacobian_product",
+        "seed_claims",
+        "seed_discrepancies",
     }
     assert set(worked.TABLES) == expected
     for name, make in worked.TABLES.items():

@@ -103,28 +103,35 @@ def tiny_extra_config(tmp_path: Path, **sections) -> tuple[Path, list[str]]:
     (studies, analyses, ...). Returns the results folder and the config files to pass."""
     results = tmp_path / "results"
     extra = tmp_path / "extra.yaml"
-    extra.write_text(yaml.safe_dump({
-        "results_dir": str(results),
-        "cache_dir": str(tmp_path / "cache"),
-        "run_overrides": {"max_steps_per_epoch": 5, "train_tokens": 5000, "eval_tokens": 2000},
-        **sections,
-    }))
+    extra.write_text(
+        yaml.safe_dump(
+            {
+                "results_dir": str(results),
+                "cache_dir": str(tmp_path / "cache"),
+                "run_overrides": {"max_steps_per_epoch": 5, "train_tokens": 5000, "eval_tokens": 2000},
+                **sections,
+            }
+        )
+    )
     return results, ["config/smoke.yaml", str(extra)]
 
 
 def test_a_new_study_in_the_config_gets_its_jobs_table_and_figure(tmp_path):
     """Adding a study is config only: its runs, summary and figure appear with no code change."""
-    results, configs = tiny_extra_config(tmp_path, studies={
-        "activation_agreement": {
-            "description": "activation ablation",
-            "family": "rnn",
-            "corpus": "agreement",
-            "fixed": {"output": "full", "embed_dim": 8, "hidden": 8},
-            "vary": {"activation": ["tanh", "relu"]},
-            "seeds": [1],
-            "metric": "agreement_accuracy",
-        }
-    })
+    results, configs = tiny_extra_config(
+        tmp_path,
+        studies={
+            "activation_agreement": {
+                "description": "activation ablation",
+                "family": "rnn",
+                "corpus": "agreement",
+                "fixed": {"output": "full", "embed_dim": 8, "hidden": 8},
+                "vary": {"activation": ["tanh", "relu"]},
+                "seeds": [1],
+                "metric": "agreement_accuracy",
+            }
+        },
+    )
     targets = [
         f"{results}/studies/activation_agreement/summary.csv",
         f"{results}/studies/activation_agreement/study.json",
@@ -132,15 +139,22 @@ def test_a_new_study_in_the_config_gets_its_jobs_table_and_figure(tmp_path):
         f"{results}/studies/activation_agreement/figure.pdf",
     ]
     # An agreement-accuracy study also gets its accuracy per head-verb distance and the figures of it.
-    distance = [f"{results}/studies/activation_agreement/distance.csv",
-                f"{results}/studies/activation_agreement/distance-heatmap.png"]
+    distance = [
+        f"{results}/studies/activation_agreement/distance.csv",
+        f"{results}/studies/activation_agreement/distance-heatmap.png",
+    ]
     targets += distance
 
     dry = snakemake(*targets, "-n", configfiles=configs)
     assert dry.returncode == 0, dry.stdout + dry.stderr
     assert jobs_by_rule(dry.stdout) == {
-        "prepare_corpus": 1, "train": 2, "study_summary": 1, "study_figure": 1, "study_extra_table": 1,
-        "study_extra_figure": 1, "total": 7,
+        "prepare_corpus": 1,
+        "train": 2,
+        "study_summary": 1,
+        "study_figure": 1,
+        "study_extra_table": 1,
+        "study_extra_figure": 1,
+        "total": 7,
     }
 
     # --nolock: this run writes only under tmp_path, so it may run beside a pipeline in the same checkout.
@@ -173,7 +187,7 @@ def test_a_new_study_in_the_config_gets_its_jobs_table_and_figure(tmp_path):
     for target in (targets[0], targets[2]):  # summary.csv and figure.png, each with its caption
         assert f'"{target}": {{"name": "{Path(target).name}"' in html
     # each caption names the study: summary, figure, per-distance table, heatmap
-    assert html.count("Study <tt class=\\\"docutils literal\\\">activation_agreement</tt>") == 4
+    assert html.count('Study <tt class=\\"docutils literal\\">activation_agreement</tt>') == 4
 
     again = snakemake(*targets, "-n", configfiles=configs)
     assert "Nothing to be done" in again.stdout + again.stderr
@@ -186,15 +200,23 @@ def test_a_new_decay_analysis_in_the_config_gets_its_job_tables_and_figure(tmp_p
         tmp_path,
         studies={
             "tiny_agreement": {
-                "family": "rnn", "corpus": "agreement", "fixed": {"output": "full"},
-                "vary": {"bptt": [5]}, "seeds": [1], "metric": "agreement_accuracy",
+                "family": "rnn",
+                "corpus": "agreement",
+                "fixed": {"output": "full"},
+                "vary": {"bptt": [5]},
+                "seeds": [1],
+                "metric": "agreement_accuracy",
             }
         },
         analyses={
             "decay_gain": {
                 "description": "untrained relu",
-                "network": {"untrained": {"fixed": {"activation": "relu", "hidden": 8, "embed_dim": 4},
-                                          "vary": {"radius": [0.5, 3.0]}}},
+                "network": {
+                    "untrained": {
+                        "fixed": {"activation": "relu", "hidden": 8, "embed_dim": 4},
+                        "vary": {"radius": [0.5, 3.0]},
+                    }
+                },
                 "measure": {"corpus": "agreement", "steps": 12, "sequences": 2},
             },
             "decay_tiny": {
@@ -211,7 +233,11 @@ def test_a_new_decay_analysis_in_the_config_gets_its_job_tables_and_figure(tmp_p
     dry = snakemake(*targets, "-n", configfiles=configs)
     assert dry.returncode == 0, dry.stdout + dry.stderr
     assert jobs_by_rule(dry.stdout) == {
-        "prepare_corpus": 1, "train": 1, "decay_analysis": 2, "analysis_figure": 2, "total": 6,
+        "prepare_corpus": 1,
+        "train": 1,
+        "decay_analysis": 2,
+        "analysis_figure": 2,
+        "total": 6,
     }
 
     run = snakemake(*targets, "--cores", "2", "--nolock", configfiles=configs)
@@ -235,8 +261,17 @@ def test_provenance_names_the_workflows_commit_when_run_from_another_folder(tmp_
     """`snakemake -s <checkout>/Snakefile --directory <elsewhere>`: the commit is the checkout's."""
     configs = [str(REPO / "config" / "config.yaml"), str(REPO / "config" / "smoke.yaml")]
     target = "results/smoke/tables/decay_47_words.csv"
-    run = snakemake("-s", str(REPO / "Snakefile"), "--directory", str(tmp_path), target, "--cores", "1",
-                    configfiles=configs, cwd=tmp_path)
+    run = snakemake(
+        "-s",
+        str(REPO / "Snakefile"),
+        "--directory",
+        str(tmp_path),
+        target,
+        "--cores",
+        "1",
+        configfiles=configs,
+        cwd=tmp_path,
+    )
     assert run.returncode == 0, run.stdout + run.stderr
     record = json.loads((tmp_path / "results/smoke/tables/decay_47_words.provenance.json").read_text())
     head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True).stdout.strip()

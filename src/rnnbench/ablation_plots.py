@@ -1,8 +1,8 @@
 """The ablations' figures, one function each: a table of rnnbench.ablations in, a figure out.
 
-    distance_heatmap   agreement accuracy, head-verb distance x the study's first varied setting
-    distance_curves    accuracy against distance, one line per value of that setting, seeds' range as a band
-    norm_trace         pre-clip gradient norm step by step (log y), one line per run, a panel per second setting
+distance_heatmap   agreement accuracy, head-verb distance x the study's first varied setting
+distance_curves    accuracy against distance, one line per value of that setting, seeds' range as a band
+norm_trace         pre-clip gradient norm step by step (log y), one line per run, a panel per second setting
 """
 
 from __future__ import annotations
@@ -52,8 +52,16 @@ def distance_heatmap(distances: pd.DataFrame, study: Mapping, *, source: str = "
     values = list(dict.fromkeys(distances[setting]))
     grid = distances.pivot_table(index=setting, columns="distance", values="accuracy_mean", aggfunc="first")
     grid = grid.reindex(values)
-    sns.heatmap(grid, ax=ax, cmap="RdBu", vmin=0.0, vmax=1.0, center=CHANCE, linewidths=0.3,
-                cbar_kws={"label": "accuracy (mean over seeds)"})
+    sns.heatmap(
+        grid,
+        ax=ax,
+        cmap="RdBu",
+        vmin=0.0,
+        vmax=1.0,
+        center=CHANCE,
+        linewidths=0.3,
+        cbar_kws={"label": "accuracy (mean over seeds)"},
+    )
     ax.set_yticklabels([_setting_name(setting, v) for v in values], rotation=0)
     ax.set_xlabel("head-verb distance (words)")
     ax.set_ylabel(_words(setting))
@@ -64,7 +72,11 @@ def distance_heatmap(distances: pd.DataFrame, study: Mapping, *, source: str = "
                 edge = sum(1 for d in columns if d <= value)
                 if 0 < edge < len(columns):
                     ax.plot([edge, edge], [row, row + 1], color="black", linewidth=1.5)
-    _title(ax, study, "accuracy per distance" + (" (black tick: the setting's reach)" if setting in ("bptt", "context") else ""))
+    _title(
+        ax,
+        study,
+        "accuracy per distance" + (" (black tick: the setting's reach)" if setting in ("bptt", "context") else ""),
+    )
     _source(fig, source)
     return fig
 
@@ -81,11 +93,18 @@ def distance_curves(distances: pd.DataFrame, study: Mapping, *, source: str = ""
     for value in values:
         rows = distances[distances[setting] == value].sort_values("distance")
         colour = palette[value]
-        ax.plot(rows["distance"], rows["accuracy_mean"], color=colour, marker="o", markersize=3,
-                label=_setting_name(setting, value))
+        ax.plot(
+            rows["distance"],
+            rows["accuracy_mean"],
+            color=colour,
+            marker="o",
+            markersize=3,
+            label=_setting_name(setting, value),
+        )
         if (rows["accuracy_max"] > rows["accuracy_min"]).any():
-            ax.fill_between(rows["distance"], rows["accuracy_min"], rows["accuracy_max"], color=colour, alpha=0.15,
-                            linewidth=0)
+            ax.fill_between(
+                rows["distance"], rows["accuracy_min"], rows["accuracy_max"], color=colour, alpha=0.15, linewidth=0
+            )
         if setting in ("bptt", "context") and value and value < rows["distance"].max():
             ax.axvline(value + 0.5, color=colour, linestyle="--", linewidth=0.8)
     ax.axhline(CHANCE, color="0.4", linestyle=":", linewidth=1)
@@ -106,8 +125,14 @@ def norm_trace(trace: pd.DataFrame, study: Mapping, *, source: str = "") -> plt.
     line, panel = vary[0], (vary[1] if len(vary) > 1 else None)
     panels = list(dict.fromkeys(trace[panel])) if panel else [None]
     _theme()
-    fig, axes = plt.subplots(1, len(panels), figsize=(WIDTH if len(panels) == 1 else 6.3, HEIGHT),
-                             layout="constrained", sharey=True, squeeze=False)
+    fig, axes = plt.subplots(
+        1,
+        len(panels),
+        figsize=(WIDTH if len(panels) == 1 else 6.3, HEIGHT),
+        layout="constrained",
+        sharey=True,
+        squeeze=False,
+    )
     values = list(dict.fromkeys(trace[line]))
     palette = dict(zip(values, sns.color_palette("viridis", len(values)), strict=True))
     # Runs that never clipped trace the same norms: a dash pattern per line keeps each one visible on top.
@@ -121,7 +146,14 @@ def norm_trace(trace: pd.DataFrame, study: Mapping, *, source: str = "") -> plt.
             if run.empty:
                 continue
             norms = run["grad_norm"].where(np.isfinite(run["grad_norm"]), top)
-            ax.plot(run["step"], norms, color=palette[value], linestyle=dashes[value], linewidth=1.1, label=f"{line.replace('_', ' ')} {_label(value)}")
+            ax.plot(
+                run["step"],
+                norms,
+                color=palette[value],
+                linestyle=dashes[value],
+                linewidth=1.1,
+                label=f"{line.replace('_', ' ')} {_label(value)}",
+            )
             if bool(run["diverged"].iloc[0]):
                 ax.scatter(run["step"].iloc[-1:], norms.iloc[-1:], marker="x", s=40, color=DIVERGED_COLOR, zorder=4)
         ax.set_yscale("log")
@@ -134,8 +166,9 @@ def norm_trace(trace: pd.DataFrame, study: Mapping, *, source: str = "") -> plt.
         handles.append(plt.Line2D([], [], color=DIVERGED_COLOR, marker="x", linestyle="", label="diverged"))
     axes[0][-1].legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     seed = trace["seed"].iloc[0] if len(trace) else ""
-    fig.suptitle("\n".join(textwrap.wrap(f"{study.get('name', '')}: gradient norm before clipping, seed {seed}", 70)),
-                 fontsize=9)
+    fig.suptitle(
+        "\n".join(textwrap.wrap(f"{study.get('name', '')}: gradient norm before clipping, seed {seed}", 70)), fontsize=9
+    )
     _source(fig, source)
     return fig
 

@@ -14,14 +14,30 @@ import pandas as pd
 
 from rnnbench import paths
 from rnnbench.ablations import matched_pairs, reach_table, setting_table
-from rnnbench.report import STAGING_DIR, _missing, _root, label_slug, stage_figure, study_about, study_names, study_summary
+from rnnbench.report import (
+    STAGING_DIR,
+    _missing,
+    _root,
+    label_slug,
+    stage_figure,
+    study_about,
+    study_names,
+    study_summary,
+)
 
 # Accuracy below this counts as not learned (two verb forms: chance is 0.5; a few hundred probes per
 # distance put the seed-to-seed noise at a few points).
 LEARNED = 0.55
 
 # Measurements of the clipping table, in its column order.
-CLIP_METRICS = ("clipped_fraction", "clip_cosine_mean", "grad_norm_median", "grad_norm_q95", "grad_norm_max", "diverged_step")
+CLIP_METRICS = (
+    "clipped_fraction",
+    "clip_cosine_mean",
+    "grad_norm_median",
+    "grad_norm_q95",
+    "grad_norm_max",
+    "diverged_step",
+)
 
 
 def have(*studies: str, results: str | Path | None = None) -> bool:
@@ -66,8 +82,12 @@ def clipping_table(studies: list[str], results: str | Path | None = None) -> pd.
         for key in ("clip_mode", "clip", "lr"):
             if key not in summary.columns:
                 summary[key] = fixed.get(key)
-        table = setting_table(summary, ["clip_mode", "clip", "lr"], [about["metric"], *CLIP_METRICS],
-                              every_run=[m for m in CLIP_METRICS if m != "diverged_step"])
+        table = setting_table(
+            summary,
+            ["clip_mode", "clip", "lr"],
+            [about["metric"], *CLIP_METRICS],
+            every_run=[m for m in CLIP_METRICS if m != "diverged_step"],
+        )
         frames.append(table.assign(study=study, metric=about["metric"]))
     # A setting two studies share (value clipping at 15 at the same rate) is the same runs: listed once.
     table = pd.concat(frames, ignore_index=True).drop_duplicates(["clip_mode", "clip", "lr"])
@@ -100,7 +120,9 @@ def truncation_cost(study: str, results: str | Path | None = None) -> pd.DataFra
     bench = pd.read_csv(bench_path).groupby("run_id", as_index=False).mean(numeric_only=True)
     per_setting = setting_table(summary, ["bptt"], [metric, "tokens_per_second"])
     runs = summary.drop_duplicates("run_id")[["run_id", "bptt"]].merge(bench, on="run_id", how="left")
-    cost = runs.groupby("bptt", sort=False)[[c for c in ("wall_seconds", "cpu_seconds", "max_rss_mb") if c in runs]].mean()
+    cost = runs.groupby("bptt", sort=False)[
+        [c for c in ("wall_seconds", "cpu_seconds", "max_rss_mb") if c in runs]
+    ].mean()
     return per_setting.merge(cost.reset_index(), on="bptt", how="left")
 
 
@@ -163,8 +185,11 @@ def _lr_text(lr: float) -> str:
 
 def clipping_section(corpus: str, results: str | Path | None = None, staging: str | Path = STAGING_DIR) -> Markdown:
     """The clipping ablation on one corpus: its table, norm traces and the three claims, measured."""
-    studies = [s for s in (f"clipping_{corpus}", f"clip_threshold_{corpus}", f"value_threshold_{corpus}")
-               if have(s, results=results)]
+    studies = [
+        s
+        for s in (f"clipping_{corpus}", f"clip_threshold_{corpus}", f"value_threshold_{corpus}")
+        if have(s, results=results)
+    ]
     if not studies:
         return Markdown("")
     table = clipping_table(studies, results)
@@ -175,8 +200,11 @@ def clipping_section(corpus: str, results: str | Path | None = None, staging: st
     none, norm, value = (clipping_rows(table, m) for m in ("none", "norm", "value"))
     traced = [s for s in studies if Path(paths.study_extra_table(_root(results), s, "trace")).is_file()]
     traces = words([f"@fig-{label_slug(s)}-norm-trace" for s in traced])
-    lines += [f"@tbl-{slug} lists every clipping setting at each learning rate"
-              + (f"; {traces} trace{'s' if len(traced) == 1 else ''} the gradient norm step by step." if traced else "."), ""]
+    lines += [
+        f"@tbl-{slug} lists every clipping setting at each learning rate"
+        + (f"; {traces} trace{'s' if len(traced) == 1 else ''} the gradient norm step by step." if traced else "."),
+        "",
+    ]
 
     # Direction: norm clipping rescales (cosine exactly 1); value clipping may turn the update.
     norm_clipped = norm[norm["clipped_fraction_mean"] > 0]
@@ -197,7 +225,11 @@ def clipping_section(corpus: str, results: str | Path | None = None, staging: st
         )
     if len(idle):
         biggest = idle["grad_norm_max_max"].max()
-        seen = f" (the largest global pre-clip norm of any of its runs was {sig(biggest)})" if not math.isnan(biggest) else ""
+        seen = (
+            f" (the largest global pre-clip norm of any of its runs was {sig(biggest)})"
+            if not math.isnan(biggest)
+            else ""
+        )
         lines.append(
             f"Value clipping at {words(sorted({f'±{c:g}' for c in idle['clip']}))} clipped no step before its runs ended or "
             f"diverged: no single gradient component reached the threshold{seen}, so those runs are the unclipped runs' "
@@ -214,8 +246,15 @@ def clipping_section(corpus: str, results: str | Path | None = None, staging: st
         parts = []
         if len(unclipped):
             u = unclipped.iloc[0]
-            steps = (f", at step {integer(u['diverged_step_min'])}" if u["diverged_step_min"] == u["diverged_step_max"]
-                     else f", between steps {integer(u['diverged_step_min'])} and {integer(u['diverged_step_max'])}") if u["diverged_runs"] else ""
+            steps = (
+                (
+                    f", at step {integer(u['diverged_step_min'])}"
+                    if u["diverged_step_min"] == u["diverged_step_max"]
+                    else f", between steps {integer(u['diverged_step_min'])} and {integer(u['diverged_step_max'])}"
+                )
+                if u["diverged_runs"]
+                else ""
+            )
             parts.append(f"{integer(u['diverged_runs'])} of {integer(u['runs'])} unclipped runs diverged{steps}")
         if len(clipped):
             safe = clipped[clipped["diverged_runs"] == 0]["clip"].tolist()
@@ -223,9 +262,16 @@ def clipping_section(corpus: str, results: str | Path | None = None, staging: st
             if safe:
                 parts.append(f"none diverged with the norm clipped at {words([f'{c:g}' for c in safe])}")
             if len(failed):
-                parts.append("with the norm clipped at " + words(
-                    [f"{c:g}, {integer(d)} of {integer(n)}" for c, d, n in zip(failed["clip"], failed["diverged_runs"], failed["runs"])]
-                ) + " did")
+                parts.append(
+                    "with the norm clipped at "
+                    + words(
+                        [
+                            f"{c:g}, {integer(d)} of {integer(n)}"
+                            for c, d, n in zip(failed["clip"], failed["diverged_runs"], failed["runs"])
+                        ]
+                    )
+                    + " did"
+                )
         if parts:
             claims.append(f"at {_lr_text(lr)}, " + "; ".join(parts))
     if claims:
@@ -233,19 +279,30 @@ def clipping_section(corpus: str, results: str | Path | None = None, staging: st
         lines += [f"**Divergence.** {text[0].upper()}{text[1:]}.", ""]
 
     # Cost: at a rate where no unclipped run diverged, compare the clipped runs' metric with the unclipped seeds'.
-    calm = [lr for lr in sorted(table["lr"].unique())
-            if len(none[(none["lr"] == lr)]) and int(none[none["lr"] == lr]["diverged_runs"].iloc[0]) == 0]
+    calm = [
+        lr
+        for lr in sorted(table["lr"].unique())
+        if len(none[(none["lr"] == lr)]) and int(none[none["lr"] == lr]["diverged_runs"].iloc[0]) == 0
+    ]
     for lr in calm:
         base = none[none["lr"] == lr].iloc[0]
         lo, hi = base[f"{metric}_min"], base[f"{metric}_max"]
         rows = norm[(norm["lr"] == lr) & (norm["diverged_runs"] == 0)]
         inside = [f"{c:g}" for c, m in zip(rows["clip"], rows[f"{metric}_mean"]) if lo <= m <= hi]
-        better = [f"{c:g} ({sig(m)})" for c, m in zip(rows["clip"], rows[f"{metric}_mean"])
-                  if (m < lo if metric.endswith("ppl") else m > hi)]
-        worse = [f"{c:g} ({sig(m)})" for c, m in zip(rows["clip"], rows[f"{metric}_mean"])
-                 if (m > hi if metric.endswith("ppl") else m < lo)]
-        sentence = (f"**Cost.** At {_lr_text(lr)}, where no unclipped run diverged, the unclipped runs reach {metric_name} "
-                    f"{_spread(base[f'{metric}_mean'], lo, hi)} (mean and range over seeds).")
+        better = [
+            f"{c:g} ({sig(m)})"
+            for c, m in zip(rows["clip"], rows[f"{metric}_mean"])
+            if (m < lo if metric.endswith("ppl") else m > hi)
+        ]
+        worse = [
+            f"{c:g} ({sig(m)})"
+            for c, m in zip(rows["clip"], rows[f"{metric}_mean"])
+            if (m > hi if metric.endswith("ppl") else m < lo)
+        ]
+        sentence = (
+            f"**Cost.** At {_lr_text(lr)}, where no unclipped run diverged, the unclipped runs reach {metric_name} "
+            f"{_spread(base[f'{metric}_mean'], lo, hi)} (mean and range over seeds)."
+        )
         if inside:
             sentence += f" Norm clipping at {words(inside)} lands inside that range: it costs nothing measurable."
         if better:
@@ -255,16 +312,21 @@ def clipping_section(corpus: str, results: str | Path | None = None, staging: st
         lines += [sentence, ""]
 
     # The table.
-    shown = pd.DataFrame({
-        "clipping": table["clipping"],
-        "lr": [f"{v:g}" for v in table["lr"]],
-        "diverged": [f"{integer(d)} of {integer(n)}" for d, n in zip(table["diverged_runs"], table["runs"])],
-        metric_name: [_spread(m, lo, hi) for m, lo, hi in zip(table[f"{metric}_mean"], table[f"{metric}_min"], table[f"{metric}_max"])],
-        "steps clipped": [f"{100 * v:.0f}%" if not math.isnan(v) else "–" for v in table["clipped_fraction_mean"]],
-        "cosine": [fixed(v, 4) if not math.isnan(v) else "–" for v in table["clip_cosine_mean_mean"]],
-        "median norm": [sig(v, plain=True) for v in table["grad_norm_median_mean"]],
-        "95% norm": [sig(v, plain=True) for v in table["grad_norm_q95_mean"]],
-    })
+    shown = pd.DataFrame(
+        {
+            "clipping": table["clipping"],
+            "lr": [f"{v:g}" for v in table["lr"]],
+            "diverged": [f"{integer(d)} of {integer(n)}" for d, n in zip(table["diverged_runs"], table["runs"])],
+            metric_name: [
+                _spread(m, lo, hi)
+                for m, lo, hi in zip(table[f"{metric}_mean"], table[f"{metric}_min"], table[f"{metric}_max"])
+            ],
+            "steps clipped": [f"{100 * v:.0f}%" if not math.isnan(v) else "–" for v in table["clipped_fraction_mean"]],
+            "cosine": [fixed(v, 4) if not math.isnan(v) else "–" for v in table["clip_cosine_mean_mean"]],
+            "median norm": [sig(v, plain=True) for v in table["grad_norm_median_mean"]],
+            "95% norm": [sig(v, plain=True) for v in table["grad_norm_q95_mean"]],
+        }
+    )
     files = words([f"studies/{s}/summary.csv" for s in studies])
     lines += [
         markdown_table(shown, align={metric_name: "right", "diverged": "right"}),
@@ -277,22 +339,42 @@ def clipping_section(corpus: str, results: str | Path | None = None, staging: st
     for study in studies:
         if (Path(paths.study_extra_table(_root(results), study, "trace"))).is_file():
             image = extra_figure(study, "norm-trace", results, staging)
-            lines += [_figure(image, f"Pre-clip gradient norm per step, first seed of {study} (log scale); a red cross marks "
-                              f"where a run diverged. From {extra_file(study, 'norm-trace')}, rule study_extra_figure.",
-                              f"fig-{label_slug(study)}-norm-trace"), ""]
+            lines += [
+                _figure(
+                    image,
+                    f"Pre-clip gradient norm per step, first seed of {study} (log scale); a red cross marks "
+                    f"where a run diverged. From {extra_file(study, 'norm-trace')}, rule study_extra_figure.",
+                    f"fig-{label_slug(study)}-norm-trace",
+                ),
+                "",
+            ]
     return Markdown("\n".join(lines))
 
 
 def _distance_figures(study: str, setting_words: str, results, staging) -> list[str]:
     lines = []
     slug = label_slug(study)
-    for name, what in (("distance-heatmap", f"Agreement accuracy per head-verb distance (columns) and {setting_words} (rows), "
-                                            "mean over seeds; white is chance"),
-                       ("distance-curves", f"Agreement accuracy against head-verb distance, one line per {setting_words}, "
-                                           "mean over seeds with their range shaded; dotted: chance")):
+    for name, what in (
+        (
+            "distance-heatmap",
+            f"Agreement accuracy per head-verb distance (columns) and {setting_words} (rows), "
+            "mean over seeds; white is chance",
+        ),
+        (
+            "distance-curves",
+            f"Agreement accuracy against head-verb distance, one line per {setting_words}, "
+            "mean over seeds with their range shaded; dotted: chance",
+        ),
+    ):
         image = extra_figure(study, name, results, staging)
-        lines += [_figure(image, f"{what} ({study}). From {extra_file(study, name)}, rule study_extra_figure.",
-                          f"fig-{slug}-{name}"), ""]
+        lines += [
+            _figure(
+                image,
+                f"{what} ({study}). From {extra_file(study, name)}, rule study_extra_figure.",
+                f"fig-{slug}-{name}",
+            ),
+            "",
+        ]
     return lines
 
 
@@ -305,7 +387,9 @@ def _reach_sentence(rows: pd.DataFrame, setting: str, name) -> str:
         elif row.beyond_probes == 0:
             parts.append(f"{name(value)}: {fixed(row.within_accuracy, 3)} (every distance within reach)")
         else:
-            parts.append(f"{name(value)}: {fixed(row.within_accuracy, 3)} within reach, {fixed(row.beyond_accuracy, 3)} beyond")
+            parts.append(
+                f"{name(value)}: {fixed(row.within_accuracy, 3)} within reach, {fixed(row.beyond_accuracy, 3)} beyond"
+            )
     return "; ".join(parts)
 
 
@@ -317,10 +401,18 @@ def truncation_section(results: str | Path | None = None, staging: str | Path = 
         metric = study_about("truncation_ptb", results)["metric"]
         name = METRIC_LABELS.get(metric, metric)
         ok = cost.dropna(subset=[f"{metric}_mean"])
-        lines += ["### Truncation on PTB {#sec-truncation-ptb}", "", "@tbl-truncation-ptb gives every length's numbers.", ""]
+        lines += [
+            "### Truncation on PTB {#sec-truncation-ptb}",
+            "",
+            "@tbl-truncation-ptb gives every length's numbers.",
+            "",
+        ]
         if len(ok):
             best, worst = ok.sort_values(f"{metric}_mean").iloc[0], ok.sort_values(f"{metric}_mean").iloc[-1]
-            fast, slow = ok.sort_values("tokens_per_second_mean").iloc[-1], ok.sort_values("tokens_per_second_mean").iloc[0]
+            fast, slow = (
+                ok.sort_values("tokens_per_second_mean").iloc[-1],
+                ok.sort_values("tokens_per_second_mean").iloc[0],
+            )
             lines.append(
                 f"Over {integer(len(ok))} truncation lengths, {name} is lowest at bptt = {int(best['bptt'])}, "
                 f"{_spread(best[f'{metric}_mean'], best[f'{metric}_min'], best[f'{metric}_max'])}, and highest at "
@@ -336,14 +428,22 @@ def truncation_section(results: str | Path | None = None, staging: str | Path = 
                     f"{integer(hi['max_rss_mb'])} MB (bptt = {int(hi['bptt'])}); at this model size the activations kept for "
                     f"the backward pass are small beside the process itself."
                 )
-        shown = pd.DataFrame({
-            "bptt": cost["bptt"].astype(int),
-            name: [_spread(m, lo, hi) for m, lo, hi in zip(cost[f"{metric}_mean"], cost[f"{metric}_min"], cost[f"{metric}_max"])],
-            "tokens/s": [sig(v, plain=True) for v in cost["tokens_per_second_mean"]],
-            "wall s": [sig(v, plain=True) for v in cost.get("wall_seconds", pd.Series(math.nan, index=cost.index))],
-            "CPU s": [sig(v, plain=True) for v in cost.get("cpu_seconds", pd.Series(math.nan, index=cost.index))],
-            "peak MB": [integer(v) if not math.isnan(v) else "–" for v in cost.get("max_rss_mb", pd.Series(math.nan, index=cost.index))],
-        })
+        shown = pd.DataFrame(
+            {
+                "bptt": cost["bptt"].astype(int),
+                name: [
+                    _spread(m, lo, hi)
+                    for m, lo, hi in zip(cost[f"{metric}_mean"], cost[f"{metric}_min"], cost[f"{metric}_max"])
+                ],
+                "tokens/s": [sig(v, plain=True) for v in cost["tokens_per_second_mean"]],
+                "wall s": [sig(v, plain=True) for v in cost.get("wall_seconds", pd.Series(math.nan, index=cost.index))],
+                "CPU s": [sig(v, plain=True) for v in cost.get("cpu_seconds", pd.Series(math.nan, index=cost.index))],
+                "peak MB": [
+                    integer(v) if not math.isnan(v) else "–"
+                    for v in cost.get("max_rss_mb", pd.Series(math.nan, index=cost.index))
+                ],
+            }
+        )
         lines += [
             "",
             markdown_table(shown, align={name: "right"}),
@@ -377,7 +477,9 @@ def truncation_section(results: str | Path | None = None, staging: str | Path = 
                 f"The drop from within to beyond is {fixed(gaps.min(), 3)} to {fixed(gaps.max(), 3)} across the truncated "
                 f"runs{'; beyond k the accuracy stays above chance (0.5), so some of the dependency is learned through what earlier segments taught the weights' if (beyond['beyond_accuracy'] > LEARNED).any() else '; beyond k the accuracy is at chance (0.5): across a boundary the dependency is not learned'}."
             )
-        lines.append("@fig-truncation-agreement-distance-heatmap and @fig-truncation-agreement-distance-curves show every distance.")
+        lines.append(
+            "@fig-truncation-agreement-distance-heatmap and @fig-truncation-agreement-distance-curves show every distance."
+        )
         lines.append("")
         lines += _distance_figures("truncation_agreement", "truncation length k (0: full sentence)", results, staging)
     return Markdown("\n".join(lines))
@@ -394,14 +496,19 @@ def window_section(results: str | Path | None = None, staging: str | Path = STAG
         lines.append(
             "A window of n-1 words cannot see a head further back than n-1. Paired with the Elman RNN of the nearest "
             "parameter count (@tbl-window-recurrence), each window's accuracy within its width and beyond it, against "
-            "the RNN's on the same distances: " + "; ".join(
+            "the RNN's on the same distances: "
+            + "; ".join(
                 f"n-1 = {p.context}: window {fixed(p.ff_within, 3)} / {fixed(p.ff_beyond, 3)}, RNN (H = {p.hidden}) "
-                f"{fixed(p.rnn_within, 3)} / {fixed(p.rnn_beyond, 3)}" for p in failing.itertuples(index=False)
-            ) + " (within / beyond)."
+                f"{fixed(p.rnn_within, 3)} / {fixed(p.rnn_beyond, 3)}"
+                for p in failing.itertuples(index=False)
+            )
+            + " (within / beyond)."
         )
         if (failing["rnn_within"] < LEARNED).all():
-            lines.append(f"No recurrence reached {LEARNED} even within the windows' widths: at this scale the comparison "
-                         "says nothing about the claim.")
+            lines.append(
+                f"No recurrence reached {LEARNED} even within the windows' widths: at this scale the comparison "
+                "says nothing about the claim."
+            )
         options = study_about("window_agreement", results).get("fixed", {}).get("corpus_options", {})
         attractors = options.get("attractor_prob")
         if attractors is not None and attractors < 0.5:
@@ -416,20 +523,26 @@ def window_section(results: str | Path | None = None, staging: str | Path = STAG
             f"windows that have dependencies beyond them; the recurrence beats the window beyond its width in "
             f"{integer(int((failing['rnn_beyond'] > failing['ff_beyond']).sum()))} of them."
         )
-    lines.append("@tbl-window-recurrence states both parameter counts of each pair. "
-                 "@fig-window-agreement-distance-heatmap and @fig-window-agreement-distance-curves show the windows per "
-                 "distance, @fig-recurrence-agreement-distance-heatmap and @fig-recurrence-agreement-distance-curves the "
-                 "recurrences.")
+    lines.append(
+        "@tbl-window-recurrence states both parameter counts of each pair. "
+        "@fig-window-agreement-distance-heatmap and @fig-window-agreement-distance-curves show the windows per "
+        "distance, @fig-recurrence-agreement-distance-heatmap and @fig-recurrence-agreement-distance-curves the "
+        "recurrences."
+    )
     lines.append("")
-    shown = pd.DataFrame({
-        "n-1": pairs["context"], "window parameters": [integer(v) for v in pairs["ff_parameters"]],
-        "RNN H": pairs["hidden"], "RNN parameters": [integer(v) for v in pairs["rnn_parameters"]],
-        "ratio": [fixed(v, 3) for v in pairs["ratio"]],
-        "window within": [fixed(v, 3) if not math.isnan(v) else "–" for v in pairs["ff_within"]],
-        "window beyond": [fixed(v, 3) if not math.isnan(v) else "–" for v in pairs["ff_beyond"]],
-        "RNN within": [fixed(v, 3) if not math.isnan(v) else "–" for v in pairs["rnn_within"]],
-        "RNN beyond": [fixed(v, 3) if not math.isnan(v) else "–" for v in pairs["rnn_beyond"]],
-    })
+    shown = pd.DataFrame(
+        {
+            "n-1": pairs["context"],
+            "window parameters": [integer(v) for v in pairs["ff_parameters"]],
+            "RNN H": pairs["hidden"],
+            "RNN parameters": [integer(v) for v in pairs["rnn_parameters"]],
+            "ratio": [fixed(v, 3) for v in pairs["ratio"]],
+            "window within": [fixed(v, 3) if not math.isnan(v) else "–" for v in pairs["ff_within"]],
+            "window beyond": [fixed(v, 3) if not math.isnan(v) else "–" for v in pairs["ff_beyond"]],
+            "RNN within": [fixed(v, 3) if not math.isnan(v) else "–" for v in pairs["rnn_within"]],
+            "RNN beyond": [fixed(v, 3) if not math.isnan(v) else "–" for v in pairs["rnn_beyond"]],
+        }
+    )
     lines += [
         markdown_table(shown),
         "",

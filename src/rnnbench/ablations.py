@@ -75,17 +75,19 @@ def distance_table(runs: pd.DataFrame, agreement: Mapping[str, pd.DataFrame], va
     per_run = pd.concat(frames, ignore_index=True)
     grouped = per_run.groupby([*vary, "distance"], sort=False)
     out = grouped.agg(
-        seeds=("run_id", "nunique"), probes=("n", "sum"), accuracy_mean=("accuracy", "mean"),
-        accuracy_min=("accuracy", "min"), accuracy_max=("accuracy", "max"), accuracy_sd=("accuracy", "std"),
+        seeds=("run_id", "nunique"),
+        probes=("n", "sum"),
+        accuracy_mean=("accuracy", "mean"),
+        accuracy_min=("accuracy", "min"),
+        accuracy_max=("accuracy", "max"),
+        accuracy_sd=("accuracy", "std"),
     ).reset_index()
     order = {k: list(dict.fromkeys(runs[k])) for k in vary}  # config order of each setting's values
     out = out.sort_values([*vary, "distance"], key=lambda c: c.map(order[c.name].index) if c.name in order else c)
     return out[columns].reset_index(drop=True)
 
 
-def reach_table(
-    distances: pd.DataFrame, setting: str, width: Callable[[object], float] | None = None
-) -> pd.DataFrame:
+def reach_table(distances: pd.DataFrame, setting: str, width: Callable[[object], float] | None = None) -> pd.DataFrame:
     """Per value of ``setting``: mean accuracy on the dependencies it can span (distance <= width) and on
     those beyond, each a probe-weighted mean over distances of the seed-mean accuracy.
 
@@ -100,14 +102,16 @@ def reach_table(
         unlimited = w is None or w == 0
         inside = group if unlimited else group[group["distance"] <= w]
         beyond = group.iloc[0:0] if unlimited else group[group["distance"] > w]
-        rows.append({
-            setting: value,
-            "width": math.inf if unlimited else float(w),
-            "within_accuracy": _weighted(inside),
-            "within_probes": int(inside["probes"].sum()),
-            "beyond_accuracy": _weighted(beyond),
-            "beyond_probes": int(beyond["probes"].sum()),
-        })
+        rows.append(
+            {
+                setting: value,
+                "width": math.inf if unlimited else float(w),
+                "within_accuracy": _weighted(inside),
+                "within_probes": int(inside["probes"].sum()),
+                "beyond_accuracy": _weighted(beyond),
+                "beyond_probes": int(beyond["probes"].sum()),
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -201,8 +205,15 @@ def matched_pairs(ff: pd.DataFrame, rnn: pd.DataFrame) -> pd.DataFrame:
     for f in ff.itertuples(index=False):
         gap = np.abs(np.log(rnn["parameters"].to_numpy(dtype=float) / float(f.parameters)))
         r = rnn.iloc[int(np.argmin(gap))]
-        rows.append({"context": int(f.context), "ff_parameters": int(f.parameters), "hidden": int(r["hidden"]),
-                     "rnn_parameters": int(r["parameters"]), "ratio": float(r["parameters"]) / float(f.parameters)})
+        rows.append(
+            {
+                "context": int(f.context),
+                "ff_parameters": int(f.parameters),
+                "hidden": int(r["hidden"]),
+                "rnn_parameters": int(r["parameters"]),
+                "ratio": float(r["parameters"]) / float(f.parameters),
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -225,6 +236,8 @@ def read_agreement(runs: pd.DataFrame, agreement_files: Mapping[str, str | Path]
         if run.diverged:
             continue
         if not path.is_file():
-            raise FileNotFoundError(f"{path} not found: run {run.run_id} finished without diverging, so it must have one")
+            raise FileNotFoundError(
+                f"{path} not found: run {run.run_id} finished without diverging, so it must have one"
+            )
         tables[run.run_id] = pd.read_csv(path)
     return tables

@@ -71,7 +71,8 @@ class Analysis:
             "keys": list(points[0].keys) if points else [],
             # untrained: the settings the config varies (an LSTM's missing radius is no variation); a study's
             # runs: the point columns that take more than one value (snapshot, a varied setting)
-            "vary": list(self.vary) + (["seed"] if len(self.seeds) > 1 else []) if self.study is None
+            "vary": list(self.vary) + (["seed"] if len(self.seeds) > 1 else [])
+            if self.study is None
             else [k for k in (points[0].keys if points else {}) if len({str(p.keys[k]) for p in points}) > 1],
             "fixed": dict(self.fixed),
             "seeds": list(self.seeds),
@@ -84,7 +85,9 @@ class Analysis:
         }
 
 
-def parse_analysis(name: str, body: Mapping[str, Any], studies: Mapping[str, "Study"], properties: Mapping[str, Any]) -> Analysis:
+def parse_analysis(
+    name: str, body: Mapping[str, Any], studies: Mapping[str, "Study"], properties: Mapping[str, Any]
+) -> Analysis:
     """An analysis from its (schema-valid) config body; `properties` is the schema's analysis properties."""
     where = f"analyses.{name}"
     network = body["network"]
@@ -94,7 +97,10 @@ def parse_analysis(name: str, body: Mapping[str, Any], studies: Mapping[str, "St
     if "untrained" in network and ({"where", "snapshots"} & set(network)):
         extra = sorted({"where", "snapshots"} & set(network))
         raise ConfigError(f"{where}.network.{extra[0]}: only for a study's runs, not for untrained networks")
-    measure = {key: body.get("measure", {}).get(key, prop["default"]) for key, prop in properties["measure"]["properties"].items()}
+    measure = {
+        key: body.get("measure", {}).get(key, prop["default"])
+        for key, prop in properties["measure"]["properties"].items()
+    }
     fit = measure["fit"]
     if fit is not None and not fit[0] < fit[1] <= measure["steps"] - 1:
         raise ConfigError(
@@ -108,20 +114,36 @@ def parse_analysis(name: str, body: Mapping[str, Any], studies: Mapping[str, "St
         fixed = {k: v for k, v in {**UNTRAINED_DEFAULTS, **spec.get("fixed", {})}.items() if k not in vary}
         for key in vary:
             if key in spec.get("fixed", {}):
-                raise ConfigError(f"{where}.network.untrained.vary.{key}: also fixed; a setting is either fixed or varied")
+                raise ConfigError(
+                    f"{where}.network.untrained.vary.{key}: also fixed; a setting is either fixed or varied"
+                )
             if len(set(vary[key])) != len(vary[key]):
                 raise ConfigError(f"{where}.network.untrained.vary.{key}: {list(vary[key])} lists a value twice")
         families = vary["family"] if "family" in vary else (fixed["family"],)
         if "rnn" in families and "radius" not in fixed and "radius" not in vary:
-            raise ConfigError(f"{where}.network.untrained: an Elman network needs a spectral radius (fixed.radius or vary.radius)")
+            raise ConfigError(
+                f"{where}.network.untrained: an Elman network needs a spectral radius (fixed.radius or vary.radius)"
+            )
         if families == ("lstm",) and "radius" in fixed:  # with family varied, a fixed radius is the Elman networks'
             raise ConfigError(f"{where}.network.untrained.fixed.radius: an LSTM has no one spectral radius to set")
         if "lstm" in families and "radius" in vary:
-            raise ConfigError(f"{where}.network.untrained.vary.radius: an LSTM has no one spectral radius to set; measure it in an analysis of its own")
+            raise ConfigError(
+                f"{where}.network.untrained.vary.radius: an LSTM has no one spectral radius to set; measure it in an analysis of its own"
+            )
         seeds = tuple(spec.get("seeds", [0]))
         analysis = Analysis(
-            name, kind, body.get("description", ""), None, fixed, vary, seeds, {}, (), measure,
-            figure.get("hue") or (next(iter(vary)) if vary else "seed"), figure.get("panel"),
+            name,
+            kind,
+            body.get("description", ""),
+            None,
+            fixed,
+            vary,
+            seeds,
+            {},
+            (),
+            measure,
+            figure.get("hue") or (next(iter(vary)) if vary else "seed"),
+            figure.get("panel"),
         )
     else:
         study = network["study"]
@@ -132,8 +154,18 @@ def parse_analysis(name: str, body: Mapping[str, Any], studies: Mapping[str, "St
         if len(set(snapshots)) != len(snapshots):
             raise ConfigError(f"{where}.network.snapshots: {list(snapshots)} lists a snapshot twice")
         analysis = Analysis(
-            name, kind, body.get("description", ""), study, {}, {}, (), dict(network.get("where", {})), snapshots,
-            measure, figure.get("hue") or "snapshot", figure.get("panel"),
+            name,
+            kind,
+            body.get("description", ""),
+            study,
+            {},
+            {},
+            (),
+            dict(network.get("where", {})),
+            snapshots,
+            measure,
+            figure.get("hue") or "snapshot",
+            figure.get("panel"),
         )
     return analysis
 
@@ -156,12 +188,16 @@ def analysis_points(analysis: Analysis, config: "Config") -> list[AnalysisPoint]
     for role in ("hue", "panel"):
         setting = getattr(analysis, role)
         if setting is not None and setting not in columns:
-            raise ConfigError(f"{where}.figure.{role}: {setting!r} is not a column of its points; allowed: {', '.join(sorted(columns))}")
+            raise ConfigError(
+                f"{where}.figure.{role}: {setting!r} is not a column of its points; allowed: {', '.join(sorted(columns))}"
+            )
     if analysis.kind == "passage":
         for point in points:
             corpus = point.corpus[0] if point.corpus else analysis.measure["corpus"]
             if corpus != "ptb":
-                raise ConfigError(f"{where}.kind: the passage is read with the PTB vocabulary; this network reads {corpus!r}")
+                raise ConfigError(
+                    f"{where}.kind: the passage is read with the PTB vocabulary; this network reads {corpus!r}"
+                )
     return points
 
 
@@ -179,7 +215,9 @@ def _study_points(analysis: Analysis, config: "Config", where: str) -> list[Anal
     ]
     if not runs:
         listed = {k: list(study.vary[k]) for k in analysis.where}
-        raise ConfigError(f"{where}.network.where: no run of study {study.name!r} has {dict(analysis.where)}; it has {listed}")
+        raise ConfigError(
+            f"{where}.network.where: no run of study {study.name!r} has {dict(analysis.where)}; it has {listed}"
+        )
     points = []
     for point, cfg in runs:
         for i, snapshot in enumerate(analysis.snapshots):

@@ -49,14 +49,20 @@ def backward_rates(name: str, results: str | Path | None = None, quantity: str =
     per-step factor it means, the three predictions and rho(U)."""
     record = analysis_record(name, results)
     rates = _read(name, "rates", results)
-    rates = rates[(rates["direction"] == "backward") & (rates["method"] == "one_pass") & (rates["quantity"] == quantity)]
+    rates = rates[
+        (rates["direction"] == "backward") & (rates["method"] == "one_pass") & (rates["quantity"] == quantity)
+    ]
     keys = [k for k in record["keys"] if k not in ("seed", "run_id") and (k in record["vary"] or k == "activation")]
     keys = [k for k in keys if k in rates.columns] or ["analysis"]
     rates = rates.assign(analysis=name)
     grouped = rates.groupby(keys, sort=False, dropna=False)  # an LSTM has no radius or activation: NaN keys
     table = grouped.agg(
-        measured=("rate", "mean"), lowest=("rate", "min"), highest=("rate", "max"), seeds=("rate", "size"),
-        **{column: (column, "mean") for column in PREDICTIONS}, rho=("rho", "mean"),
+        measured=("rate", "mean"),
+        lowest=("rate", "min"),
+        highest=("rate", "max"),
+        seeds=("rate", "size"),
+        **{column: (column, "mean") for column in PREDICTIONS},
+        rho=("rho", "mean"),
     ).reset_index()
     table.insert(len(keys) + 1, "factor", np.exp(table["measured"]))
     return table
@@ -79,12 +85,18 @@ def untrained_rates(results: str | Path | None = None) -> pd.DataFrame:
     and analyses) beside log rho(U) and the Jacobian prediction."""
     rates = _all_rates("untrained", results)
     if rates.empty:
-        return pd.DataFrame(columns=["family", "activation", "radius", "hidden", "measured", "radius_rate", "jacobian_rate", "networks"])
+        return pd.DataFrame(
+            columns=["family", "activation", "radius", "hidden", "measured", "radius_rate", "jacobian_rate", "networks"]
+        )
     return (
         rates.assign(family=rates["family"] if "family" in rates else "rnn")
         .groupby(["family", "activation", "radius", "hidden"], dropna=False)
-        .agg(measured=("rate", "mean"), radius_rate=("radius_rate", "mean"), jacobian_rate=("jacobian_rate", "mean"),
-             networks=("rate", "size"))
+        .agg(
+            measured=("rate", "mean"),
+            radius_rate=("radius_rate", "mean"),
+            jacobian_rate=("jacobian_rate", "mean"),
+            networks=("rate", "size"),
+        )
         .reset_index()
     )
 
@@ -133,8 +145,12 @@ def analysis_section(name: str, results: str | Path | None = None, staging: str 
         corpus = "the corpus each run was trained on"
     image = stage_figure(paths.analysis_figure(_root(results), name, "png"), f"analysis-{slug}.png", staging)
     headers = {
-        "measured": "measured rate", "lowest": "lowest", "highest": "highest", "factor": "per-step factor",
-        "rho": "ρ(U)", **PREDICTIONS,
+        "measured": "measured rate",
+        "lowest": "lowest",
+        "highest": "highest",
+        "factor": "per-step factor",
+        "rho": "ρ(U)",
+        **PREDICTIONS,
     }
     if table["seeds"].max() <= 1:
         table = table.drop(columns=["lowest", "highest"])
@@ -171,7 +187,10 @@ def holds_text(untrained: pd.DataFrame) -> Markdown:
     rows = untrained[(untrained["activation"] == "tanh") & (untrained["radius"] < 1)].sort_values("radius")
     if rows.empty:
         return Markdown("")
-    cases = [f"at ρ(U) = {sig(r.radius)} the measured rate is {_rate(r.measured)} against log ρ = {sig(r.radius_rate)}" for r in rows.itertuples()]
+    cases = [
+        f"at ρ(U) = {sig(r.radius)} the measured rate is {_rate(r.measured)} against log ρ = {sig(r.radius_rate)}"
+        for r in rows.itertuples()
+    ]
     gap = float((rows["measured"] - rows["radius_rate"]).abs().max())
     return Markdown(
         f"Below the edge the chapter's story holds. For untrained tanh networks {words(cases, 'and')}: the gradient "
@@ -188,7 +207,9 @@ def fails_text(untrained: pd.DataFrame) -> Markdown:
         return Markdown("")
     parts = []
     for activation, group in rows.groupby("activation", sort=False):
-        cases = "; ".join(f"ρ = {sig(r.radius)}: {sig(r.measured)} against log ρ = {sig(r.radius_rate)}" for r in group.itertuples())
+        cases = "; ".join(
+            f"ρ = {sig(r.radius)}: {sig(r.measured)} against log ρ = {sig(r.radius_rate)}" for r in group.itertuples()
+        )
         vanishing = group[group["measured"] < 0]
         if len(vanishing):
             verdict = f"still vanishes at ρ = {words([sig(v) for v in vanishing['radius']])}"
@@ -199,7 +220,8 @@ def fails_text(untrained: pd.DataFrame) -> Markdown:
         parts.append(f"with {activation} the gradient {verdict} ({cases})")
     lead = (
         "Above 1 the story fails where the eigenvalues say the gradient should grow"
-        if (rows["measured"] < 0).any() else "Above 1 the gradient grows, as the story says, but at its own rate"
+        if (rows["measured"] < 0).any()
+        else "Above 1 the gradient grows, as the story says, but at its own rate"
     )
     return Markdown(
         f"{lead}: each step multiplies by $\\mathrm{{diag}}(f'(a_t))\\,U$, not by $U$, and a saturated or silent unit passes "
@@ -212,7 +234,9 @@ def lstm_text(untrained: pd.DataFrame) -> Markdown:
     lstm = untrained[untrained["family"] == "lstm"]
     sentences = []
     for r in lstm.itertuples():
-        elman = untrained[(untrained["family"] == "rnn") & (untrained["hidden"] == r.hidden) & (untrained["activation"] == "tanh")]
+        elman = untrained[
+            (untrained["family"] == "rnn") & (untrained["hidden"] == r.hidden) & (untrained["activation"] == "tanh")
+        ]
         beside = words([f"{sig(e.measured)} at ρ = {sig(e.radius)}" for e in elman.itertuples()])
         sentences.append(
             f"The LSTM with H = {int(r.hidden)}, as initialised, measures {_rate(r.measured)} on ‖dL/dh‖"

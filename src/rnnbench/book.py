@@ -37,7 +37,7 @@ def quarto() -> str:
     if found is None:
         raise QuartoMissing(
             "Quarto (1.9 or later) is not on PATH, so the report cannot be rendered. Every result it needs "
-            "has been built (the `results` target). Install Quarto (`pip install -e \".[report]\"` or a "
+            'has been built (the `results` target). Install Quarto (`pip install -e ".[report]"` or a '
             "release from quarto.org), then rerun the same snakemake command: only the report job will run."
         )
     return found

@@ -44,7 +44,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="rnnbench", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="rnnbench", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--debug", action="store_true", help="show full tracebacks")
     commands = parser.add_subparsers(dest="command", required=True)
 
@@ -86,16 +88,26 @@ def _add_run_settings(parser: argparse.ArgumentParser) -> None:
         if key == "family":
             parser.add_argument("--model", "--family", dest="family", choices=prop["enum"], help=help_text)
         elif key == "corpus_options":
-            parser.add_argument("--corpus-option", dest="corpus_options", action="append", default=None,
-                                metavar="KEY=VALUE", help=help_text)
+            parser.add_argument(
+                "--corpus-option",
+                dest="corpus_options",
+                action="append",
+                default=None,
+                metavar="KEY=VALUE",
+                help=help_text,
+            )
         elif "enum" in prop:
             parser.add_argument(flag, dest=key, choices=prop["enum"], help=help_text)
         else:
-            parser.add_argument(flag, dest=key, type=_parser_for(prop), help=f"{help_text} (default: {prop.get('default')})")
+            parser.add_argument(
+                flag, dest=key, type=_parser_for(prop), help=f"{help_text} (default: {prop.get('default')})"
+            )
 
 
 def _flag(key: str) -> str:
-    return "--model" if key == "family" else "--corpus-option" if key == "corpus_options" else "--" + key.replace("_", "-")
+    return (
+        "--model" if key == "family" else "--corpus-option" if key == "corpus_options" else "--" + key.replace("_", "-")
+    )
 
 
 def _parser_for(prop: dict[str, Any]):
@@ -116,8 +128,10 @@ def _parser_for(prop: dict[str, Any]):
                 return float(text)
         except (KeyError, ValueError):
             allowed = {
-                "array": "comma-separated integers, e.g. 1000,5000", "boolean": "true or false",
-                "integer": "an integer", "number": "a number",
+                "array": "comma-separated integers, e.g. 1000,5000",
+                "boolean": "true or false",
+                "integer": "an integer",
+                "number": "a number",
             }
             expected = " or ".join(allowed[k] for k in kinds if k in allowed) + (" or null" if "null" in kinds else "")
             raise argparse.ArgumentTypeError(f"{text!r} is not allowed; expected {expected}") from None

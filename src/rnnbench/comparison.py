@@ -45,18 +45,77 @@ FAMILY_NAMES = {"ff": "feed-forward n-gram network", "rnn": "Elman RNN", "lstm":
 CORPUS_ORDER = ("ptb", "brown")
 
 OUR_COLUMNS = (
-    "run_id", "scale", "status", "family", "corpus", "description", "embed_dim", "hidden", "context", "direct",
-    "dropout", "output", "optimizer", "epochs", "max_epochs", "parameters", "train_seconds", "tokens_per_second",
-    "test_ppl", "valid_ppl", "source", "studies", "job_wall_seconds", "job_cpu_seconds",
+    "run_id",
+    "scale",
+    "status",
+    "family",
+    "corpus",
+    "description",
+    "embed_dim",
+    "hidden",
+    "context",
+    "direct",
+    "dropout",
+    "output",
+    "optimizer",
+    "epochs",
+    "max_epochs",
+    "parameters",
+    "train_seconds",
+    "tokens_per_second",
+    "test_ppl",
+    "valid_ppl",
+    "source",
+    "studies",
+    "job_wall_seconds",
+    "job_cpu_seconds",
 )
 COMPARISON_COLUMNS = (
-    "corpus", "origin", "model", "family", "description", "test_ppl", "valid_ppl", "parameters", "epochs",
-    "train_seconds", "job_wall_seconds", "status", "studies", "reference_model", "reference_ppl", "ratio_to_reference", "source", "table", "page",
-    "split", "train_tokens", "valid_tokens", "test_tokens", "vocab_size", "counting", "checked_against", "notes",
+    "corpus",
+    "origin",
+    "model",
+    "family",
+    "description",
+    "test_ppl",
+    "valid_ppl",
+    "parameters",
+    "epochs",
+    "train_seconds",
+    "job_wall_seconds",
+    "status",
+    "studies",
+    "reference_model",
+    "reference_ppl",
+    "ratio_to_reference",
+    "source",
+    "table",
+    "page",
+    "split",
+    "train_tokens",
+    "valid_tokens",
+    "test_tokens",
+    "vocab_size",
+    "counting",
+    "checked_against",
+    "notes",
 )
 CROSSOVER_COLUMNS = (
-    "corpus", "scale", "family", "run_id", "status", "embed_dim", "hidden", "context", "parameters", "test_ppl",
-    "train_seconds", "job_wall_seconds", "tie_context", "crossover_context", "ff_larger", "rnn_equivalent_parameters",
+    "corpus",
+    "scale",
+    "family",
+    "run_id",
+    "status",
+    "embed_dim",
+    "hidden",
+    "context",
+    "parameters",
+    "test_ppl",
+    "train_seconds",
+    "job_wall_seconds",
+    "tie_context",
+    "crossover_context",
+    "ff_larger",
+    "rnn_equivalent_parameters",
     "pareto",
 )
 
@@ -129,32 +188,34 @@ def our_runs(records: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
             if key not in metrics:
                 raise ValueError(f"run {config.get('run_id')!r}: metrics.json has no {key!r}")
         ff = config["family"] == "ff"
-        rows.append({
-            "run_id": config["run_id"],
-            "scale": scale,
-            "status": run_status(config, metrics),
-            "family": config["family"],
-            "corpus": config["corpus"],
-            "description": describe(config),
-            "embed_dim": config["embed_dim"],
-            "hidden": config["hidden"],
-            "context": config["context"] if ff else None,  # the recurrent families read no window
-            "direct": bool(config.get("direct")) if ff else False,
-            "dropout": config.get("dropout", 0.0),
-            "output": config["output"],
-            "optimizer": config["optimizer"],
-            "epochs": metrics["epochs"],
-            "max_epochs": config["max_epochs"],
-            "parameters": metrics["parameters"],
-            "train_seconds": metrics.get("train_seconds"),
-            "tokens_per_second": metrics.get("tokens_per_second"),
-            "test_ppl": _number(metrics.get("test_ppl")),
-            "valid_ppl": _number(metrics.get("valid_ppl")),
-            "source": record.get("source", ""),
-            "studies": ", ".join(record.get("studies", ())),
-            "job_wall_seconds": math.nan,  # with_job_times fills these in
-            "job_cpu_seconds": math.nan,
-        })
+        rows.append(
+            {
+                "run_id": config["run_id"],
+                "scale": scale,
+                "status": run_status(config, metrics),
+                "family": config["family"],
+                "corpus": config["corpus"],
+                "description": describe(config),
+                "embed_dim": config["embed_dim"],
+                "hidden": config["hidden"],
+                "context": config["context"] if ff else None,  # the recurrent families read no window
+                "direct": bool(config.get("direct")) if ff else False,
+                "dropout": config.get("dropout", 0.0),
+                "output": config["output"],
+                "optimizer": config["optimizer"],
+                "epochs": metrics["epochs"],
+                "max_epochs": config["max_epochs"],
+                "parameters": metrics["parameters"],
+                "train_seconds": metrics.get("train_seconds"),
+                "tokens_per_second": metrics.get("tokens_per_second"),
+                "test_ppl": _number(metrics.get("test_ppl")),
+                "valid_ppl": _number(metrics.get("valid_ppl")),
+                "source": record.get("source", ""),
+                "studies": ", ".join(record.get("studies", ())),
+                "job_wall_seconds": math.nan,  # with_job_times fills these in
+                "job_cpu_seconds": math.nan,
+            }
+        )
     table = pd.DataFrame(rows, columns=list(OUR_COLUMNS))
     table["context"] = table["context"].astype("Int64")
     return table
@@ -185,52 +246,66 @@ def comparison_table(
     corpora += sorted(set(published["corpus"]) - set(corpora))
     references = {(r.corpus, r.reference_for): r for r in reference_rows(published).itertuples()}
     theirs = published.assign(
-        origin="published", parameters=np.nan, epochs=np.nan, train_seconds=np.nan, job_wall_seconds=np.nan, status="",
-        studies="", reference_model="", reference_ppl=np.nan, ratio_to_reference=np.nan,
+        origin="published",
+        parameters=np.nan,
+        epochs=np.nan,
+        train_seconds=np.nan,
+        job_wall_seconds=np.nan,
+        status="",
+        studies="",
+        reference_model="",
+        reference_ppl=np.nan,
+        ratio_to_reference=np.nan,
     )
     mine = []
     for row in ours[ours["corpus"].isin(corpora)].itertuples():
         ref = references.get((row.corpus, row.family))
         stats = (corpus_stats or {}).get(row.corpus, {})
         comparable = row.status not in ("diverged", "subset") and ref is not None
-        mine.append({
-            "corpus": row.corpus,
-            "origin": f"ours ({row.scale})",
-            "model": row.run_id,
-            "family": row.family,
-            "description": row.description,
-            "test_ppl": row.test_ppl,
-            "valid_ppl": row.valid_ppl,
-            "parameters": row.parameters,
-            "epochs": row.epochs,
-            "train_seconds": row.train_seconds,
-            "job_wall_seconds": row.job_wall_seconds,
-            "status": row.status,
-            "studies": row.studies,
-            "reference_model": ref.model if ref is not None else "",
-            "reference_ppl": ref.test_ppl if ref is not None else np.nan,
-            "ratio_to_reference": row.test_ppl / ref.test_ppl if comparable else np.nan,
-            "source": row.source,
-            "table": "",
-            "page": "",
-            "split": _our_split(row.corpus, stats),
-            "train_tokens": stats.get("train_tokens"),
-            "valid_tokens": stats.get("valid_tokens"),
-            "test_tokens": stats.get("test_tokens"),
-            "vocab_size": stats.get("vocab_size"),
-            "counting": _our_counting(row),
-            "checked_against": "",
-            "notes": "",
-        })
+        mine.append(
+            {
+                "corpus": row.corpus,
+                "origin": f"ours ({row.scale})",
+                "model": row.run_id,
+                "family": row.family,
+                "description": row.description,
+                "test_ppl": row.test_ppl,
+                "valid_ppl": row.valid_ppl,
+                "parameters": row.parameters,
+                "epochs": row.epochs,
+                "train_seconds": row.train_seconds,
+                "job_wall_seconds": row.job_wall_seconds,
+                "status": row.status,
+                "studies": row.studies,
+                "reference_model": ref.model if ref is not None else "",
+                "reference_ppl": ref.test_ppl if ref is not None else np.nan,
+                "ratio_to_reference": row.test_ppl / ref.test_ppl if comparable else np.nan,
+                "source": row.source,
+                "table": "",
+                "page": "",
+                "split": _our_split(row.corpus, stats),
+                "train_tokens": stats.get("train_tokens"),
+                "valid_tokens": stats.get("valid_tokens"),
+                "test_tokens": stats.get("test_tokens"),
+                "vocab_size": stats.get("vocab_size"),
+                "counting": _our_counting(row),
+                "checked_against": "",
+                "notes": "",
+            }
+        )
     mine = pd.DataFrame(mine, columns=list(COMPARISON_COLUMNS))
     families = {f: i for i, f in enumerate(("ff", "rnn", "lstm"))}
-    mine = mine.assign(_f=mine["family"].map(families)).sort_values(["_f", "test_ppl"], kind="stable").drop(columns="_f")
+    mine = (
+        mine.assign(_f=mine["family"].map(families)).sort_values(["_f", "test_ppl"], kind="stable").drop(columns="_f")
+    )
     # Published rows keep the order of their paper's table; ours follow, feed-forward first, best first.
     table = pd.concat([theirs[list(COMPARISON_COLUMNS)], mine], ignore_index=True)
-    keys = pd.DataFrame({
-        "corpus": table["corpus"].map({c: i for i, c in enumerate(corpora)}),
-        "origin": table["origin"].map({"published": 0, "ours (paper)": 1, "ours (short)": 2}),
-    })
+    keys = pd.DataFrame(
+        {
+            "corpus": table["corpus"].map({c: i for i, c in enumerate(corpora)}),
+            "origin": table["origin"].map({"published": 0, "ours (paper)": 1, "ours (short)": 2}),
+        }
+    )
     return table.loc[keys.sort_values(["corpus", "origin"], kind="stable").index].reset_index(drop=True)
 
 
@@ -286,13 +361,34 @@ def matched_cost(crossover: pd.DataFrame, by: str = "parameters") -> pd.DataFram
         for ff in group[group["family"] == "ff"].itertuples():
             cost = float(getattr(ff, by))
             rnn_ppl = log_interpolate(cost, rnn[by].to_numpy(float), rnn["test_ppl"].to_numpy(float))
-            rows.append({
-                "corpus": corpus, "scale": scale, "by": by, "run_id": ff.run_id, "context": ff.context,
-                "hidden": ff.hidden, "cost": cost, "ff_test_ppl": ff.test_ppl, "rnn_test_ppl": rnn_ppl,
-                "rnn_advantage": ff.test_ppl - rnn_ppl, "ratio": ff.test_ppl / rnn_ppl,
-            })
-    columns = ["corpus", "scale", "by", "run_id", "context", "hidden", "cost", "ff_test_ppl", "rnn_test_ppl",
-               "rnn_advantage", "ratio"]
+            rows.append(
+                {
+                    "corpus": corpus,
+                    "scale": scale,
+                    "by": by,
+                    "run_id": ff.run_id,
+                    "context": ff.context,
+                    "hidden": ff.hidden,
+                    "cost": cost,
+                    "ff_test_ppl": ff.test_ppl,
+                    "rnn_test_ppl": rnn_ppl,
+                    "rnn_advantage": ff.test_ppl - rnn_ppl,
+                    "ratio": ff.test_ppl / rnn_ppl,
+                }
+            )
+    columns = [
+        "corpus",
+        "scale",
+        "by",
+        "run_id",
+        "context",
+        "hidden",
+        "cost",
+        "ff_test_ppl",
+        "rnn_test_ppl",
+        "rnn_advantage",
+        "ratio",
+    ]
     return pd.DataFrame(rows, columns=columns)
 
 

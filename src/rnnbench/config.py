@@ -32,8 +32,18 @@ from rnnbench.comparison_config import Comparison, parse_comparison
 from rnnbench.configfile import ConfigError, config_files_in_merge_order, merge_config_files, read_yaml
 
 __all__ = [  # the config files' functions are part of this module's interface
-    "Config", "ConfigError", "RunConfig", "Study", "check_settings", "checked_corpus_options",
-    "config_files_in_merge_order", "load_config", "merge_config_files", "read_yaml", "run_defaults", "schema",
+    "Config",
+    "ConfigError",
+    "RunConfig",
+    "Study",
+    "check_settings",
+    "checked_corpus_options",
+    "config_files_in_merge_order",
+    "load_config",
+    "merge_config_files",
+    "read_yaml",
+    "run_defaults",
+    "schema",
 ]
 
 SCHEMA_RESOURCE = "schemas/config.schema.yaml"
@@ -45,7 +55,9 @@ NON_SEMANTIC_SETTINGS = ("threads",)
 
 @cache
 def schema() -> dict[str, Any]:
-    return read_yaml(SCHEMA_RESOURCE, text=resources.files("rnnbench").joinpath(SCHEMA_RESOURCE).read_text(encoding="utf-8"))
+    return read_yaml(
+        SCHEMA_RESOURCE, text=resources.files("rnnbench").joinpath(SCHEMA_RESOURCE).read_text(encoding="utf-8")
+    )
 
 
 def run_settings_schema() -> dict[str, Any]:
@@ -209,7 +221,12 @@ class Study:
             for seed in self.seeds:
                 point = dict(zip(keys, values)) | {"seed": seed}
                 settings = {
-                    **base, "family": self.family, "corpus": self.corpus, **self.fixed, **overrides, **point,
+                    **base,
+                    "family": self.family,
+                    "corpus": self.corpus,
+                    **self.fixed,
+                    **overrides,
+                    **point,
                     "threads": threads,
                 }
                 config = RunConfig.from_settings(settings, where=here, sources=sources)
@@ -379,7 +396,9 @@ def _validate(instance: Any, node: Mapping[str, Any], where: str, named: _Namer 
     (through ``named`` when the top-level keys of ``instance`` came from different places)."""
     resolver_root = {**node, "$defs": schema()["$defs"]}
     validator = jsonschema.Draft202012Validator(resolver_root)
-    errors = sorted(validator.iter_errors(instance), key=lambda e: (len(e.absolute_path), list(map(str, e.absolute_path))))
+    errors = sorted(
+        validator.iter_errors(instance), key=lambda e: (len(e.absolute_path), list(map(str, e.absolute_path)))
+    )
     if not errors:
         return
     error = errors[0]
@@ -397,7 +416,11 @@ def _explain(error: jsonschema.ValidationError) -> str:
     if error.validator == "enum":
         return f"{error.instance!r} is not allowed; allowed values: {', '.join(map(repr, error.validator_value))}"
     if error.validator in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
-        bounds = {k: error.schema[k] for k in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum") if k in error.schema}
+        bounds = {
+            k: error.schema[k]
+            for k in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")
+            if k in error.schema
+        }
         return f"{error.instance!r} is out of range; allowed: {bounds}"
     if error.validator == "type":
         return f"{error.instance!r} has the wrong type; expected {error.validator_value}"

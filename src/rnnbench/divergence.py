@@ -1,10 +1,10 @@
 """When a run counts as diverged: judged by what the model does, each reason a short snake_case name.
 
-    non_finite_loss        the loss (training step or validation) is NaN or infinite
-    non_finite_grad_norm   the pre-clip gradient norm is NaN or infinite
-    grad_norm_above_limit  the pre-clip gradient norm is above the run's divergence_norm
-    loss_above_uniform     the loss is above UNIFORM_MARGIN times the uniform model's log |V|
-    loss_rising            validation NLL above RISING_FACTOR times its best so far
+non_finite_loss        the loss (training step or validation) is NaN or infinite
+non_finite_grad_norm   the pre-clip gradient norm is NaN or infinite
+grad_norm_above_limit  the pre-clip gradient norm is above the run's divergence_norm
+loss_above_uniform     the loss is above UNIFORM_MARGIN times the uniform model's log |V|
+loss_rising            validation NLL above RISING_FACTOR times its best so far
 """
 
 from __future__ import annotations

@@ -64,7 +64,9 @@ def study_summary(
     configs = [RunConfig.from_settings(run) for run in runs]
     write_csv(out, summarize_study(record["name"], points, configs, metric_files))
     write_json(record_file, dict(record))
-    write_provenance(provenance_file, producer="rnnbench.summary.summarize_study", inputs=list(metric_files), **provenance)
+    write_provenance(
+        provenance_file, producer="rnnbench.summary.summarize_study", inputs=list(metric_files), **provenance
+    )
 
 
 def study_figure(
@@ -131,8 +133,15 @@ def decay_analysis(
         else:
             fit = tuple(measure["fit"]) if measure["fit"] is not None else None
             curves, rates = decay_point(
-                source, getattr(corpus, measure["split"]), len(corpus.vocab), steps=measure["steps"],
-                count=measure["sequences"], keys=point["keys"], seed=measure["seed"], dtype=measure["dtype"], fit=fit,
+                source,
+                getattr(corpus, measure["split"]),
+                len(corpus.vocab),
+                steps=measure["steps"],
+                count=measure["sequences"],
+                keys=point["keys"],
+                seed=measure["seed"],
+                dtype=measure["dtype"],
+                fit=fit,
             )
             tables["curves"].append(curves)
             tables["rates"].append(rates)
@@ -145,7 +154,9 @@ def decay_analysis(
     write_json(outs["record"], dict(record))
 
 
-def analysis_figure(curves: str, record: str, outs: Sequence[str], *, provenance_file: str, provenance: Mapping[str, Any]) -> None:
+def analysis_figure(
+    curves: str, record: str, outs: Sequence[str], *, provenance_file: str, provenance: Mapping[str, Any]
+) -> None:
     """An analysis's figure (rnnbench.plots.decay_curves_figure), colour and panels as its record says."""
     from rnnbench.plots import decay_curves_figure as draw, save
 
@@ -154,11 +165,16 @@ def analysis_figure(curves: str, record: str, outs: Sequence[str], *, provenance
     figure = analysis["figure"]
     for out in outs:
         drawn = draw(
-            table, hue=figure["hue"], panel=figure["panel"], title=analysis["name"],  # the book's caption describes it
+            table,
+            hue=figure["hue"],
+            panel=figure["panel"],
+            title=analysis["name"],  # the book's caption describes it
             source=f"data: {curves} (rule analysis_figure)",
         )
         save(drawn, out)
-    write_provenance(provenance_file, producer="rnnbench.plots.decay_curves_figure", inputs=[curves, record], **provenance)
+    write_provenance(
+        provenance_file, producer="rnnbench.plots.decay_curves_figure", inputs=[curves, record], **provenance
+    )
 
 
 def book_figure(
@@ -174,16 +190,28 @@ def book_figure(
 
 
 def benchmark_table(
-    run_ids: Sequence[str], benchmark_files: Sequence[str], out: str, *, provenance_file: str, provenance: Mapping[str, Any]
+    run_ids: Sequence[str],
+    benchmark_files: Sequence[str],
+    out: str,
+    *,
+    provenance_file: str,
+    provenance: Mapping[str, Any],
 ) -> None:
     from rnnbench.summary import benchmark_table as gather
 
     write_csv(out, gather(run_ids, benchmark_files))
-    write_provenance(provenance_file, producer="rnnbench.summary.benchmark_table", inputs=list(benchmark_files), **provenance)
+    write_provenance(
+        provenance_file, producer="rnnbench.summary.benchmark_table", inputs=list(benchmark_files), **provenance
+    )
 
 
 def corpus_table(
-    corpus_keys: Sequence[str], stats_files: Sequence[str], out: str, *, provenance_file: str, provenance: Mapping[str, Any]
+    corpus_keys: Sequence[str],
+    stats_files: Sequence[str],
+    out: str,
+    *,
+    provenance_file: str,
+    provenance: Mapping[str, Any],
 ) -> None:
     from rnnbench.summary import corpus_table as gather
 
@@ -234,17 +262,20 @@ def comparison_tables(
     # A run's source is named inside the results folder, so the tables of two folders built from one config
     # (a local and a cluster build) are equal.
     records = [
-        {**cmp.read_run(paths.run_dir(results, run_id), scale), "studies": list(studies),
-         "source": os.path.relpath(paths.run_dir(results, run_id), results)}
+        {
+            **cmp.read_run(paths.run_dir(results, run_id), scale),
+            "studies": list(studies),
+            "source": os.path.relpath(paths.run_dir(results, run_id), results),
+        }
         for run_id, studies in runs.items()
     ]
     ours = cmp.with_job_times(cmp.our_runs(records), benchmark_table(list(runs), benchmark_files))
-    crossover = (
-        cmp.crossover_table(ours, crossover_corpus) if crossover_corpus else cmp.crossover_table(ours.iloc[0:0])
-    )
+    crossover = cmp.crossover_table(ours, crossover_corpus) if crossover_corpus else cmp.crossover_table(ours.iloc[0:0])
     tables = {
-        "comparison": (cmp.comparison_table(load_published(), ours, cmp.read_corpus_stats(corpus_stats_files)),
-                       "rnnbench.comparison.comparison_table"),
+        "comparison": (
+            cmp.comparison_table(load_published(), ours, cmp.read_corpus_stats(corpus_stats_files)),
+            "rnnbench.comparison.comparison_table",
+        ),
         "crossover": (crossover, "rnnbench.comparison.crossover_table"),
         "matched_parameters": (cmp.matched_cost(crossover, "parameters"), "rnnbench.comparison.matched_cost"),
         "matched_time": (cmp.matched_cost(crossover, "train_seconds"), "rnnbench.comparison.matched_cost"),
@@ -268,7 +299,9 @@ def comparison_figure(
     from rnnbench.plots import crossover_figure, save
 
     # Counts stay integers where the Elman rows leave them blank (an n-1 of 4, not 4.0, beside each point).
-    table = pd.read_csv(crossover, dtype={c: "Int64" for c in ("context", "crossover_context", "rnn_equivalent_parameters")})
+    table = pd.read_csv(
+        crossover, dtype={c: "Int64" for c in ("context", "crossover_context", "rnn_equivalent_parameters")}
+    )
     for out in outs:
         save(crossover_figure(table, title=title, source=f"data: {crossover} (rule crossover_figure)"), out)
     write_provenance(provenance_file, producer="rnnbench.plots.crossover_figure", inputs=[crossover], **provenance)
@@ -301,7 +334,9 @@ def study_extra_table(
     else:
         raise ValueError(f"no extra study table {kind!r}; known: distance, trace")
     write_csv(out, table)
-    write_provenance(provenance_file, producer=f"rnnbench.ablations.{kind}_table", inputs=[*metric_files, *inputs], **provenance)
+    write_provenance(
+        provenance_file, producer=f"rnnbench.ablations.{kind}_table", inputs=[*metric_files, *inputs], **provenance
+    )
 
 
 def study_extra_figure(
@@ -316,4 +351,9 @@ def study_extra_figure(
     draw = EXTRA_FIGURES[name][1]
     for out in outs:
         save(draw(frame, study, source=f"data: {table} (rule study_extra_figure)"), out)
-    write_provenance(provenance_file, producer=f"rnnbench.ablation_plots.EXTRA_FIGURES[{name!r}]", inputs=[table, record], **provenance)
+    write_provenance(
+        provenance_file,
+        producer=f"rnnbench.ablation_plots.EXTRA_FIGURES[{name!r}]",
+        inputs=[table, record],
+        **provenance,
+    )

@@ -17,8 +17,6 @@ import pandas as pd
 from tabulate import tabulate
 
 
-
-
 class Markdown(str):
     """Text that Quarto inserts as markdown: inline (`{python} x`) or as a cell's output."""
 
@@ -188,12 +186,18 @@ def markdown_table(
     # A header is never narrower than MIN_COLUMN in the separator (tabulate pads it), so it keeps its word.
     names = [n.ljust(MIN_COLUMN) if len(n) < MIN_COLUMN else n for n in names]
     text = tabulate(
-        rows, headers=names, tablefmt="pipe", disable_numparse=True,
+        rows,
+        headers=names,
+        tablefmt="pipe",
+        disable_numparse=True,
         colalign=[(align or {}).get(c, "right" if n else "left") for c, n in zip(frame.columns, numeric, strict=True)],
     )
     lines = text.split("\n")
     if max(len(line) for line in lines) > PANDOC_COLUMNS:
-        lines[1] = _separator(lines[1], [[n, *column] for n, column in zip(names, zip(*rows), strict=True)] if rows else [[n] for n in names])
+        lines[1] = _separator(
+            lines[1],
+            [[n, *column] for n, column in zip(names, zip(*rows), strict=True)] if rows else [[n] for n in names],
+        )
     return Markdown("\n".join(lines))
 
 
@@ -214,5 +218,3 @@ def _separator(rule: str, columns: Sequence[Sequence[str]]) -> str:
         left, right = align.startswith(":"), align.endswith(":")
         parts.append((":" if left else "") + "-" * weight + (":" if right else ""))
     return "|" + "|".join(parts) + "|"
-
-

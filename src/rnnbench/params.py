@@ -87,8 +87,16 @@ def ff_lm_shapes(
     _check_positive(vocab_size=vocab_size, embed_dim=embed_dim, context=context)
     if int(hidden) != hidden or hidden < 0:
         raise ValueError(f"hidden must be a non-negative integer, got {hidden!r}")
-    settings = {"family": "ff", "hidden": hidden, "direct": direct, "context": context, "embed_dim": embed_dim,
-                "output": "full" if cutoffs is None else "adaptive", "adaptive_cutoffs": cutoffs, "adaptive_div_value": div_value}
+    settings = {
+        "family": "ff",
+        "hidden": hidden,
+        "direct": direct,
+        "context": context,
+        "embed_dim": embed_dim,
+        "output": "full" if cutoffs is None else "adaptive",
+        "adaptive_cutoffs": cutoffs,
+        "adaptive_div_value": div_value,
+    }
     if broken := broken_model_rule(settings, vocab_size):
         raise ValueError(f"{broken.keys[0]}: {broken.message}")
     x_dim = context * embed_dim
@@ -116,7 +124,9 @@ def rnn_lm_shapes(
 
     One recurrent bias b_h, as in the chapter (torch's nn.RNN has two, b_ih and b_hh).
     """
-    return _recurrent_lm_shapes(vocab_size, embed_dim, hidden, gates=1, bias="b_h", cutoffs=cutoffs, div_value=div_value)
+    return _recurrent_lm_shapes(
+        vocab_size, embed_dim, hidden, gates=1, bias="b_h", cutoffs=cutoffs, div_value=div_value
+    )
 
 
 def lstm_lm_shapes(
@@ -135,7 +145,14 @@ def lstm_lm_shapes(
 
 
 def _recurrent_lm_shapes(
-    vocab_size: int, embed_dim: int, hidden: int, *, gates: int, bias: str, cutoffs: Sequence[int] | None, div_value: float
+    vocab_size: int,
+    embed_dim: int,
+    hidden: int,
+    *,
+    gates: int,
+    bias: str,
+    cutoffs: Sequence[int] | None,
+    div_value: float,
 ) -> Shapes:
     """Embedding, then `gates` stacked blocks of W (H, d), U (H, H) and one bias, then the output layer."""
     _check_positive(vocab_size=vocab_size, embed_dim=embed_dim, hidden=hidden)

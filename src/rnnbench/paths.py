@@ -119,7 +119,9 @@ def study_extra_outputs(results: str, study: str, extras: list[str]) -> list[str
     outputs = []
     for kind in extras:
         outputs.append(study_extra_table(results, study, kind))
-        outputs += [study_extra_figure(results, study, name, fmt) for name in EXTRA_FIGURE_NAMES[kind] for fmt in FIGURE_FORMATS]
+        outputs += [
+            study_extra_figure(results, study, name, fmt) for name in EXTRA_FIGURE_NAMES[kind] for fmt in FIGURE_FORMATS
+        ]
     return outputs
 
 
@@ -217,6 +219,8 @@ def expected_outputs(config: Config, worked_tables: list[str]) -> list[str]:
     outputs += comparison_outputs(config)
     records = dict.fromkeys(provenance(p) for p in outputs)  # a figure's formats share one
     return (
-        outputs + list(records) + [study_record(results, study) for study in config.studies]
+        outputs
+        + list(records)
+        + [study_record(results, study) for study in config.studies]
         + [analysis_record(results, name) for name in config.analyses]
     )

@@ -1,8 +1,8 @@
 """One function per figure: a tidy table in, a matplotlib figure out. No training, no torch.
 
-    study_figure      a study's metric against its varied settings, seeds as spread, diverged runs marked
-    jacobian_figure   ||dh_tau/dh_0|| and ||U^tau|| against tau (results/tables/jacobian_product.csv)
-    decay_figure      factor ** distance (results/tables/decay.csv)
+study_figure      a study's metric against its varied settings, seeds as spread, diverged runs marked
+jacobian_figure   ||dh_tau/dh_0|| and ||U^tau|| against tau (results/tables/jacobian_product.csv)
+decay_figure      factor ** distance (results/tables/decay.csv)
 """
 
 from __future__ import annotations
@@ -47,8 +47,12 @@ def study_runs(summary: pd.DataFrame, study: Mapping) -> pd.DataFrame:
     runs = summary.drop_duplicates("run_id")[["run_id", *keys]].set_index("run_id")
     by_metric = summary.pivot_table(index="run_id", columns="metric", values="value", aggfunc="first", dropna=False)
     values = by_metric[metric] if metric in by_metric else pd.Series(np.nan, index=by_metric.index)
-    diverged = by_metric["diverged"].fillna(0) > 0 if "diverged" in by_metric else pd.Series(False, index=by_metric.index)
-    runs = runs.assign(value=values.reindex(runs.index), diverged=diverged.reindex(runs.index).fillna(False).astype(bool))
+    diverged = (
+        by_metric["diverged"].fillna(0) > 0 if "diverged" in by_metric else pd.Series(False, index=by_metric.index)
+    )
+    runs = runs.assign(
+        value=values.reindex(runs.index), diverged=diverged.reindex(runs.index).fillna(False).astype(bool)
+    )
     return runs.reset_index()
 
 
@@ -114,8 +118,17 @@ def study_figure(summary: pd.DataFrame, study: Mapping, *, source: str) -> plt.F
             ax.scatter(seeds_x, group["value"], color=colour, s=8, alpha=0.6, zorder=3)
         else:
             spread = np.vstack([stats["mean"] - stats["min"], stats["max"] - stats["mean"]])
-            ax.errorbar(px, stats["mean"], yerr=spread, fmt="o", color=colour, markersize=5, capsize=3,
-                        linestyle="none", label=label)
+            ax.errorbar(
+                px,
+                stats["mean"],
+                yerr=spread,
+                fmt="o",
+                color=colour,
+                markersize=5,
+                capsize=3,
+                linestyle="none",
+                label=label,
+            )
             ax.scatter(seeds_x, group["value"], color=colour, s=10, alpha=0.5, zorder=3)
 
     values = ok["value"].to_numpy(dtype=float)
@@ -127,15 +140,32 @@ def study_figure(summary: pd.DataFrame, study: Mapping, *, source: str) -> plt.F
     else:
         ax.set_yticks([])
         what = "diverged" if len(bad) else "produced no value"
-        ax.text(0.5, 0.5, f"every run {what}: no {METRIC_LABELS.get(metric, metric)} to plot",
-                transform=ax.transAxes, ha="center", va="center", fontsize=9, color=DIVERGED_COLOR if len(bad) else "0.3")
+        ax.text(
+            0.5,
+            0.5,
+            f"every run {what}: no {METRIC_LABELS.get(metric, metric)} to plot",
+            transform=ax.transAxes,
+            ha="center",
+            va="center",
+            fontsize=9,
+            color=DIVERGED_COLOR if len(bad) else "0.3",
+        )
 
     if len(bad):
         # Crosses on the top edge of the axes (x in data, y in axes coordinates): always in view.
         edge = mtransforms.blended_transform_factory(ax.transData, ax.transAxes)
         bx = [position[v] + dodge[h if hue else None] for v, h in zip(bad[x], bad[hue] if hue else [None] * len(bad))]
-        ax.scatter(bx, [0.96] * len(bx), transform=edge, marker="x", s=40, color=DIVERGED_COLOR, clip_on=False,
-                   zorder=4, label="diverged")
+        ax.scatter(
+            bx,
+            [0.96] * len(bx),
+            transform=edge,
+            marker="x",
+            s=40,
+            color=DIVERGED_COLOR,
+            clip_on=False,
+            zorder=4,
+            label="diverged",
+        )
 
     if numeric:
         positive = xs[0] > 0 if xs else False
@@ -178,8 +208,13 @@ def jacobian_figure(jacobian: pd.DataFrame, *, source: str = "") -> plt.Figure:
     ax.set_xlabel("distance τ (steps)")
     ax.set_ylabel("spectral norm (log scale)")
     # Beside the axes: the lines fan out over the whole plot, and a legend inside would cover some.
-    ax.legend(title="solid: ‖∂h_τ/∂h_0‖\ndashed: ‖U^τ‖", fontsize=7, title_fontsize=7, loc="upper left",
-              bbox_to_anchor=(1.01, 1.0))
+    ax.legend(
+        title="solid: ‖∂h_τ/∂h_0‖\ndashed: ‖U^τ‖",
+        fontsize=7,
+        title_fontsize=7,
+        loc="upper left",
+        bbox_to_anchor=(1.01, 1.0),
+    )
     _source(fig, source)
     return fig
 
@@ -225,7 +260,6 @@ def _fixed_metadata(path: str) -> dict | None:
     return {"CreationDate": None} if path.endswith(".pdf") else None
 
 
-
 def crossover_figure(table: pd.DataFrame, *, title: str = "", source: str = "") -> plt.Figure:
     """Test perplexity against parameter count, both families (rnnbench.comparison.crossover_table, one scale).
 
@@ -244,8 +278,13 @@ def crossover_figure(table: pd.DataFrame, *, title: str = "", source: str = "") 
     if len(rnn):
         ax.plot(rnn["parameters"], rnn["test_ppl"], "-o", color="black", label="Elman RNN (over H)")
         for row in rnn.itertuples():
-            ax.annotate(f"H={row.hidden}", (row.parameters, row.test_ppl), textcoords="offset points",
-                        xytext=(4, -10), fontsize=7)
+            ax.annotate(
+                f"H={row.hidden}",
+                (row.parameters, row.test_ppl),
+                textcoords="offset points",
+                xytext=(4, -10),
+                fontsize=7,
+            )
     ff = drawn[drawn["family"] == "ff"]
     palette = sns.color_palette("viridis", max(ff["hidden"].nunique(), 1))
     for color, (hidden, group) in zip(palette, ff.groupby("hidden")):
@@ -253,11 +292,22 @@ def crossover_figure(table: pd.DataFrame, *, title: str = "", source: str = "") 
         ax.plot(group["parameters"], group["test_ppl"], "-", color=color, label=f"feed-forward, H={hidden} (over n-1)")
         larger = group["ff_larger"].fillna(False).astype(bool)
         ax.scatter(group.loc[~larger, "parameters"], group.loc[~larger, "test_ppl"], color=color, zorder=3)
-        ax.scatter(group.loc[larger, "parameters"], group.loc[larger, "test_ppl"], facecolors="white",
-                   edgecolors=[color], zorder=3)
+        ax.scatter(
+            group.loc[larger, "parameters"],
+            group.loc[larger, "test_ppl"],
+            facecolors="white",
+            edgecolors=[color],
+            zorder=3,
+        )
         for row in group.itertuples():
-            ax.annotate(f"n-1={row.context}", (row.parameters, row.test_ppl), textcoords="offset points",
-                        xytext=(3, 3), fontsize=7, color=color)
+            ax.annotate(
+                f"n-1={row.context}",
+                (row.parameters, row.test_ppl),
+                textcoords="offset points",
+                xytext=(3, 3),
+                fontsize=7,
+                color=color,
+            )
         for size in group["rnn_equivalent_parameters"].dropna().unique():
             ax.axvline(float(size), color=color, linestyle=":", linewidth=1)
     ax.set_xscale("log")
@@ -280,8 +330,15 @@ def crossover_figure(table: pd.DataFrame, *, title: str = "", source: str = "") 
         if len(ff):
             handles += [
                 Line2D([], [], color="0.4", linestyle=":", label="Elman RNN of the same d and H (analytic tie)"),
-                Line2D([], [], color="0.4", marker="o", markerfacecolor="white", linestyle="",
-                       label="feed-forward larger than that RNN"),
+                Line2D(
+                    [],
+                    [],
+                    color="0.4",
+                    marker="o",
+                    markerfacecolor="white",
+                    linestyle="",
+                    label="feed-forward larger than that RNN",
+                ),
             ]
         ax.legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))  # beside, over no point
     if source:
@@ -333,7 +390,9 @@ def decay_curves_figure(
         ax.set_xlabel("distance (steps)")
         if panel is not None:
             ax.set_title(f"{panel} = {value}", fontsize=9)
-    axes[0][0].set_ylabel(f"||dL/d{quantity}||" if direction == "backward" else f"move of {quantity} per unit move of x_1")
+    axes[0][0].set_ylabel(
+        f"||dL/d{quantity}||" if direction == "backward" else f"move of {quantity} per unit move of x_1"
+    )
     handles = [plt.Line2D([], [], color=colours[h], lw=1.5) for h in hues]
     labels = [f"{h:g}" if isinstance(h, float) else str(h) for h in hues]
     fig.legend(handles, labels, title=hue, fontsize=7, loc="outside right upper")  # beside the panels, over no line

@@ -108,7 +108,9 @@ class StreamReading(Reading):
         return detach_state(state)
 
     def likelihood(self, model, split: str) -> Likelihood:
-        return stream_likelihood(model, self.eval_stream(split), batch_size=self.cfg.eval_batch_size, bptt=self.cfg.bptt)
+        return stream_likelihood(
+            model, self.eval_stream(split), batch_size=self.cfg.eval_batch_size, bptt=self.cfg.bptt
+        )
 
     def agreement(self, model, split: str) -> pd.DataFrame:
         return sentence_agreement(model, self.corpus, split, batch_size=self.cfg.eval_batch_size)

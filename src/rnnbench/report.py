@@ -182,7 +182,9 @@ def study_about(study: str, results: str | Path | None = None) -> dict[str, Any]
     if not about.get("description"):
         metric = METRIC_LABELS.get(about["metric"], about["metric"])
         against = f" against {about['vary'][0]}" if about.get("vary") else ""
-        about["description"] = f"{FAMILY_NAMES.get(about['family'], about['family'])} on the {about['corpus']} corpus: {metric}{against}"
+        about["description"] = (
+            f"{FAMILY_NAMES.get(about['family'], about['family'])} on the {about['corpus']} corpus: {metric}{against}"
+        )
     return about
 
 
@@ -210,7 +212,9 @@ def study_table(study: str, results: str | Path | None = None) -> pd.DataFrame:
         reasons = _diverged_reasons(about, results)
         wide["diverged"] = [
             _diverged_text(reasons.get(run), step) if d else "no"
-            for run, d, step in zip(wide["run_id"], diverged, wide.get("diverged_step", [None] * len(wide)), strict=True)
+            for run, d, step in zip(
+                wide["run_id"], diverged, wide.get("diverged_step", [None] * len(wide)), strict=True
+            )
         ]
         shown.append("diverged")
     return wide[keys + shown]
@@ -242,7 +246,9 @@ def study_section(study: str, results: str | Path | None = None, staging: str | 
     metric_name = METRIC_LABELS.get(metric, metric)
     family = FAMILY_NAMES.get(about["family"], about["family"])
     image = stage_figure(paths.study_figure(_root(results), study, "png"), f"study-{slug}", staging)
-    diverged = wide["diverged"].astype(str).str.startswith("yes") if "diverged" in wide else pd.Series(False, index=wide.index)
+    diverged = (
+        wide["diverged"].astype(str).str.startswith("yes") if "diverged" in wide else pd.Series(False, index=wide.index)
+    )
     measured = wide[~diverged].dropna(subset=[metric])
     seeds = [int(s) for s in about.get("seeds", [])]
     n_runs = len(wide)
@@ -259,7 +265,9 @@ def study_section(study: str, results: str | Path | None = None, staging: str | 
     cite = f"@fig-study-{slug} plots {metric_name} against `{x}`, and @tbl-study-{slug} lists every run."
     if len(measured) == 1:
         only = measured.iloc[0]
-        lines.append(f"{cite} The one run that trained has {metric_name} {sig(only[metric])}, at {_setting(only, vary, seeds)}.")
+        lines.append(
+            f"{cite} The one run that trained has {metric_name} {sig(only[metric])}, at {_setting(only, vary, seeds)}."
+        )
     elif len(measured):
         best = measured.sort_values(metric, ascending=lower).iloc[0]
         worst = measured.sort_values(metric, ascending=not lower).iloc[0]
@@ -279,7 +287,9 @@ def study_section(study: str, results: str | Path | None = None, staging: str | 
         )
     unmeasured = int((~diverged & wide[metric].isna()).sum())
     if unmeasured:
-        lines.append(f"{integer(unmeasured).capitalize()} run{'s' if unmeasured != 1 else ''} produced no {metric_name}.")
+        lines.append(
+            f"{integer(unmeasured).capitalize()} run{'s' if unmeasured != 1 else ''} produced no {metric_name}."
+        )
     # Relative to the results folder, as every caption of the book names its file.
     summary_file = os.path.relpath(paths.study_summary(".", study))
     figure_file = os.path.relpath(paths.study_figure(".", study, "png"))
@@ -289,12 +299,13 @@ def study_section(study: str, results: str | Path | None = None, staging: str | 
         f"({image}){{#fig-study-{slug}}}",
         "",
         markdown_table(
-            _study_display(wide, metric, diverged), formats=_study_formats(wide, metric),
-            headers=_study_headers(wide), align={metric: "right"},
+            _study_display(wide, metric, diverged),
+            formats=_study_formats(wide, metric),
+            headers=_study_headers(wide),
+            align={metric: "right"},
         ),
         "",
-        f": Every run of {study}, one row per run. From {summary_file}, rule study_summary. "
-        f"{{#tbl-study-{slug}}}",
+        f": Every run of {study}, one row per run. From {summary_file}, rule study_summary. {{#tbl-study-{slug}}}",
         "",
     ]
     return Markdown("\n".join(lines))
@@ -320,7 +331,11 @@ def _setting(row: pd.Series, vary: Sequence[str], seeds: Sequence[int]) -> str:
 
 def _study_formats(wide: pd.DataFrame, metric: str) -> dict[str, Formatter]:
     counts = COUNT_METRICS - {metric}
-    return {c: (integer if c in counts else lambda v: sig(v, plain=True)) for c in wide.columns if c in METRIC_LABELS and c != "diverged"}
+    return {
+        c: (integer if c in counts else lambda v: sig(v, plain=True))
+        for c in wide.columns
+        if c in METRIC_LABELS and c != "diverged"
+    }
 
 
 def _study_headers(wide: pd.DataFrame) -> dict[str, str]:

@@ -54,7 +54,7 @@ def ours(frame: pd.DataFrame) -> pd.DataFrame:
 
 def scale_of(frame: pd.DataFrame) -> str:
     """paper or short: the scale of this folder's runs (one config, one scale)."""
-    scales = {origin[len("ours ("):-1] for origin in ours(frame)["origin"]}
+    scales = {origin[len("ours (") : -1] for origin in ours(frame)["origin"]}
     return scales.pop() if len(scales) == 1 else "mixed"
 
 
@@ -79,15 +79,20 @@ def corpus_rows(frame: pd.DataFrame, corpus: str) -> pd.DataFrame:
     rows = []
     for row in theirs.itertuples():
         where = ", ".join(p for p in (f"{short_cite(row.source)}", str(row.table), _page(row.page)) if p)
-        rows.append({"model": escape(row.model), "measured by": escape(where), "test_ppl": row.test_ppl,
-                     "ratio": None})
+        rows.append({"model": escape(row.model), "measured by": escape(where), "test_ppl": row.test_ppl, "ratio": None})
     for row in mine.itertuples():
         label = Markdown(f"**ours, {SCALE_NAMES.get(row.origin[6:-1], row.origin)}**: {escape(row.description)}")
         epochs = f"{int(row.epochs)} epoch{'s' if row.epochs != 1 else ''}, {STATUS_TEXT.get(row.status, row.status)}"
-        rows.append({"model": label, "measured by": Markdown(f"{code(row.model)}, {escape(epochs)}"),
-                     "test_ppl": row.test_ppl,
-                     "ratio": Markdown(f"{cell_sig(row.ratio_to_reference)} of {escape(row.reference_model)}")
-                     if pd.notna(row.ratio_to_reference) else None})
+        rows.append(
+            {
+                "model": label,
+                "measured by": Markdown(f"{code(row.model)}, {escape(epochs)}"),
+                "test_ppl": row.test_ppl,
+                "ratio": Markdown(f"{cell_sig(row.ratio_to_reference)} of {escape(row.reference_model)}")
+                if pd.notna(row.ratio_to_reference)
+                else None,
+            }
+        )
     return pd.DataFrame(rows, columns=["model", "measured by", "test_ppl", "ratio"])
 
 
@@ -121,9 +126,12 @@ def best_against_reference(frame: pd.DataFrame, corpus: str, family: str) -> dic
         return None
     row = pick.iloc[0]
     return {
-        "ours": ppl(row["test_ppl"]), "reference": ppl(row["reference_ppl"]),
-        "reference_model": escape(row["reference_model"]), "ratio": sig(row["ratio_to_reference"]),
-        "comparable": pd.notna(row["ratio_to_reference"]), "status": STATUS_TEXT.get(row["status"], row["status"]),
+        "ours": ppl(row["test_ppl"]),
+        "reference": ppl(row["reference_ppl"]),
+        "reference_model": escape(row["reference_model"]),
+        "ratio": sig(row["ratio_to_reference"]),
+        "comparable": pd.notna(row["ratio_to_reference"]),
+        "status": STATUS_TEXT.get(row["status"], row["status"]),
         "epochs": count_text(int(row["epochs"]), "epoch"),
     }
 
@@ -162,16 +170,18 @@ def matched_sentence(matched: pd.DataFrame, by: str) -> Markdown:
 def runs_table(frame: pd.DataFrame) -> pd.DataFrame:
     """Every run of ours: corpus, model, size, epochs, times and perplexity (the wall time per model)."""
     mine = ours(frame)
-    return pd.DataFrame({
-        "run": [code(m) for m in mine["model"]],
-        "corpus": mine["corpus"].map(lambda c: CORPUS_SHORT.get(c, c)),
-        "model": [escape(_short_model(d)) for d in mine["description"]],
-        "parameters": mine["parameters"],
-        "epochs": mine["epochs"],
-        "train_seconds": mine["train_seconds"],
-        "job_wall_seconds": mine["job_wall_seconds"],
-        "test_ppl": mine["test_ppl"],
-    }).reset_index(drop=True)
+    return pd.DataFrame(
+        {
+            "run": [code(m) for m in mine["model"]],
+            "corpus": mine["corpus"].map(lambda c: CORPUS_SHORT.get(c, c)),
+            "model": [escape(_short_model(d)) for d in mine["description"]],
+            "parameters": mine["parameters"],
+            "epochs": mine["epochs"],
+            "train_seconds": mine["train_seconds"],
+            "job_wall_seconds": mine["job_wall_seconds"],
+            "test_ppl": mine["test_ppl"],
+        }
+    ).reset_index(drop=True)
 
 
 def _short_model(description: str) -> str:
@@ -186,25 +196,37 @@ def count_text(n: int, noun: str) -> Markdown:
     return Markdown(f"{integer(n)} {noun}{'s' if n != 1 else ''}")
 
 
-
 def matched_table(matched_parameters: pd.DataFrame, matched_time: pd.DataFrame) -> pd.DataFrame:
     """One row per feed-forward run: its perplexity, and the RNN curve's at its parameter count and time."""
     by_time = matched_time.set_index("run_id")
     rows = []
     for row in matched_parameters.itertuples():
         timed = by_time.loc[row.run_id] if row.run_id in by_time.index else None
-        rows.append({
-            "run": code(row.run_id),
-            "n‑1": row.context,
-            "H": row.hidden,
-            "parameters": row.cost,
-            "feed-forward": row.ff_test_ppl,
-            "RNN at equal parameters": row.rnn_test_ppl,
-            "training seconds": timed["cost"] if timed is not None else None,
-            "RNN at equal time": timed["rnn_test_ppl"] if timed is not None else None,
-        })
-    return pd.DataFrame(rows, columns=["run", "n‑1", "H", "parameters", "feed-forward", "RNN at equal parameters",
-                                       "training seconds", "RNN at equal time"])
+        rows.append(
+            {
+                "run": code(row.run_id),
+                "n‑1": row.context,
+                "H": row.hidden,
+                "parameters": row.cost,
+                "feed-forward": row.ff_test_ppl,
+                "RNN at equal parameters": row.rnn_test_ppl,
+                "training seconds": timed["cost"] if timed is not None else None,
+                "RNN at equal time": timed["rnn_test_ppl"] if timed is not None else None,
+            }
+        )
+    return pd.DataFrame(
+        rows,
+        columns=[
+            "run",
+            "n‑1",
+            "H",
+            "parameters",
+            "feed-forward",
+            "RNN at equal parameters",
+            "training seconds",
+            "RNN at equal time",
+        ],
+    )
 
 
 ABSENT = (
@@ -279,16 +301,26 @@ def _corpus_section(frame: pd.DataFrame, corpus: str) -> list[str]:
             )
         else:
             said.append(f"our best {label} has test perplexity {numbers['ours']} ({numbers['status']}; no ratio)")
-    lines.append(f"@tbl-published-{slug} sets our runs beside {cite}'s rows. " + (
-        f"{'; '.join(said)[0].upper()}{'; '.join(said)[1:]}." if said else "No run of ours finished on this corpus."
-    ))
-    lines += ["", split_sentence(frame, corpus), "", markdown_table(
-        corpus_rows(frame, corpus), formats={"test_ppl": ppl}, headers={"test_ppl": "test perplexity",
-                                                                               "ratio": "ours / reference"},
-        align={"ratio": "right"},
-    ), "", f": {name}: the published rows ({escape(cite)}) and our best run of each family, chosen by validation "
-           f"perplexity. Sources: {sources(frame, corpus)}. From tables/comparison.csv, rule comparison. "
-           f"{{#tbl-published-{slug}}}", ""]
+    lines.append(
+        f"@tbl-published-{slug} sets our runs beside {cite}'s rows. "
+        + (f"{'; '.join(said)[0].upper()}{'; '.join(said)[1:]}." if said else "No run of ours finished on this corpus.")
+    )
+    lines += [
+        "",
+        split_sentence(frame, corpus),
+        "",
+        markdown_table(
+            corpus_rows(frame, corpus),
+            formats={"test_ppl": ppl},
+            headers={"test_ppl": "test perplexity", "ratio": "ours / reference"},
+            align={"ratio": "right"},
+        ),
+        "",
+        f": {name}: the published rows ({escape(cite)}) and our best run of each family, chosen by validation "
+        f"perplexity. Sources: {sources(frame, corpus)}. From tables/comparison.csv, rule comparison. "
+        f"{{#tbl-published-{slug}}}",
+        "",
+    ]
     return lines
 
 
@@ -328,7 +360,8 @@ def _crossover_section(results: Any, staging: Any, book_figure) -> list[str]:
         markdown_table(
             matched_table(by_params, by_time),
             formats={c: ppl for c in ("feed-forward", "RNN at equal parameters", "RNN at equal time")}
-            | {"training seconds": cell_sig} | {"parameters": integer, "n‑1": integer, "H": integer},
+            | {"training seconds": cell_sig}
+            | {"parameters": integer, "n‑1": integer, "H": integer},
         ),
         "",
         ": Each feed-forward run against the Elman RNN curve at equal parameter count and at equal training time "
@@ -352,10 +385,17 @@ def _runs_section(frame: pd.DataFrame) -> list[str]:
         f"(metrics.json) and its whole job's wall time (Snakemake's benchmark record: data loading and evaluation "
         f"included), {total} in all. On a shared machine both vary with the load.",
         "",
-        markdown_table(runs, formats={"parameters": integer, "epochs": integer, "train_seconds": cell_sig,
-                                      "job_wall_seconds": cell_sig, "test_ppl": ppl},
-                       headers={"train_seconds": "train s", "job_wall_seconds": "job s",
-                                "test_ppl": "test ppl"}),
+        markdown_table(
+            runs,
+            formats={
+                "parameters": integer,
+                "epochs": integer,
+                "train_seconds": cell_sig,
+                "job_wall_seconds": cell_sig,
+                "test_ppl": ppl,
+            },
+            headers={"train_seconds": "train s", "job_wall_seconds": "job s", "test_ppl": "test ppl"},
+        ),
         "",
         ": Every run of ours in the comparison (FF: feed-forward): size, epochs, seconds of training (train s) and "
         "of the whole job (job s, wall time), test perplexity. "

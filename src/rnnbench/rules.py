@@ -92,7 +92,10 @@ def broken_batch_rule(s: Mapping[str, Any], max_tokens: Mapping[str, int]) -> Br
     before the corpus is read). Windows (ff) and whole sentences (bptt 0) are batched by count: any size works."""
     if s["family"] == "ff" or s["bptt"] == 0:
         return None
-    for key, limit, splits in (("batch_size", "train_tokens", ("train",)), ("eval_batch_size", "eval_tokens", ("valid", "test"))):
+    for key, limit, splits in (
+        ("batch_size", "train_tokens", ("train",)),
+        ("eval_batch_size", "eval_tokens", ("valid", "test")),
+    ):
         for split in (name for name in splits if name in max_tokens):
             tokens = min(max_tokens[split], s[limit] or max_tokens[split])
             if tokens // s[key] < 2:

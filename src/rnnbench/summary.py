@@ -19,9 +19,22 @@ from rnnbench.config import Config, RunConfig
 
 # Metrics every run reports (metrics.json), in the order the summary lists them.
 RUN_METRICS = (
-    "test_ppl", "valid_ppl", "agreement_accuracy", "epochs", "steps", "diverged", "diverged_step",
-    "parameters", "train_seconds", "tokens_per_second", "clipped_fraction",
-    "grad_norm_q05", "grad_norm_median", "grad_norm_q95", "grad_norm_max", "clip_cosine_mean",
+    "test_ppl",
+    "valid_ppl",
+    "agreement_accuracy",
+    "epochs",
+    "steps",
+    "diverged",
+    "diverged_step",
+    "parameters",
+    "train_seconds",
+    "tokens_per_second",
+    "clipped_fraction",
+    "grad_norm_q05",
+    "grad_norm_median",
+    "grad_norm_q95",
+    "grad_norm_max",
+    "clip_cosine_mean",
 )
 
 # The metric vocabulary, written once: how a metric reads in a figure or in prose, and which way is better.
@@ -56,11 +69,11 @@ BENCHMARK_COLUMNS = {"s": "wall_seconds", "max_rss": "max_rss_mb", "cpu_time": "
 def study_record(config: Config, name: str) -> dict[str, object]:
     """What study ``name`` is, as its study.json holds it:
 
-        name, description, family, corpus, metric,
-        vary      the varied settings in config order (the first is the figure's x axis, the second its hue)
-        fixed     each setting the study fixes or run_overrides sets, with the value its runs use
-                  (settings its model family does not read are left out)
-        seeds, run_ids   the run ids in the summary's order (varied values, then seed)
+    name, description, family, corpus, metric,
+    vary      the varied settings in config order (the first is the figure's x axis, the second its hue)
+    fixed     each setting the study fixes or run_overrides sets, with the value its runs use
+              (settings its model family does not read are left out)
+    seeds, run_ids   the run ids in the summary's order (varied values, then seed)
     """
     study = config.studies[name]
     runs = [cfg for _, cfg in config.study_runs(name)]
@@ -86,7 +99,14 @@ def summarize_study(
     rows = []
     for point, cfg, path in zip(points, configs, metric_files, strict=True):
         metrics = json.loads(Path(path).read_text(encoding="utf-8"))
-        keys = {"study": study, "run_id": cfg.run_id, "family": cfg.family, "corpus": cfg.corpus, "seed": cfg.seed, **point}
+        keys = {
+            "study": study,
+            "run_id": cfg.run_id,
+            "family": cfg.family,
+            "corpus": cfg.corpus,
+            "seed": cfg.seed,
+            **point,
+        }
         for metric in RUN_METRICS:
             value = metrics.get(metric)
             rows.append({**keys, "metric": metric, "value": float(value) if value is not None else float("nan")})

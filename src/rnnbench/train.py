@@ -265,8 +265,9 @@ def _train_epoch(cfg, model, optimizer, reading: Reading, state: TrainingState, 
     def read_back() -> None:
         if not pending:
             return
-        values = torch.stack([torch.stack([loss.double(), c.norm.double(), c.clipped.double(), c.cosine])
-                              for loss, _, c in pending]).tolist()  # one host read for all pending steps
+        values = torch.stack(
+            [torch.stack([loss.double(), c.norm.double(), c.clipped.double(), c.cosine]) for loss, _, c in pending]
+        ).tolist()  # one host read for all pending steps
         for (loss, norm, clipped, cosine), (_, n, _) in zip(values, pending):
             state.global_step += 1
             records.append((StepRecord(state.global_step, epoch, lr, loss, norm, bool(clipped), cosine), n))
@@ -276,8 +277,14 @@ def _train_epoch(cfg, model, optimizer, reading: Reading, state: TrainingState, 
                 log.warning("run %s diverged at step %d: %s", cfg.run_id, state.global_step, reason)
                 break
         pending.clear()
-        log.info("epoch %d step %d/%d | lr %.4g | %.0f tok/s", epoch, len(records), expected_steps, lr,
-                 sum(n for _, n in records) / (time.perf_counter() - start))
+        log.info(
+            "epoch %d step %d/%d | lr %.4g | %.0f tok/s",
+            epoch,
+            len(records),
+            expected_steps,
+            lr,
+            sum(n for _, n in records) / (time.perf_counter() - start),
+        )
 
     for step, batch in enumerate(reading.batches(state.epoch)):
         if step >= expected_steps or state.divergence is not None:

@@ -2,6 +2,7 @@
 # One job per analysis measures its points in turn (a point takes seconds; a job per point would cost more in
 # start-up than it gains on a few cores). A study's runs are the study's own jobs' outputs: never retrained.
 
+
 include: "analysis_helpers.smk"  # points, weights files and outputs of each analysis
 
 
@@ -12,21 +13,21 @@ rule decay_analysis:
         models=analysis_models,
     output:
         **analysis_outputs("gradient_decay"),
+    log:
+        paths.log(RESULTS_DIR, "decay_analysis", "{analysis}"),
+    benchmark:
+        paths.analysis_benchmark(RESULTS_DIR, "{analysis}")
     wildcard_constraints:
         analysis="|".join(DECAY_ANALYSES),
+    conda:
+        "../envs/rnnbench.yaml"
+    threads: 1
     params:
         record=lambda wc: analysis_config(wc.analysis).record(analysis_points(wc.analysis)),
         points=lambda wc: analysis_job_points(wc.analysis),
         data_dir=DATA_DIR,
         cache_dir=CFG.cache_dir,
         provenance=provenance_for("decay_analysis"),
-    log:
-        paths.log(RESULTS_DIR, "decay_analysis", "{analysis}"),
-    benchmark:
-        paths.analysis_benchmark(RESULTS_DIR, "{analysis}")
-    threads: 1
-    conda:
-        "../envs/rnnbench.yaml"
     script:
         "../scripts/decay_analysis.py"
 
@@ -34,10 +35,10 @@ rule decay_analysis:
 use rule decay_analysis as passage_analysis with:
     output:
         **analysis_outputs("passage"),
-    wildcard_constraints:
-        analysis="|".join(PASSAGE_ANALYSES),
     log:
         paths.log(RESULTS_DIR, "passage_analysis", "{analysis}"),
+    wildcard_constraints:
+        analysis="|".join(PASSAGE_ANALYSES),
 
 
 rule analysis_figure:
@@ -56,10 +57,10 @@ rule analysis_figure:
         provenance=paths.provenance(paths.analysis_figure(RESULTS_DIR, "{analysis}", "png")),
     log:
         paths.log(RESULTS_DIR, "analysis_figure", "{analysis}"),
-    params:
-        provenance=provenance_for("analysis_figure"),
     localrule: True
     conda:
         "../envs/rnnbench.yaml"
+    params:
+        provenance=provenance_for("analysis_figure"),
     script:
         "../scripts/analysis_figure.py"

@@ -1,6 +1,7 @@
 # Helpers of analyses.smk only: an analysis's points, weights files and outputs, derived from the config (CFG).
 from rnnbench.analyses import FINAL
 
+
 wildcard_constraints:
     analysis=r"[a-z][a-z0-9_]*",
 

@@ -15,6 +15,7 @@ REPORT = paths.report_book(RESULTS_DIR)  # the book of these results, under <res
 DATA_DIR = CFG.data_dir  # None: the loader falls back to $RNNBENCH_DATA, then downloads
 # CONFIG_FILES (the Snakefile): the config files in the order they were merged, for provenance.
 
+
 wildcard_constraints:
     run_id=r"[a-z]+-[a-z]+-[0-9a-f]{10}",
     study=r"[a-z][a-z0-9_]*",

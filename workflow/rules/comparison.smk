@@ -46,17 +46,17 @@ rule comparison:
         provenance_crossover=paths.provenance(paths.table(RESULTS_DIR, "crossover")),
         provenance_matched_parameters=paths.provenance(paths.table(RESULTS_DIR, "matched_parameters")),
         provenance_matched_time=paths.provenance(paths.table(RESULTS_DIR, "matched_time")),
+    log:
+        paths.log(RESULTS_DIR, "comparison", "comparison"),
+    localrule: True
+    conda:
+        "../envs/rnnbench.yaml"
     params:
         results=lambda wc: RESULTS_DIR,  # run folders are found under it, as rnnbench.paths lays them out
         runs=COMPARISON_RUNS,
         scale=COMPARISON.scale,
         crossover=COMPARISON.crossover,
         provenance=provenance_for("comparison"),
-    log:
-        paths.log(RESULTS_DIR, "comparison", "comparison"),
-    localrule: True
-    conda:
-        "../envs/rnnbench.yaml"
     script:
         "../scripts/comparison.py"
 
@@ -74,13 +74,13 @@ rule crossover_figure:
         ),
         pdf=paths.book_figure(RESULTS_DIR, paths.CROSSOVER_FIGURE, "pdf"),
         provenance=paths.provenance(paths.book_figure(RESULTS_DIR, paths.CROSSOVER_FIGURE, "png")),
-    params:
-        title=f"Test perplexity against parameter count on {COMPARISON.crossover} ({COMPARISON.scale} runs)",
-        provenance=provenance_for("crossover_figure"),
     log:
         paths.log(RESULTS_DIR, "crossover_figure", "crossover"),
     localrule: True
     conda:
         "../envs/rnnbench.yaml"
+    params:
+        title=f"Test perplexity against parameter count on {COMPARISON.crossover} ({COMPARISON.scale} runs)",
+        provenance=provenance_for("crossover_figure"),
     script:
         "../scripts/crossover_figure.py"

@@ -9,15 +9,15 @@ rule book_figure:
         png=paths.book_figure(RESULTS_DIR, "{name}", "png"),
         pdf=paths.book_figure(RESULTS_DIR, "{name}", "pdf"),
         provenance=paths.provenance(paths.book_figure(RESULTS_DIR, "{name}", "png")),  # one record, both formats
-    wildcard_constraints:
-        name="|".join(BOOK_FIGURES),
-    params:
-        provenance=provenance_for("book_figure"),
     log:
         paths.log(RESULTS_DIR, "book_figure", "{name}"),
+    wildcard_constraints:
+        name="|".join(BOOK_FIGURES),
     localrule: True
     conda:
         "../envs/rnnbench.yaml"
+    params:
+        provenance=provenance_for("book_figure"),
     script:
         "../scripts/book_figure.py"
 
@@ -27,18 +27,28 @@ rule report:
     fails with a clear message where Quarto is missing, after every result has been built."""
     input:
         RESULTS,
-        [paths.book_figure(RESULTS_DIR, name, fmt) for name in BOOK_FIGURES if name in WORKED_TABLES for fmt in paths.FIGURE_FORMATS],
+        [
+            paths.book_figure(RESULTS_DIR, name, fmt)
+            for name in BOOK_FIGURES
+            if name in WORKED_TABLES
+            for fmt in paths.FIGURE_FORMATS
+        ],
         book="reports/_quarto.yml",
-        chapters=sorted(glob.glob("reports/*.qmd") + glob.glob("reports/_quarto-*.yml") + glob.glob("reports/*.typ") + glob.glob("reports/*.css")),  # an edit re-renders the book
+        chapters=sorted(
+            glob.glob("reports/*.qmd")
+            + glob.glob("reports/_quarto-*.yml")
+            + glob.glob("reports/*.typ")
+            + glob.glob("reports/*.css")
+        ),  # an edit re-renders the book
     output:
         REPORT,
-    params:
-        book_dir=lambda wc, input: os.path.dirname(input.book),
-        results_dir=lambda wc: RESULTS_DIR,
     log:
         paths.log(RESULTS_DIR, "report", "report"),
     localrule: True
     conda:
         "../envs/rnnbench.yaml"
+    params:
+        book_dir=lambda wc, input: os.path.dirname(input.book),
+        results_dir=lambda wc: RESULTS_DIR,
     script:
         "../scripts/render_report.py"

@@ -12,16 +12,16 @@ rule study_summary:
         ),
         record=paths.study_record(RESULTS_DIR, "{study}"),
         provenance=paths.provenance(paths.study_summary(RESULTS_DIR, "{study}")),
-    params:
-        record=lambda wc: study_record(CFG, wc.study),
-        points=lambda wc: [point for point, _ in study_points(wc.study)],
-        runs=lambda wc: [cfg.settings() for _, cfg in study_points(wc.study)],
-        provenance=provenance_for("study_summary"),
     log:
         paths.log(RESULTS_DIR, "study_summary", "{study}"),
     localrule: True
     conda:
         "../envs/rnnbench.yaml"
+    params:
+        record=lambda wc: study_record(CFG, wc.study),
+        points=lambda wc: [point for point, _ in study_points(wc.study)],
+        runs=lambda wc: [cfg.settings() for _, cfg in study_points(wc.study)],
+        provenance=provenance_for("study_summary"),
     script:
         "../scripts/study_summary.py"
 
@@ -42,11 +42,11 @@ rule study_figure:
         provenance=paths.provenance(paths.study_figure(RESULTS_DIR, "{study}", "png")),  # one record, both formats
     log:
         paths.log(RESULTS_DIR, "study_figure", "{study}"),
-    params:
-        provenance=provenance_for("study_figure"),
     localrule: True
     conda:
         "../envs/rnnbench.yaml"
+    params:
+        provenance=provenance_for("study_figure"),
     script:
         "../scripts/study_figure.py"
 
@@ -57,7 +57,11 @@ rule study_extra_table:
     input:
         metrics=study_metric_files,
         # the traced runs' steps.csv; agreement.csv is written with metrics.json by the same job
-        steps=lambda wc: [paths.run_steps(RESULTS_DIR, cfg.run_id) for _, cfg in study_points(wc.study)] if wc.kind == "trace" else [],
+        steps=lambda wc: (
+            [paths.run_steps(RESULTS_DIR, cfg.run_id) for _, cfg in study_points(wc.study)]
+            if wc.kind == "trace"
+            else []
+        ),
     output:
         table=report(
             paths.study_extra_table(RESULTS_DIR, "{study}", "{kind}"),
@@ -66,8 +70,13 @@ rule study_extra_table:
             labels={"study": "{study}", "output": "{kind} table"},
         ),
         provenance=paths.provenance(paths.study_extra_table(RESULTS_DIR, "{study}", "{kind}")),
+    log:
+        paths.log(RESULTS_DIR, "study_extra_table", "{study}-{kind}"),
     wildcard_constraints:
         kind="distance|trace",
+    localrule: True
+    conda:
+        "../envs/rnnbench.yaml"
     params:
         record=lambda wc: study_record(CFG, wc.study),
         points=lambda wc: [point for point, _ in study_points(wc.study)],
@@ -76,11 +85,6 @@ rule study_extra_table:
             for _, cfg in study_points(wc.study)
         },
         provenance=provenance_for("study_extra_table"),
-    log:
-        paths.log(RESULTS_DIR, "study_extra_table", "{study}-{kind}"),
-    localrule: True
-    conda:
-        "../envs/rnnbench.yaml"
     script:
         "../scripts/study_extra_table.py"
 
@@ -102,14 +106,14 @@ rule study_extra_figure:
         ),
         pdf=paths.study_extra_figure(RESULTS_DIR, "{study}", "{name}", "pdf"),
         provenance=paths.provenance(paths.study_extra_figure(RESULTS_DIR, "{study}", "{name}", "png")),
-    wildcard_constraints:
-        name="distance-heatmap|distance-curves|norm-trace",
-    params:
-        provenance=provenance_for("study_extra_figure"),
     log:
         paths.log(RESULTS_DIR, "study_extra_figure", "{study}-{name}"),
+    wildcard_constraints:
+        name="distance-heatmap|distance-curves|norm-trace",
     localrule: True
     conda:
         "../envs/rnnbench.yaml"
+    params:
+        provenance=provenance_for("study_extra_figure"),
     script:
         "../scripts/study_extra_figure.py"

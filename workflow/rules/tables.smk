@@ -9,18 +9,18 @@ rule worked_table:
             labels={"table": "{name}"},
         ),
         provenance=paths.provenance(paths.table(RESULTS_DIR, "{name}")),
-    wildcard_constraints:
-        name="|".join(WORKED_TABLES) or "no-worked-tables",
-    params:
-        provenance=provenance_for("worked_table"),
     log:
         paths.log(RESULTS_DIR, "worked_table", "{name}"),
+    wildcard_constraints:
+        name="|".join(WORKED_TABLES) or "no-worked-tables",
+    conda:
+        "../envs/rnnbench.yaml"
     threads: 1
     resources:
         mem_mb=2000,
         runtime=15,
-    conda:
-        "../envs/rnnbench.yaml"
+    params:
+        provenance=provenance_for("worked_table"),
     script:
         "../scripts/worked_table.py"
 
@@ -38,14 +38,14 @@ rule corpus_table:
             labels={"table": "corpora"},
         ),
         provenance=paths.provenance(paths.table(RESULTS_DIR, "corpora")),
-    params:
-        corpus_keys=sorted(CORPORA),
-        provenance=provenance_for("corpus_table"),
     log:
         paths.log(RESULTS_DIR, "corpus_table", "corpora"),
     localrule: True
     conda:
         "../envs/rnnbench.yaml"
+    params:
+        corpus_keys=sorted(CORPORA),
+        provenance=provenance_for("corpus_table"),
     script:
         "../scripts/corpus_table.py"
 
@@ -63,13 +63,13 @@ rule benchmark_table:
             labels={"table": "benchmarks"},
         ),
         provenance=paths.provenance(paths.table(RESULTS_DIR, "benchmarks")),
-    params:
-        run_ids=sorted(RUNS),
-        provenance=provenance_for("benchmark_table"),
     log:
         paths.log(RESULTS_DIR, "benchmark_table", "benchmarks"),
     localrule: True
     conda:
         "../envs/rnnbench.yaml"
+    params:
+        run_ids=sorted(RUNS),
+        provenance=provenance_for("benchmark_table"),
     script:
         "../scripts/benchmark_table.py"

@@ -11,16 +11,12 @@ rule train:
         steps=paths.run_steps(RESULTS_DIR, "{run_id}"),
         config=paths.run_config(RESULTS_DIR, "{run_id}"),
         model=paths.run_model(RESULTS_DIR, "{run_id}"),
-    params:
-        # Without `threads`: more cores must not make Snakemake think the run's settings changed (a changed
-        # param reruns the job; so would a newer scripts/train.py, so that shim changes only when it must).
-        run=lambda wc: run_config(wc.run_id).settings(),
-        data_dir=DATA_DIR,
-        cache_dir=CFG.cache_dir,
     log:
         paths.log(RESULTS_DIR, "train", "{run_id}"),
     benchmark:
         paths.train_benchmark(RESULTS_DIR, "{run_id}")
+    conda:
+        "../envs/rnnbench.yaml"
     # torch's intra-op threads; Snakemake exports OMP/MKL_NUM_THREADS to the same number.
     threads: CFG.threads
     resources:
@@ -30,7 +26,11 @@ rule train:
         # run one training job per core instead of one per 16 GB.
         mem_mb=4000,
         runtime=720,
-    conda:
-        "../envs/rnnbench.yaml"
+    params:
+        # Without `threads`: more cores must not make Snakemake think the run's settings changed (a changed
+        # param reruns the job; so would a newer scripts/train.py, so that shim changes only when it must).
+        run=lambda wc: run_config(wc.run_id).settings(),
+        data_dir=DATA_DIR,
+        cache_dir=CFG.cache_dir,
     script:
         "../scripts/train.py"

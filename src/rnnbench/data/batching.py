@@ -89,8 +89,9 @@ class SentenceBatch(NamedTuple):
     positions: torch.Tensor  # (T, B) int64; stream index of each target; padding = -1
 
 
-def sentence_batches(stream, sentence_starts, batch_size: int, *, shuffle_seed: int | None = None,
-                     eos_id: int | None = None) -> list[SentenceBatch]:
+def sentence_batches(
+    stream, sentence_starts, batch_size: int, *, shuffle_seed: int | None = None, eos_id: int | None = None
+) -> list[SentenceBatch]:
     """Whole sentences, one per column, padded to the longest sentence of their batch.
 
     Each sentence ends with <eos>; its inputs start with <eos> (the end of the previous sentence),
@@ -112,8 +113,13 @@ def sentence_batches(stream, sentence_starts, batch_size: int, *, shuffle_seed: 
         raise ValueError(f"batch_size must be >= 1, got {batch_size}")
     data = _as_long(stream)  # (N,)
     starts = np.asarray(sentence_starts, dtype=np.int64)
-    if starts.ndim != 1 or starts.size == 0 or starts[0] != 0 or np.any(np.diff(starts) <= 0) \
-            or starts[-1] >= data.numel():
+    if (
+        starts.ndim != 1
+        or starts.size == 0
+        or starts[0] != 0
+        or np.any(np.diff(starts) <= 0)
+        or starts[-1] >= data.numel()
+    ):
         raise ValueError("sentence_starts must be increasing offsets into the stream, starting at 0")
     ends = np.append(starts[1:], data.numel())
     eos = int(data[-1]) if eos_id is None else int(eos_id)

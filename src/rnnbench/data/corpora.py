@@ -34,9 +34,24 @@ import pandas as pd
 
 from rnnbench.data import synthetic
 from rnnbench.data.facts import (  # re-exported: the corpora's facts are part of this module's interface
-    BROWN_DOCUMENT, BROWN_DOCUMENTS, BROWN_RARE_MAX, BROWN_TOKENS, BROWN_TRAIN, BROWN_TYPES, BROWN_VALID,
-    BROWN_VOCAB_SIZE, OPTIONS, PTB_TOKENS, PTB_VOCAB_SIZE, SOURCES, CorpusError, KnownSizes, RemoteFile,
-    _PTB_URL, known_sizes, resolve_options,
+    BROWN_DOCUMENT,
+    BROWN_DOCUMENTS,
+    BROWN_RARE_MAX,
+    BROWN_TOKENS,
+    BROWN_TRAIN,
+    BROWN_TYPES,
+    BROWN_VALID,
+    BROWN_VOCAB_SIZE,
+    OPTIONS,
+    PTB_TOKENS,
+    PTB_VOCAB_SIZE,
+    SOURCES,
+    CorpusError,
+    KnownSizes,
+    RemoteFile,
+    _PTB_URL,
+    known_sizes,
+    resolve_options,
 )
 from rnnbench.data.synthetic import EOS, SPLITS
 from rnnbench.data.prepared import PROBE_COLUMNS, Corpus, read_cache, write_cache
@@ -55,8 +70,9 @@ urlopen = urllib.request.urlopen
 # ---------------------------------------------------------------------------------------------- public
 
 
-def load_corpus(name: str, *, data_dir: str | os.PathLike | None = None,
-                cache_dir: str | os.PathLike | None = None, **options) -> Corpus:
+def load_corpus(
+    name: str, *, data_dir: str | os.PathLike | None = None, cache_dir: str | os.PathLike | None = None, **options
+) -> Corpus:
     """Load a corpus by name, from the cache when an identical one was built before.
 
     data_dir: None -> env RNNBENCH_DATA -> download to <cache_dir>/downloads.
@@ -84,8 +100,7 @@ def file_sha256(path: str | os.PathLike) -> str:
     return h.hexdigest()
 
 
-def download(remote: RemoteFile, dest: Path, expected_sha256: str | None = None, *,
-             accept_hint: bool = False) -> None:
+def download(remote: RemoteFile, dest: Path, expected_sha256: str | None = None, *, accept_hint: bool = False) -> None:
     """Fetch remote.url to dest, verifying its sha256; dest appears only complete and verified."""
     expected = expected_sha256 or remote.sha256
     with atomic_path(dest, suffix=".part") as tmp:
@@ -101,9 +116,14 @@ def download(remote: RemoteFile, dest: Path, expected_sha256: str | None = None,
                 f"{remote.filename} yourself and point RNNBENCH_DATA (or data_dir=) at the folder that "
                 f"holds {dest.parent.name}/{remote.filename}."
             ) from err
-        _verify(tmp, remote, expected, shown_as=f"{remote.filename} downloaded from {remote.url}",
-                fix=f"retry; if it fails again, {remote.url} serves another copy than the one expected",
-                accept_hint=accept_hint)
+        _verify(
+            tmp,
+            remote,
+            expected,
+            shown_as=f"{remote.filename} downloaded from {remote.url}",
+            fix=f"retry; if it fails again, {remote.url} serves another copy than the one expected",
+            accept_hint=accept_hint,
+        )
 
 
 # ---------------------------------------------------------------------------------------------- options
@@ -116,16 +136,16 @@ def _cache_key(name: str, options: dict) -> str:
         sources = {"brown.zip": options["expected_sha256"]}
     else:
         sources = {f.filename: f.sha256 for f in SOURCES[name]}
-    blob = json.dumps({"format": CACHE_FORMAT, "name": name, "options": options, "sources": sources},
-                      sort_keys=True)
+    blob = json.dumps({"format": CACHE_FORMAT, "name": name, "options": options, "sources": sources}, sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
 # ---------------------------------------------------------------------------------------------- files
 
 
-def _locate(corpus: str, remote: RemoteFile, data_dir, cache_dir: Path, expected: str, *,
-            accept_hint: bool = False) -> Path:
+def _locate(
+    corpus: str, remote: RemoteFile, data_dir, cache_dir: Path, expected: str, *, accept_hint: bool = False
+) -> Path:
     """Path of a verified copy of `remote`: from the data folder, or downloaded into the cache."""
     origin = "data_dir"
     if data_dir is None and os.environ.get("RNNBENCH_DATA"):
@@ -133,8 +153,10 @@ def _locate(corpus: str, remote: RemoteFile, data_dir, cache_dir: Path, expected
     if data_dir is not None:
         path = Path(data_dir) / corpus / remote.filename
         if path.is_dir():
-            raise CorpusError(f"{remote.filename}: expected a file at {path} (the data folder given by {origin}), "
-                              f"found a directory. Fix: put the file {remote.filename} there in its place.")
+            raise CorpusError(
+                f"{remote.filename}: expected a file at {path} (the data folder given by {origin}), "
+                f"found a directory. Fix: put the file {remote.filename} there in its place."
+            )
         if not path.is_file():
             raise CorpusError(
                 f"{remote.filename}: expected it at {path} (the data folder given by {origin}), found no such "
@@ -142,23 +164,38 @@ def _locate(corpus: str, remote: RemoteFile, data_dir, cache_dir: Path, expected
                 f"holds {corpus}/{remote.filename}, or leave RNNBENCH_DATA unset to download it into "
                 f"{cache_dir / 'downloads'}."
             )
-        _verify(path, remote, expected, shown_as=str(path), accept_hint=accept_hint,
-                fix=f"replace it with a fresh copy from {remote.url}")
+        _verify(
+            path,
+            remote,
+            expected,
+            shown_as=str(path),
+            accept_hint=accept_hint,
+            fix=f"replace it with a fresh copy from {remote.url}",
+        )
         return path
     path = cache_dir / "downloads" / corpus / remote.filename
     if path.is_dir():
-        raise CorpusError(f"{remote.filename}: expected a file at {path} (a downloaded copy), found a directory. "
-                          f"Fix: remove the directory {path} and load again to download the file.")
+        raise CorpusError(
+            f"{remote.filename}: expected a file at {path} (a downloaded copy), found a directory. "
+            f"Fix: remove the directory {path} and load again to download the file."
+        )
     if path.is_file():
-        _verify(path, remote, expected, shown_as=str(path), accept_hint=accept_hint,
-                fix=f"delete {path} and load again to re-download it from {remote.url}")
+        _verify(
+            path,
+            remote,
+            expected,
+            shown_as=str(path),
+            accept_hint=accept_hint,
+            fix=f"delete {path} and load again to re-download it from {remote.url}",
+        )
     else:
         download(remote, path, expected, accept_hint=accept_hint)
     return path
 
 
-def _verify(path: Path, remote: RemoteFile, expected: str, *, shown_as: str, fix: str,
-            accept_hint: bool = False) -> None:
+def _verify(
+    path: Path, remote: RemoteFile, expected: str, *, shown_as: str, fix: str, accept_hint: bool = False
+) -> None:
     """Raise CorpusError unless sha256(path) == expected; say why (truncated, not UTF-8, other copy)."""
     found = file_sha256(path)
     if found == expected:
@@ -166,13 +203,14 @@ def _verify(path: Path, remote: RemoteFile, expected: str, *, shown_as: str, fix
     digests = f"expected sha256 {expected}, found {found}"
     size = path.stat().st_size
     if expected == remote.sha256 and remote.size is not None and size < remote.size:
-        raise CorpusError(f"{shown_as}: file is truncated: expected {remote.size:,} bytes, found {size:,} "
-                          f"({digests}). Fix: {fix}.")
+        raise CorpusError(
+            f"{shown_as}: file is truncated: expected {remote.size:,} bytes, found {size:,} ({digests}). Fix: {fix}."
+        )
     if remote.text and (problem := _utf8_problem(path.read_bytes())):
-        raise CorpusError(f"{shown_as}: {problem} ({digests}). The file was probably re-encoded or damaged. "
-                          f"Fix: {fix}.")
-    accept = (f", or, if you trust this copy, accept it explicitly with expected_sha256='{found}'"
-              if accept_hint else "")
+        raise CorpusError(
+            f"{shown_as}: {problem} ({digests}). The file was probably re-encoded or damaged. Fix: {fix}."
+        )
+    accept = f", or, if you trust this copy, accept it explicitly with expected_sha256='{found}'" if accept_hint else ""
     raise CorpusError(f"{shown_as}: checksum mismatch: {digests} ({size:,} bytes). Fix: {fix}{accept}.")
 
 
@@ -201,13 +239,17 @@ def _build_ptb(options: dict, data_dir, cache_dir: Path) -> Corpus:
         text = _decode_utf8(path.read_bytes(), str(path), f"replace it with a fresh copy from {remote.url}")
         words[split] = _ptb_words(text)
         if len(words[split]) != PTB_TOKENS[split]:
-            raise CorpusError(f"{path}: expected {PTB_TOKENS[split]:,} tokens (one {EOS} per line), found "
-                              f"{len(words[split]):,}. Fix: replace it with a fresh copy from {remote.url}.")
+            raise CorpusError(
+                f"{path}: expected {PTB_TOKENS[split]:,} tokens (one {EOS} per line), found "
+                f"{len(words[split]):,}. Fix: replace it with a fresh copy from {remote.url}."
+            )
     # PTB already maps rare words to <unk>; every valid/test word occurs in train
     vocab = Vocab.build(words["train"], unk_token=UNK)
     if len(vocab) != PTB_VOCAB_SIZE:  # configurations are checked against this size before any job
-        raise CorpusError(f"ptb.train.txt: expected a vocabulary of {PTB_VOCAB_SIZE:,} words with {EOS}, "
-                          f"found {len(vocab):,}. Fix: replace the PTB files with fresh copies from {_PTB_URL}.")
+        raise CorpusError(
+            f"ptb.train.txt: expected a vocabulary of {PTB_VOCAB_SIZE:,} words with {EOS}, "
+            f"found {len(vocab):,}. Fix: replace the PTB files with fresh copies from {_PTB_URL}."
+        )
     return Corpus("ptb", vocab, *(vocab.encode(words[s]) for s in SPLITS))
 
 
@@ -242,18 +284,27 @@ def _build_brown(options: dict, data_dir, cache_dir: Path) -> Corpus:
     path = _locate("brown", reference, data_dir, cache_dir, expected, accept_hint=True)
     words = _brown_words(path, reference)
     if expected == reference.sha256 and (len(words) != BROWN_TOKENS or len(set(words)) != BROWN_TYPES):
-        raise CorpusError(f"{path}: expected {BROWN_TOKENS:,} tokens and {BROWN_TYPES:,} types, found "
-                          f"{len(words):,} and {len(set(words)):,}. Fix: replace it with a fresh copy.")
+        raise CorpusError(
+            f"{path}: expected {BROWN_TOKENS:,} tokens and {BROWN_TYPES:,} types, found "
+            f"{len(words):,} and {len(set(words)):,}. Fix: replace it with a fresh copy."
+        )
     if len(words) <= BROWN_TRAIN + BROWN_VALID:
-        raise CorpusError(f"{path}: expected more than {BROWN_TRAIN + BROWN_VALID:,} tokens to split "
-                          f"{BROWN_TRAIN:,}/{BROWN_VALID:,}/rest, found {len(words):,}. Fix: use a complete "
-                          f"copy of NLTK's brown.zip ({reference.url}).")
-    train, valid, test = (words[:BROWN_TRAIN], words[BROWN_TRAIN:BROWN_TRAIN + BROWN_VALID],
-                          words[BROWN_TRAIN + BROWN_VALID:])
+        raise CorpusError(
+            f"{path}: expected more than {BROWN_TRAIN + BROWN_VALID:,} tokens to split "
+            f"{BROWN_TRAIN:,}/{BROWN_VALID:,}/rest, found {len(words):,}. Fix: use a complete "
+            f"copy of NLTK's brown.zip ({reference.url})."
+        )
+    train, valid, test = (
+        words[:BROWN_TRAIN],
+        words[BROWN_TRAIN : BROWN_TRAIN + BROWN_VALID],
+        words[BROWN_TRAIN + BROWN_VALID :],
+    )
     vocab = Vocab.build(train, min_count=BROWN_RARE_MAX + 1, unk_token=UNK)
     if expected == reference.sha256 and len(vocab) != BROWN_VOCAB_SIZE:  # configurations are checked against it
-        raise CorpusError(f"{path}: expected a vocabulary of {BROWN_VOCAB_SIZE:,} words with {UNK}, found "
-                          f"{len(vocab):,}. Fix: replace it with a fresh copy.")
+        raise CorpusError(
+            f"{path}: expected a vocabulary of {BROWN_VOCAB_SIZE:,} words with {UNK}, found "
+            f"{len(vocab):,}. Fix: replace it with a fresh copy."
+        )
     return Corpus("brown", vocab, vocab.encode(train), vocab.encode(valid), vocab.encode(test))
 
 
@@ -265,19 +316,21 @@ def _brown_words(path: Path, remote: RemoteFile) -> list[str]:
         with zipfile.ZipFile(path) as archive:
             documents = sorted(n for n in archive.namelist() if BROWN_DOCUMENT.fullmatch(n))
             if len(documents) != BROWN_DOCUMENTS:
-                raise CorpusError(f"{path}: expected {BROWN_DOCUMENTS} documents brown/c[a-r]NN, found "
-                                  f"{len(documents)}. Fix: {fix}.")
+                raise CorpusError(
+                    f"{path}: expected {BROWN_DOCUMENTS} documents brown/c[a-r]NN, found {len(documents)}. Fix: {fix}."
+                )
             for member in documents:
                 text = _decode_utf8(archive.read(member), f"{path} member {member}", fix)
                 for item in text.split():
                     word, slash, tag = item.rpartition("/")
                     if not (slash and word and tag):
-                        raise CorpusError(f"{path} member {member}: expected word/tag, found {item!r}. "
-                                          f"Fix: {fix}.")
+                        raise CorpusError(f"{path} member {member}: expected word/tag, found {item!r}. Fix: {fix}.")
                     words.append(word)
     except (zipfile.BadZipFile, zlib.error, EOFError) as err:
-        raise CorpusError(f"{path}: truncated or damaged zip archive: expected a readable zip, found "
-                          f"'{err}' ({path.stat().st_size:,} bytes). Fix: {fix}.") from err
+        raise CorpusError(
+            f"{path}: truncated or damaged zip archive: expected a readable zip, found "
+            f"'{err}' ({path.stat().st_size:,} bytes). Fix: {fix}."
+        ) from err
     return words
 
 
@@ -288,19 +341,24 @@ def _build_agreement(options: dict, data_dir, cache_dir: Path) -> Corpus:
     probes = {}
     for split in SPLITS:
         rows = texts[split].probes
-        probes[split] = pd.DataFrame({
-            "position": np.array([p.position for p in rows], dtype=np.int64),
-            "head_position": np.array([p.head_position for p in rows], dtype=np.int64),
-            "distance": np.array([p.distance for p in rows], dtype=np.int64),
-            "correct_id": vocab.encode([p.correct for p in rows]),
-            "wrong_id": vocab.encode([p.wrong for p in rows]),
-            "number": [p.number for p in rows],
-            "attractors": np.array([p.attractors for p in rows], dtype=np.int64),
-        }, columns=list(PROBE_COLUMNS))
+        probes[split] = pd.DataFrame(
+            {
+                "position": np.array([p.position for p in rows], dtype=np.int64),
+                "head_position": np.array([p.head_position for p in rows], dtype=np.int64),
+                "distance": np.array([p.distance for p in rows], dtype=np.int64),
+                "correct_id": vocab.encode([p.correct for p in rows]),
+                "wrong_id": vocab.encode([p.wrong for p in rows]),
+                "number": [p.number for p in rows],
+                "attractors": np.array([p.attractors for p in rows], dtype=np.int64),
+            },
+            columns=list(PROBE_COLUMNS),
+        )
     starts = {s: texts[s].sentence_starts for s in SPLITS}
     return Corpus("agreement", vocab, *(streams[s] for s in SPLITS), sentence_starts=starts, probes=probes)
 
 
 _BUILDERS: dict[str, Callable[[dict, object, Path], Corpus]] = {
-    "ptb": _build_ptb, "brown": _build_brown, "agreement": _build_agreement,
+    "ptb": _build_ptb,
+    "brown": _build_brown,
+    "agreement": _build_agreement,
 }

@@ -31,16 +31,36 @@ _BROWN_URL = "https://raw.githubusercontent.com/nltk/nltk_data/gh-pages/packages
 
 SOURCES: dict[str, tuple[RemoteFile, ...]] = {
     "ptb": (
-        RemoteFile("ptb.train.txt", _PTB_URL + "ptb.train.txt",
-                   "fcea919f6cf83f35d4d00c6cbf08040d13d4155226340912e2fef9c9c4102cbf", 5_101_618, True),
-        RemoteFile("ptb.valid.txt", _PTB_URL + "ptb.valid.txt",
-                   "c9fe6985fe0d4ccb578183407d7668fc6066c20700cb4cf87d8ff1cc34df1bf2", 399_782, True),
-        RemoteFile("ptb.test.txt", _PTB_URL + "ptb.test.txt",
-                   "dd65dff31e70846b2a6030a87482edcd5d199130cdcfa1f3dccbb033728deee0", 449_945, True),
+        RemoteFile(
+            "ptb.train.txt",
+            _PTB_URL + "ptb.train.txt",
+            "fcea919f6cf83f35d4d00c6cbf08040d13d4155226340912e2fef9c9c4102cbf",
+            5_101_618,
+            True,
+        ),
+        RemoteFile(
+            "ptb.valid.txt",
+            _PTB_URL + "ptb.valid.txt",
+            "c9fe6985fe0d4ccb578183407d7668fc6066c20700cb4cf87d8ff1cc34df1bf2",
+            399_782,
+            True,
+        ),
+        RemoteFile(
+            "ptb.test.txt",
+            _PTB_URL + "ptb.test.txt",
+            "dd65dff31e70846b2a6030a87482edcd5d199130cdcfa1f3dccbb033728deee0",
+            449_945,
+            True,
+        ),
     ),
     "brown": (
-        RemoteFile("brown.zip", _BROWN_URL,
-                   "503bf85e0c5d76f0907c7cd177c871871ed52bdff8b1cfdf3737dbb1a8599ed7", 3_294_349, False),
+        RemoteFile(
+            "brown.zip",
+            _BROWN_URL,
+            "503bf85e0c5d76f0907c7cd177c871871ed52bdff8b1cfdf3737dbb1a8599ed7",
+            3_294_349,
+            False,
+        ),
     ),
 }
 
@@ -94,14 +114,17 @@ def known_sizes(name: str, options: dict) -> KnownSizes:
 def resolve_options(name: str, options: dict) -> dict:
     """The options of corpus `name`, defaults filled in and checked; CorpusError names what is wrong."""
     if name not in OPTIONS:
-        raise CorpusError(f"unknown corpus {name!r}: expected one of {', '.join(sorted(OPTIONS))}. "
-                          f"Fix: correct the corpus name.")
+        raise CorpusError(
+            f"unknown corpus {name!r}: expected one of {', '.join(sorted(OPTIONS))}. Fix: correct the corpus name."
+        )
     allowed = OPTIONS[name]
     unknown = sorted(set(options) - set(allowed))
     if unknown:
         takes = ", ".join(sorted(allowed)) or "no options"
-        raise CorpusError(f"corpus {name!r} got unknown option(s) {', '.join(unknown)}; it takes: {takes}. "
-                          f"Fix: remove or correct the option name.")
+        raise CorpusError(
+            f"corpus {name!r} got unknown option(s) {', '.join(unknown)}; it takes: {takes}. "
+            f"Fix: remove or correct the option name."
+        )
     resolved = {**allowed, **options}
     if name == "agreement":
         try:
@@ -113,7 +136,9 @@ def resolve_options(name: str, options: dict) -> dict:
         if digest is None:
             digest = SOURCES["brown"][0].sha256
         if not (isinstance(digest, str) and re.fullmatch(r"[0-9a-fA-F]{64}", digest)):
-            raise CorpusError(f"corpus 'brown': expected_sha256 must be 64 hex digits, found {digest!r}. "
-                              f"Fix: pass the output of `sha256sum brown.zip`.")
+            raise CorpusError(
+                f"corpus 'brown': expected_sha256 must be 64 hex digits, found {digest!r}. "
+                f"Fix: pass the output of `sha256sum brown.zip`."
+            )
         resolved["expected_sha256"] = digest.lower()
     return resolved

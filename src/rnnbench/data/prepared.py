@@ -103,8 +103,7 @@ def read_cache(stem: Path, name: str) -> Corpus | None:
         if problem := _ids_problem(vocab, arrays):
             log.warning("ignoring cache entry %s: %s does not match it: %s; rebuilding it", npz, vocab_json, problem)
             return None
-        return Corpus(name, vocab, *(arrays[s] for s in SPLITS), sentence_starts=starts, probes=probes,
-                      from_cache=True)
+        return Corpus(name, vocab, *(arrays[s] for s in SPLITS), sentence_starts=starts, probes=probes, from_cache=True)
     except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, json.JSONDecodeError) as err:
         # a damaged entry (empty, truncated, bit-flipped: writes are atomic, so only outside interference)
         # is rebuilt, not trusted

@@ -30,62 +30,236 @@ GENERATOR_VERSION = 1  # bump when the grammar changes, so cached corpora are re
 
 # (singular, plural); animate nouns can be the subject of a transitive verb
 ANIMATE_NOUNS = (
-    ("author", "authors"), ("teacher", "teachers"), ("student", "students"), ("doctor", "doctors"),
-    ("lawyer", "lawyers"), ("senator", "senators"), ("farmer", "farmers"), ("painter", "painters"),
-    ("writer", "writers"), ("editor", "editors"), ("officer", "officers"), ("driver", "drivers"),
-    ("player", "players"), ("singer", "singers"), ("pilot", "pilots"), ("nurse", "nurses"),
-    ("judge", "judges"), ("king", "kings"), ("queen", "queens"), ("soldier", "soldiers"),
-    ("artist", "artists"), ("engineer", "engineers"), ("scientist", "scientists"),
-    ("neighbor", "neighbors"), ("customer", "customers"), ("guest", "guests"), ("friend", "friends"),
-    ("manager", "managers"), ("committee", "committees"), ("child", "children"), ("man", "men"),
-    ("woman", "women"), ("dog", "dogs"), ("cat", "cats"), ("horse", "horses"), ("baker", "bakers"),
-    ("visitor", "visitors"), ("minister", "ministers"), ("pupil", "pupils"), ("clerk", "clerks"),
+    ("author", "authors"),
+    ("teacher", "teachers"),
+    ("student", "students"),
+    ("doctor", "doctors"),
+    ("lawyer", "lawyers"),
+    ("senator", "senators"),
+    ("farmer", "farmers"),
+    ("painter", "painters"),
+    ("writer", "writers"),
+    ("editor", "editors"),
+    ("officer", "officers"),
+    ("driver", "drivers"),
+    ("player", "players"),
+    ("singer", "singers"),
+    ("pilot", "pilots"),
+    ("nurse", "nurses"),
+    ("judge", "judges"),
+    ("king", "kings"),
+    ("queen", "queens"),
+    ("soldier", "soldiers"),
+    ("artist", "artists"),
+    ("engineer", "engineers"),
+    ("scientist", "scientists"),
+    ("neighbor", "neighbors"),
+    ("customer", "customers"),
+    ("guest", "guests"),
+    ("friend", "friends"),
+    ("manager", "managers"),
+    ("committee", "committees"),
+    ("child", "children"),
+    ("man", "men"),
+    ("woman", "women"),
+    ("dog", "dogs"),
+    ("cat", "cats"),
+    ("horse", "horses"),
+    ("baker", "bakers"),
+    ("visitor", "visitors"),
+    ("minister", "ministers"),
+    ("pupil", "pupils"),
+    ("clerk", "clerks"),
 )
 INANIMATE_NOUNS = (
-    ("book", "books"), ("letter", "letters"), ("report", "reports"), ("key", "keys"),
-    ("table", "tables"), ("chair", "chairs"), ("picture", "pictures"), ("house", "houses"),
-    ("car", "cars"), ("road", "roads"), ("bridge", "bridges"), ("window", "windows"),
-    ("door", "doors"), ("garden", "gardens"), ("river", "rivers"), ("village", "villages"),
-    ("city", "cities"), ("company", "companies"), ("story", "stories"), ("box", "boxes"),
-    ("dish", "dishes"), ("church", "churches"), ("song", "songs"), ("plan", "plans"),
-    ("idea", "ideas"), ("machine", "machines"), ("computer", "computers"), ("phone", "phones"),
-    ("bottle", "bottles"), ("cake", "cakes"), ("map", "maps"), ("ship", "ships"),
-    ("tree", "trees"), ("lamp", "lamps"), ("shelf", "shelves"), ("knife", "knives"),
-    ("photograph", "photographs"), ("painting", "paintings"), ("museum", "museums"), ("school", "schools"),
+    ("book", "books"),
+    ("letter", "letters"),
+    ("report", "reports"),
+    ("key", "keys"),
+    ("table", "tables"),
+    ("chair", "chairs"),
+    ("picture", "pictures"),
+    ("house", "houses"),
+    ("car", "cars"),
+    ("road", "roads"),
+    ("bridge", "bridges"),
+    ("window", "windows"),
+    ("door", "doors"),
+    ("garden", "gardens"),
+    ("river", "rivers"),
+    ("village", "villages"),
+    ("city", "cities"),
+    ("company", "companies"),
+    ("story", "stories"),
+    ("box", "boxes"),
+    ("dish", "dishes"),
+    ("church", "churches"),
+    ("song", "songs"),
+    ("plan", "plans"),
+    ("idea", "ideas"),
+    ("machine", "machines"),
+    ("computer", "computers"),
+    ("phone", "phones"),
+    ("bottle", "bottles"),
+    ("cake", "cakes"),
+    ("map", "maps"),
+    ("ship", "ships"),
+    ("tree", "trees"),
+    ("lamp", "lamps"),
+    ("shelf", "shelves"),
+    ("knife", "knives"),
+    ("photograph", "photographs"),
+    ("painting", "paintings"),
+    ("museum", "museums"),
+    ("school", "schools"),
 )
 NOUNS = ANIMATE_NOUNS + INANIMATE_NOUNS
 
 # (singular, plural, what follows the verb)
 AGREEING_VERBS = (
-    ("is", "are", "adj"), ("was", "were", "adj"), ("has", "have", "been adj"),
-    ("seems", "seem", "adj"), ("looks", "look", "adj"), ("remains", "remain", "adj"),
-    ("appears", "appear", "adj"), ("becomes", "become", "adj"), ("feels", "feel", "adj"),
-    ("stays", "stay", "adj"), ("sounds", "sound", "adj"),
+    ("is", "are", "adj"),
+    ("was", "were", "adj"),
+    ("has", "have", "been adj"),
+    ("seems", "seem", "adj"),
+    ("looks", "look", "adj"),
+    ("remains", "remain", "adj"),
+    ("appears", "appear", "adj"),
+    ("becomes", "become", "adj"),
+    ("feels", "feel", "adj"),
+    ("stays", "stay", "adj"),
+    ("sounds", "sound", "adj"),
 )
 ADJECTIVES = (
-    "old", "new", "young", "small", "large", "red", "blue", "green", "long", "short", "tall", "quiet",
-    "famous", "busy", "happy", "angry", "strange", "simple", "heavy", "bright", "dark", "clever",
-    "careful", "honest", "poor", "rich", "modern", "ancient", "broken", "empty", "expensive", "cheap",
-    "beautiful", "quick", "slow", "warm", "cold", "friendly", "nervous", "popular", "tired", "calm",
+    "old",
+    "new",
+    "young",
+    "small",
+    "large",
+    "red",
+    "blue",
+    "green",
+    "long",
+    "short",
+    "tall",
+    "quiet",
+    "famous",
+    "busy",
+    "happy",
+    "angry",
+    "strange",
+    "simple",
+    "heavy",
+    "bright",
+    "dark",
+    "clever",
+    "careful",
+    "honest",
+    "poor",
+    "rich",
+    "modern",
+    "ancient",
+    "broken",
+    "empty",
+    "expensive",
+    "cheap",
+    "beautiful",
+    "quick",
+    "slow",
+    "warm",
+    "cold",
+    "friendly",
+    "nervous",
+    "popular",
+    "tired",
+    "calm",
 )
 # past tense: English marks no number on it, so embedded clauses carry no agreement cue
 TRANSITIVE_PAST = (
-    "rejected", "admired", "praised", "visited", "liked", "described", "found", "saw", "met", "helped",
-    "followed", "noticed", "painted", "moved", "sold", "bought", "built", "cleaned", "ignored",
-    "mentioned", "remembered", "watched", "wrote", "chose", "carried", "checked", "opened", "repaired",
-    "studied", "reviewed", "feared", "trusted", "owned", "needed", "wanted",
+    "rejected",
+    "admired",
+    "praised",
+    "visited",
+    "liked",
+    "described",
+    "found",
+    "saw",
+    "met",
+    "helped",
+    "followed",
+    "noticed",
+    "painted",
+    "moved",
+    "sold",
+    "bought",
+    "built",
+    "cleaned",
+    "ignored",
+    "mentioned",
+    "remembered",
+    "watched",
+    "wrote",
+    "chose",
+    "carried",
+    "checked",
+    "opened",
+    "repaired",
+    "studied",
+    "reviewed",
+    "feared",
+    "trusted",
+    "owned",
+    "needed",
+    "wanted",
 )
 INTRANSITIVE_PAST = (
-    "arrived", "failed", "vanished", "waited", "left", "fell", "laughed", "slept", "returned",
-    "smiled", "changed", "disappeared", "survived", "stopped", "shouted",
+    "arrived",
+    "failed",
+    "vanished",
+    "waited",
+    "left",
+    "fell",
+    "laughed",
+    "slept",
+    "returned",
+    "smiled",
+    "changed",
+    "disappeared",
+    "survived",
+    "stopped",
+    "shouted",
 )
 PREPOSITIONS = (
-    "near", "behind", "beside", "with", "without", "from", "of", "for", "under", "above", "beyond",
-    "like", "about", "inside", "outside", "against",
+    "near",
+    "behind",
+    "beside",
+    "with",
+    "without",
+    "from",
+    "of",
+    "for",
+    "under",
+    "above",
+    "beyond",
+    "like",
+    "about",
+    "inside",
+    "outside",
+    "against",
 )
 ADVERBS = (
-    "clearly", "apparently", "certainly", "probably", "really", "still", "surely", "usually", "often",
-    "also", "truly", "perhaps", "indeed",
+    "clearly",
+    "apparently",
+    "certainly",
+    "probably",
+    "really",
+    "still",
+    "surely",
+    "usually",
+    "often",
+    "also",
+    "truly",
+    "perhaps",
+    "indeed",
 )
 DETERMINERS = ("the", "the", "the", "my", "our", "their", "his", "her", "your")  # number-neutral; "the" 3x as often
 FUNCTION_WORDS = ("that", "been")
@@ -93,8 +267,16 @@ FUNCTION_WORDS = ("that", "been")
 
 def lexicon() -> tuple[str, ...]:
     """Every word the generator can emit, sorted."""
-    words = {EOS, *FUNCTION_WORDS, *ADJECTIVES, *TRANSITIVE_PAST, *INTRANSITIVE_PAST, *PREPOSITIONS,
-             *ADVERBS, *DETERMINERS}
+    words = {
+        EOS,
+        *FUNCTION_WORDS,
+        *ADJECTIVES,
+        *TRANSITIVE_PAST,
+        *INTRANSITIVE_PAST,
+        *PREPOSITIONS,
+        *ADVERBS,
+        *DETERMINERS,
+    }
     words.update(w for pair in NOUNS for w in pair)
     words.update(w for sg, pl, _ in AGREEING_VERBS for w in (sg, pl))
     return tuple(sorted(words))
@@ -103,8 +285,19 @@ def lexicon() -> tuple[str, ...]:
 @cache
 def grammar_digest() -> str:
     """sha256 of the word lists and generator version: part of the cache key."""
-    tables = [GENERATOR_VERSION, NOUNS, ANIMATE_NOUNS, AGREEING_VERBS, ADJECTIVES, TRANSITIVE_PAST,
-              INTRANSITIVE_PAST, PREPOSITIONS, ADVERBS, DETERMINERS, FUNCTION_WORDS]
+    tables = [
+        GENERATOR_VERSION,
+        NOUNS,
+        ANIMATE_NOUNS,
+        AGREEING_VERBS,
+        ADJECTIVES,
+        TRANSITIVE_PAST,
+        INTRANSITIVE_PAST,
+        PREPOSITIONS,
+        ADVERBS,
+        DETERMINERS,
+        FUNCTION_WORDS,
+    ]
     return hashlib.sha256(json.dumps(tables).encode()).hexdigest()
 
 
@@ -140,6 +333,7 @@ def max_tokens(sentences: int, cfg: AgreementConfig) -> int:
 @dataclass(frozen=True)
 class Probe:
     """One dependent verb, positions relative to the split's token stream."""
+
     position: int
     head_position: int
     distance: int
@@ -158,10 +352,10 @@ class SplitText:
 
 # Filler pieces: (name, fixed length without adjectives, holds a noun that can take adjectives)
 _PIECES = (
-    ("pp", 3, True),     # near the [adj]* tables
-    ("orc", 4, True),    # that the [adj]* committee rejected
-    ("src", 4, True),    # that praised the [adj]* authors   (right after an animate head only)
-    ("irc", 2, False),   # that arrived                      (right after the head only)
+    ("pp", 3, True),  # near the [adj]* tables
+    ("orc", 4, True),  # that the [adj]* committee rejected
+    ("src", 4, True),  # that praised the [adj]* authors   (right after an animate head only)
+    ("irc", 2, False),  # that arrived                      (right after the head only)
 )
 _MAX_ADJ = 2
 # which piece may follow which (None = right after the head), so that every clause reads as English
@@ -246,8 +440,15 @@ class _Generator:
         words += filler + [verb]
         words += ["been"] if rest == "been adj" else []
         words += [rng.choice(ADJECTIVES), EOS]
-        probe = Probe(position=offset + head + k, head_position=offset + head, distance=k, correct=verb,
-                      wrong=wrong, number=("sg", "pl")[number], attractors=attractors)
+        probe = Probe(
+            position=offset + head + k,
+            head_position=offset + head,
+            distance=k,
+            correct=verb,
+            wrong=wrong,
+            number=("sg", "pl")[number],
+            attractors=attractors,
+        )
         return words, probe
 
     def split(self, n_sentences: int) -> SplitText:

@@ -23,7 +23,14 @@ from rnnbench.decay.measure import (
     states_from,
     summarise,
 )
-from rnnbench.decay.networks import make_linear, sequences, set_spectral_radius, spectral_radius, untrained_lstm, untrained_rnn
+from rnnbench.decay.networks import (
+    make_linear,
+    sequences,
+    set_spectral_radius,
+    spectral_radius,
+    untrained_lstm,
+    untrained_rnn,
+)
 from rnnbench.decay.passage import PASSAGE, PASSAGE_TARGET, passage_decay, ptb_words
 from rnnbench.decay.rates import (
     FIT_MAX,

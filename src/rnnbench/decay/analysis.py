@@ -53,7 +53,9 @@ def network(source: Mapping[str, Any] | str | os.PathLike, vocab_size: int, dtyp
         settings = {k: v for k, v in source.items() if k != "family"}
         if source.get("family", "rnn") == "lstm":
             if settings.pop("radius", None) is not None:
-                raise ValueError("an untrained LSTM has four gates' U: no one spectral radius to set; leave 'radius' out")
+                raise ValueError(
+                    "an untrained LSTM has four gates' U: no one spectral radius to set; leave 'radius' out"
+                )
             settings.pop("activation", None)  # the LSTM's gates have their own
             return untrained_lstm(vocab_size=vocab_size, dtype=dtype, **settings)
         if settings.get("radius") is None:

@@ -42,7 +42,9 @@ class ModelConfig:
     hidden: int = _DEFAULTS["hidden"]  # ff: 0 means no hidden layer
     context: int = _DEFAULTS["context"]  # ff: n-1 words of context
     activation: str = _DEFAULTS["activation"]  # rnn: tanh | sigmoid | relu; ff hidden layer likewise; lstm: tanh only
-    impl: str = _DEFAULTS["impl"]  # rnn/lstm: "reference" (explicit cell, Python loop) | "fast" (the segment as one graph node)
+    impl: str = _DEFAULTS[
+        "impl"
+    ]  # rnn/lstm: "reference" (explicit cell, Python loop) | "fast" (the segment as one graph node)
     output: str = _DEFAULTS["output"]  # "full" softmax | "adaptive" softmax
     adaptive_cutoffs: tuple[int, ...] = tuple(_DEFAULTS["adaptive_cutoffs"])
     adaptive_div_value: float = ADAPTIVE_DIV_VALUE

@@ -68,4 +68,3 @@ class ElmanRecurrence(torch.autograd.Function):
         grad_U = flat.t() @ torch.cat([h0.unsqueeze(0), outputs[:-1]]).view(T * B, H) if need_U else None
         grad_b = flat.sum(0) if need_b else None
         return grad_x, grad_h0, grad_W, grad_U, grad_b, None
-

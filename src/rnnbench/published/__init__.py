@@ -26,9 +26,24 @@ from pathlib import Path
 import pandas as pd
 
 COLUMNS = (
-    "corpus", "model", "family", "description", "test_ppl", "valid_ppl", "reference_for",
-    "source", "table", "page", "split", "train_tokens", "valid_tokens", "test_tokens", "vocab_size",
-    "counting", "checked_against", "notes",
+    "corpus",
+    "model",
+    "family",
+    "description",
+    "test_ppl",
+    "valid_ppl",
+    "reference_for",
+    "source",
+    "table",
+    "page",
+    "split",
+    "train_tokens",
+    "valid_tokens",
+    "test_tokens",
+    "vocab_size",
+    "counting",
+    "checked_against",
+    "notes",
 )
 FAMILIES = ("ff", "rnn", "ngram", "ff+ngram")
 REFERENCE_FAMILIES = ("ff", "rnn")

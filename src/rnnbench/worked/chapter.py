@@ -203,7 +203,6 @@ _DECAY_CLAIMS = (
 )
 
 
-
 # --------------------------------------------------------------------------------------------------------------
 # Clipping demonstration (chapter, eq. 12.7), by the function every training step calls.
 

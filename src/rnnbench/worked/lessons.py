@@ -61,7 +61,6 @@ def lesson_params(
     return table
 
 
-
 # --------------------------------------------------------------------------------------------------------------
 # Lesson 003: nn.RNN shapes and the numpy trace, transcribed from the lesson's code.
 
@@ -140,8 +139,18 @@ def lesson_numpy_trace() -> pd.DataFrame:
 # weights) with our own vocabulary, sentences and seed, so the numbers are ours, not the lesson's.
 
 LESSON001_VOCAB = (
-    "the", "script", "is", "really", "good", "acting", "but", "honestly",  # first cell: 8 entries
-    "film", "not", "boring", "fun",  # the word-order cell's 4 new entries
+    "the",
+    "script",
+    "is",
+    "really",
+    "good",
+    "acting",
+    "but",
+    "honestly",  # first cell: 8 entries
+    "film",
+    "not",
+    "boring",
+    "fun",  # the word-order cell's 4 new entries
 )
 LESSON001_SENTENCES = (
     ("the", "script", "is", "really", "good"),  # "the script" at positions 1, 2
