@@ -473,8 +473,8 @@ AGREEMENT = {"family": "rnn", "corpus": "agreement", "fixed": {"output": "full"}
             "run.adaptive_cutoffs: cutoffs must be below the vocabulary size (10,000): allowed in [1, 9999], got [2000, 20000]",
         ),
         (
-            study(corpus="brown", fixed={"adaptive_cutoffs": [1000, 15000]}),
-            "studies.s.fixed.adaptive_cutoffs: cutoffs must be below the vocabulary size (14,114)",
+            study(corpus="brown", fixed={"adaptive_cutoffs": [1000, 18000]}),
+            "studies.s.fixed.adaptive_cutoffs: cutoffs must be below the vocabulary size (17,905)",
         ),
         (
             {"studies": {"s": {**AGREEMENT, "fixed": {}}}},
@@ -545,3 +545,13 @@ def test_checking_a_config_does_not_import_torch():
         "assert 'torch' not in sys.modules, 'torch imported'"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+
+
+def test_a_corpus_preparation_version_enters_the_run_id_only_above_1():
+    # Brown's preparation is at version 2 (rare words counted over the whole stream): its runs' ids carry it,
+    # so a run on the first preparation is never taken for one on the second; PTB's, at 1, carry nothing.
+    brown = RunConfig.from_settings({"family": "ff", "corpus": "brown"})
+    ptb = RunConfig.from_settings({"family": "ff", "corpus": "ptb"})
+    assert brown.settings()["corpus_preparation"] == 2
+    assert "corpus_preparation" not in ptb.settings()
+    assert "corpus_preparation" not in brown.to_dict()  # config.json holds settings, not the version

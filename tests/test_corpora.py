@@ -90,20 +90,24 @@ def test_second_load_is_served_from_cache_fast(ptb, brown, data_dir, cache_dir):
 @pytest.mark.corpus
 def test_brown_split_and_vocabulary_as_measured(brown):
     # Bengio et al. (2003): 1,181,041 tokens, |V| = 16,383. NLTK's edition: 1,161,192 tokens and,
-    # with words seen <= 3 times in the 800,000 train tokens merged into <unk>, |V| = 14,114.
+    # with words seen <= 3 times in the whole stream merged into <unk>, |V| = 17,905.
     assert (brown.train.size, brown.valid.size, brown.test.size) == (800_000, 200_000, 161_192)
-    assert len(brown.vocab) == 14_114 and brown.vocab.unk_token == "<unk>"
-    assert brown.vocab.itos[:4] == ("<unk>", "the", ",", ".")
-    counts = np.bincount(brown.train, minlength=len(brown.vocab))
-    assert counts[0] == 46_098  # <unk> stands for 46,098 train tokens
-    assert counts[1:].min() == 4  # every kept word was seen more than 3 times
+    assert len(brown.vocab) == 17_905 and brown.vocab.unk_token == "<unk>"
+    assert brown.vocab.itos[:4] == ("the", ",", "<unk>", ".")  # <unk> ranks by the count of the words it merges
+    unk = brown.vocab.stoi["<unk>"]
+    whole = np.concatenate([brown.train, brown.valid, brown.test])
+    counts = np.bincount(whole, minlength=len(brown.vocab))
+    assert counts[unk] == 39_383 + 8_720 + 7_079  # rare tokens of train, valid and test
+    assert np.delete(counts, unk).min() == 4  # every kept word was seen more than 3 times in the stream
+    train_counts = np.bincount(brown.train, minlength=len(brown.vocab))
+    assert int((train_counts == 0).sum()) == 777  # kept for their count over the stream, never seen in train
     assert brown.vocab.decode(brown.train[:10]) == (
-        "The Fulton County Grand <unk> said Friday an investigation of".split()
+        "The Fulton County Grand Jury said Friday an investigation of".split()
     )
     assert brown.vocab.decode(brown.test[-5:]) == ["<unk>", "dress", "was", "<unk>", "."]
     stats = brown.statistics()
-    assert stats["train_unk_rate"] == pytest.approx(46_098 / 800_000)
-    assert 0.09 < stats["valid_unk_rate"] < 0.095  # unseen and rare words both map to <unk>
+    assert stats["train_unk_rate"] == pytest.approx(39_383 / 800_000)
+    assert stats["test_unk_rate"] == pytest.approx(7_079 / 161_192)
 
 
 @pytest.mark.corpus
@@ -115,7 +119,8 @@ def test_brown_raw_tokens_types_and_slashes(data_dir):
     # split on the last '/': fractions keep their slash
     assert {"1/2", "4-7/8", "builder/active"} <= set(words)
     whole = pd.Series(words).value_counts()
-    assert int((whole > 3).sum()) == 17_904  # rare words counted over the whole stream instead: |V| = 17,905
+    assert int((whole > 3).sum()) == 17_904  # words kept by the rare-word rule over the whole stream: |V| = 17,905
+    assert int((pd.Series(words[:800_000]).value_counts() > 3).sum()) == 14_113  # in train alone: |V| would be 14,114
 
 
 @pytest.mark.corpus
@@ -399,7 +404,7 @@ def test_known_sizes_match_the_corpora(tmp_path):
     assert corpora.known_sizes("ptb", {}) == corpora.KnownSizes(
         10_000, {"train": 929_589, "valid": 73_760, "test": 82_430}, False
     )
-    assert corpora.known_sizes("brown", {}).vocab_size == 14_114  # test_brown_split_and_vocabulary_as_measured
+    assert corpora.known_sizes("brown", {}).vocab_size == 17_905  # test_brown_split_and_vocabulary_as_measured
     assert corpora.known_sizes("brown", {"expected_sha256": "0" * 64}).vocab_size is None  # another copy: unknown
     with pytest.raises(CorpusError, match="corpus 'ptb' got unknown option"):
         corpora.known_sizes("ptb", {"seed": 1})

@@ -177,7 +177,12 @@ class RunConfig:
             unused |= {"context", "direct"}
         if self.output == "full":
             unused.add("adaptive_cutoffs")
-        return {k: v for k, v in self.to_dict().items() if k not in unused}
+        settings = {k: v for k, v in self.to_dict().items() if k not in unused}
+        from rnnbench.data.facts import PREPARATION
+
+        if PREPARATION[self.corpus] != 1:  # left out at 1, so that the ids of runs before versions existed hold
+            settings["corpus_preparation"] = PREPARATION[self.corpus]
+        return settings
 
     @property
     def run_id(self) -> str:

@@ -43,6 +43,7 @@ from rnnbench.data.facts import (  # re-exported: the corpora's facts are part o
     BROWN_VALID,
     BROWN_VOCAB_SIZE,
     OPTIONS,
+    PREPARATION,
     PTB_TOKENS,
     PTB_VOCAB_SIZE,
     SOURCES,
@@ -136,7 +137,16 @@ def _cache_key(name: str, options: dict) -> str:
         sources = {"brown.zip": options["expected_sha256"]}
     else:
         sources = {f.filename: f.sha256 for f in SOURCES[name]}
-    blob = json.dumps({"format": CACHE_FORMAT, "name": name, "options": options, "sources": sources}, sort_keys=True)
+    blob = json.dumps(
+        {
+            "format": CACHE_FORMAT,
+            "name": name,
+            "preparation": PREPARATION[name],
+            "options": options,
+            "sources": sources,
+        },
+        sort_keys=True,
+    )
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
@@ -268,16 +278,18 @@ def _ptb_words(text: str) -> list[str]:
 def _build_brown(options: dict, data_dir, cache_dir: Path) -> Corpus:
     """Brown the way Bengio et al. (2003) prepared it, from NLTK's tagged edition.
 
-    One stream of the 500 documents in document order (ca01 ... cr09), tags stripped; the first
-    800,000 tokens train, the next 200,000 valid, the rest test; words seen <= 3 times in train, and
-    valid/test words never seen in train, become <unk>.
+    One stream of the 500 documents in document order (ca01 ... cr09), tags stripped, case kept (their
+    types distinguish upper and lower case); the first 800,000 tokens train, the next 200,000 valid, the
+    rest test. Words seen <= 3 times in the whole stream become <unk>: their rare-word rule, with
+    frequencies counted over the whole corpus, as their |V| shows they were (16,383 is more words than
+    the training split alone has above 3 occurrences in either edition).
 
     The numbers differ from the paper's, because the editions differ. Bengio et al.: 1,181,041
     tokens, 47,578 types, |V| = 16,383 after merging rare words; they counted the marks separating
     texts and paragraphs as words, which NLTK's edition does not have, and its tokenization is not
-    theirs. NLTK's edition (reference brown.zip): 1,161,192 tokens, 56,057 case-sensitive types, and
-    |V| = 14,114 with <unk> when rare words are counted in train as here (it would be 17,905 if they
-    were counted over the whole stream). tests/test_corpora.py pins these measured sizes.
+    theirs. NLTK's edition (reference brown.zip): 1,161,192 tokens, 56,057 types, and |V| = 17,905 with
+    <unk> (it would be 14,114 if rare words were counted in the training split only).
+    tests/test_corpora.py pins these measured sizes.
     """
     reference = SOURCES["brown"][0]
     expected = options["expected_sha256"]
@@ -299,7 +311,7 @@ def _build_brown(options: dict, data_dir, cache_dir: Path) -> Corpus:
         words[BROWN_TRAIN : BROWN_TRAIN + BROWN_VALID],
         words[BROWN_TRAIN + BROWN_VALID :],
     )
-    vocab = Vocab.build(train, min_count=BROWN_RARE_MAX + 1, unk_token=UNK)
+    vocab = Vocab.build(words, min_count=BROWN_RARE_MAX + 1, unk_token=UNK)
     if expected == reference.sha256 and len(vocab) != BROWN_VOCAB_SIZE:  # configurations are checked against it
         raise CorpusError(
             f"{path}: expected a vocabulary of {BROWN_VOCAB_SIZE:,} words with {UNK}, found "

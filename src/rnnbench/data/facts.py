@@ -74,8 +74,13 @@ BROWN_DOCUMENTS = 500
 BROWN_TOKENS = 1_161_192
 BROWN_TYPES = 56_057
 BROWN_TRAIN, BROWN_VALID = 800_000, 200_000  # the rest is test
-BROWN_VOCAB_SIZE = 14_114  # with <unk>, rare words counted in train (see _build_brown)
-BROWN_RARE_MAX = 3  # words seen this often or less in train become <unk>
+BROWN_VOCAB_SIZE = 17_905  # with <unk>, rare words counted over the whole stream (see _build_brown)
+BROWN_RARE_MAX = 3  # words seen this often or less in the whole stream become <unk>
+
+# How each corpus is prepared from its sources, as a version: bumped when a change of the preparation
+# changes the token ids (Brown 2: rare words counted over the whole stream, no longer in train alone).
+# A version above 1 enters the run id (RunConfig.settings), so a run on the old preparation is never reused.
+PREPARATION = {"ptb": 1, "brown": 2, "agreement": 1}
 
 # option name -> default, per corpus
 OPTIONS: dict[str, dict] = {
