@@ -177,17 +177,20 @@ class RunConfig:
             unused |= {"context", "direct"}
         if self.output == "full":
             unused.add("adaptive_cutoffs")
-        settings = {k: v for k, v in self.to_dict().items() if k not in unused}
+        return {k: v for k, v in self.to_dict().items() if k not in unused}
+
+    def identity(self) -> dict[str, Any]:
+        """What the run id hashes: the settings, and the corpus's preparation version once it is above 1 (left
+        out at 1, so that the ids of runs from before versions existed hold)."""
         from rnnbench.data.facts import PREPARATION
 
-        if PREPARATION[self.corpus] != 1:  # left out at 1, so that the ids of runs before versions existed hold
-            settings["corpus_preparation"] = PREPARATION[self.corpus]
-        return settings
+        version = PREPARATION[self.corpus]
+        return self.settings() | ({"corpus_preparation": version} if version != 1 else {})
 
     @property
     def run_id(self) -> str:
         """Readable prefix + a hash of every setting that can change the result."""
-        digest = hashlib.sha1(json.dumps(self.settings(), sort_keys=True).encode()).hexdigest()[:10]
+        digest = hashlib.sha1(json.dumps(self.identity(), sort_keys=True).encode()).hexdigest()[:10]
         return f"{self.family}-{self.corpus}-{digest}"
 
 
