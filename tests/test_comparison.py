@@ -18,6 +18,7 @@ from rnnbench.comparison import (
     read_corpus_stats,
     read_run,
     run_status,
+    vocabulary_agreement,
 )
 from rnnbench.config import RunConfig
 from rnnbench.params import count, ff_lm_shapes, rnn_lm_shapes
@@ -141,12 +142,47 @@ def test_a_subset_or_diverged_run_gets_no_ratio(tmp_path):
     assert ours.loc[broken["run_id"], "status"] == "diverged" and math.isnan(ours.loc[broken["run_id"], "test_ppl"])
 
 
+def test_a_ratio_needs_the_vocabularies_within_five_percent():
+    # Brown: NLTK's edition with Bengio's rare-word rule has 17,905 words, theirs 16,383: 17,905 / 16,383 - 1
+    # = 1,522 / 16,383 = +9.3%, over 5%. PTB's 10,000 are the same files' 10,000. 17,200 would be +4.99%.
+    assert vocabulary_agreement(10_000, 10_000) == ""
+    assert vocabulary_agreement(17_200, 16_383) == ""
+    assert vocabulary_agreement(17_905, 16_383) == (
+        "not comparable: |V| = 17,905 against 16,383 (+9.3%; a ratio needs them within 5%)"
+    )
+    assert vocabulary_agreement(15_500, 16_383).startswith("not comparable: |V| = 15,500 against 16,383 (-5.4%")
+    assert vocabulary_agreement(None, 16_383) == "not comparable: a vocabulary size is unknown"
+
+
+def test_brown_gets_no_ratio_over_another_vocabulary_and_a_stale_reference_run_none_at_all(tmp_path):
+    brown = _config(family="ff", corpus="brown", context=4, hidden=200, max_epochs=30)
+    ptb = _config(family="rnn", corpus="ptb", hidden=400, max_epochs=30)
+    stats = {"train_tokens": 800000, "valid_tokens": 200000, "test_tokens": 161192}
+    runs = [
+        {
+            "config": brown,
+            "metrics": _metrics(test_ppl=250.0, epochs=12),
+            "scale": "reference",
+            "corpus_stats": {"corpus": "brown", **stats, "vocab_size": 17905},
+        },
+        {"config": ptb, "metrics": _metrics(test_ppl=120.0, epochs=12), "scale": "reference", "stale": "changed"},
+    ]
+    table = comparison_table(load_published(), our_runs(runs)).set_index("model")
+    row = table.loc[brown["run_id"]]
+    assert (row["origin"], row["status"]) == ("ours (reference)", "converged")
+    assert math.isnan(row["ratio_to_reference"]) and row["comparable"].startswith("not comparable: |V| = 17,905")
+    assert row["split"].endswith("|V| = 17,905")  # the run's own split, not the config's
+    stale = table.loc[ptb["run_id"]]
+    assert (stale["status"], stale["comparable"], stale["notes"]) == ("stale", "stale reference run", "changed")
+    assert math.isnan(stale["ratio_to_reference"])
+
+
 def test_missing_run_files_and_bad_scale_are_named(tmp_path):
     with pytest.raises(FileNotFoundError, match="metrics.json is missing"):
         (tmp_path / "r").mkdir()
         (tmp_path / "r" / "config.json").write_text("{}")
         read_run(tmp_path / "r", "paper")
-    with pytest.raises(ValueError, match=r"scale must be one of \('paper', 'short'\)"):
+    with pytest.raises(ValueError, match=r"scale must be one of \('reference', 'paper', 'short'\)"):
         read_run(tmp_path / "r", "long")
 
 

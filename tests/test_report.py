@@ -112,6 +112,10 @@ def build_results(results: Path) -> Config:
             Path(paths.run_config(str(results), cfg.run_id)).write_text(
                 json.dumps({"run_id": cfg.run_id, **cfg.to_dict()}), encoding="utf-8"
             )
+            pd.DataFrame(
+                {"epoch": [1, 2], "lr": [1.0, 1.0], "train_ppl": [400.0, 300.0], "seconds": [5.0, 5.0],
+                 "tokens_per_second": [1000.0, 1000.0], "valid_ppl": [350.0, 310.0 - i]}
+            ).to_csv(paths.run_epochs(str(results), cfg.run_id), index=False)  # fmt: skip
             metric_files.append(str(path))
         summary = paths.study_summary(str(results), study_name)
         record = paths.study_record(str(results), study_name)
@@ -186,6 +190,10 @@ def build_results(results: Path) -> Config:
         crossover_corpus=config.comparison.crossover,
         provenance_files={name: paths.provenance(out) for name, out in outs.items()},
         provenance=provenance,
+    )
+    curves = [paths.book_figure(str(results), paths.LEARNING_CURVES_FIGURE, fmt) for fmt in paths.FIGURE_FORMATS]
+    jobs.learning_curves_figure(
+        outs["learning_curves"], curves, provenance_file=paths.provenance(curves[0]), provenance=provenance
     )
     figures = [paths.book_figure(str(results), paths.CROSSOVER_FIGURE, fmt) for fmt in paths.FIGURE_FORMATS]
     jobs.comparison_figure(

@@ -3,6 +3,9 @@
     rnnbench data ptb                      corpus statistics (the second call is served from the cache)
     rnnbench train --model rnn --corpus ptb --hidden 200 --bptt 35 --clip 0.25
     rnnbench worked --unroll --params      the chapter's worked examples as terminal tables
+    rnnbench reference collect results/paper config/paper.yaml config/paper-rows.yaml
+                                           keep the finished paper-scale runs' small outputs in reference/
+    rnnbench reference check               which reference runs are stale (exit 1 if any)
 
 `train`'s flags are generated from the configuration schema, so they, their choices and their defaults
 can never drift from what config/config.yaml accepts.
@@ -72,6 +75,17 @@ def _parser() -> argparse.ArgumentParser:
     for section in WORKED_SECTIONS:
         worked.add_argument(f"--{section}", action="store_true", help=f"print the {section} tables")
     worked.set_defaults(handler=_worked)
+
+    reference = commands.add_parser("reference", help="the paper-scale reference results kept in reference/")
+    actions = reference.add_subparsers(dest="action", required=True)
+    collect = actions.add_parser("collect", help="copy finished runs' small outputs into reference/")
+    collect.add_argument("results", type=Path, help="the results folder the runs were trained into")
+    collect.add_argument("configfiles", nargs="+", help="the config files that define them, merged in order")
+    collect.add_argument("--reference-dir", type=Path, default=Path("reference"))
+    collect.set_defaults(handler=_reference_collect)
+    check = actions.add_parser("check", help="list stale reference runs; exit 1 if any")
+    check.add_argument("--reference-dir", type=Path, default=Path("reference"))
+    check.set_defaults(handler=_reference_check)
     return parser
 
 
@@ -205,6 +219,34 @@ def _worked(args: argparse.Namespace) -> int:
     sections = [s for s in WORKED_SECTIONS if getattr(args, s)] or list(WORKED_SECTIONS)
     print_tables(sections, file=sys.stdout)
     return 0
+
+
+def _reference_collect(args: argparse.Namespace) -> int:
+    from rnnbench import reference
+    from rnnbench.provenance import git_commit, package_versions
+
+    repository = Path.cwd()
+    collected = reference.collect(
+        args.results,
+        args.configfiles,
+        args.reference_dir,
+        repository=repository,
+        command=" ".join(["rnnbench", *sys.argv[1:]]),
+        commit=git_commit(repository),
+        packages=package_versions(),
+    )
+    print(f"collected {len(collected)} run(s) into {args.reference_dir}: {', '.join(collected) or 'none'}")
+    return 0
+
+
+def _reference_check(args: argparse.Namespace) -> int:
+    from rnnbench import reference
+
+    runs = reference.read_reference(args.reference_dir)
+    stale = reference.stale_runs(runs, Path.cwd())
+    for run in runs:
+        print(f"{'STALE' if run.run_id in stale else 'ok':6} {run.run_id} ({run.study}) {stale.get(run.run_id, '')}")
+    return 1 if stale else 0
 
 
 if __name__ == "__main__":

@@ -14,14 +14,24 @@ outputs is a copy of an input or computed from inputs; none is typed here.
                                            analytic crossover of rnnbench.params beside every feed-forward run
     matched_cost(crossover, by)            the RNN's perplexity at each feed-forward run's parameter count
                                            (or training time), read off the RNN curve
+    learning_curves(ours, epochs)          each run's validation perplexity epoch by epoch, against the
+                                           tokens it has trained on and the seconds it has trained
 
-A run's ``status`` says whether its perplexity can stand beside a published one:
+A run's ``scale``: short (the default config's few epochs), paper (a paper config's runs, trained here) or
+reference (paper-scale runs kept in the repository, rnnbench.reference). Its ``status`` says whether its
+perplexity can stand beside a published one:
     converged   Mikolov's schedule stopped it before its epoch cap (validation stopped improving)
     epoch cap   it ran its full max_epochs: a short run, or one the cap cut off before convergence
                 (a run trained on a slice of the training split is a short run too; its description says so)
     subset      it was evaluated on part of the test split (smoke runs): no ratio to a published number,
                 though it compares with our other runs of the same config (the same slice)
     diverged    no perplexity
+    stale       a reference run whose id the current config and code no longer give (rnnbench.reference):
+                shown, never set against a published number
+
+A ratio to a published row is given only where the two vocabularies agree within VOCAB_TOLERANCE: a
+perplexity is an average over the words a model must tell apart, so one over a larger vocabulary (fewer
+rare words merged into <unk>) is a harder task, not a worse model. The ``comparable`` column says why not.
 """
 
 from __future__ import annotations
@@ -37,8 +47,9 @@ import pandas as pd
 from rnnbench.params import crossover_context, ff_minus_rnn
 from rnnbench.published import reference_rows
 
-SCALES = ("paper", "short")
-STATUSES = ("converged", "epoch cap", "subset", "diverged")
+SCALES = ("reference", "paper", "short")
+STATUSES = ("converged", "epoch cap", "subset", "diverged", "stale")
+VOCAB_TOLERANCE = 0.05  # relative difference of |V| up to which two perplexities are set against each other
 # Runs whose perplexities compare with each other (one config evaluates all its runs on the same tokens).
 MEASURED = ("converged", "epoch cap", "subset")
 FAMILY_NAMES = {"ff": "feed-forward n-gram network", "rnn": "Elman RNN", "lstm": "LSTM"}
@@ -69,6 +80,9 @@ OUR_COLUMNS = (
     "studies",
     "job_wall_seconds",
     "job_cpu_seconds",
+    "seed",
+    "commit",
+    "stale_reason",
 )
 COMPARISON_COLUMNS = (
     "corpus",
@@ -87,6 +101,9 @@ COMPARISON_COLUMNS = (
     "reference_model",
     "reference_ppl",
     "ratio_to_reference",
+    "comparable",
+    "seed",
+    "commit",
     "source",
     "table",
     "page",
@@ -145,8 +162,10 @@ def read_corpus_stats(paths: Iterable[str | Path]) -> dict[str, dict[str, Any]]:
     return stats
 
 
-def run_status(config: Mapping[str, Any], metrics: Mapping[str, Any]) -> str:
-    """One of STATUSES (see the module docstring)."""
+def run_status(config: Mapping[str, Any], metrics: Mapping[str, Any], stale: str = "") -> str:
+    """One of STATUSES (see the module docstring); ``stale``: why a reference run is stale, if it is."""
+    if stale:
+        return "stale"
     if metrics.get("diverged"):
         return "diverged"
     if config.get("eval_tokens") is not None:
@@ -192,7 +211,7 @@ def our_runs(records: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
             {
                 "run_id": config["run_id"],
                 "scale": scale,
-                "status": run_status(config, metrics),
+                "status": run_status(config, metrics, record.get("stale", "")),
                 "family": config["family"],
                 "corpus": config["corpus"],
                 "description": describe(config),
@@ -213,10 +232,14 @@ def our_runs(records: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
                 "source": record.get("source", ""),
                 "studies": ", ".join(record.get("studies", ())),
                 "job_wall_seconds": math.nan,  # with_job_times fills these in
-                "job_cpu_seconds": math.nan,
+                "job_cpu_seconds": record.get("cpu_seconds", math.nan),
+                "seed": config["seed"],
+                "commit": record.get("commit", ""),
+                "stale_reason": record.get("stale", ""),
+                "corpus_stats": record.get("corpus_stats"),  # a reference run's own split, when it has one
             }
         )
-    table = pd.DataFrame(rows, columns=list(OUR_COLUMNS))
+    table = pd.DataFrame(rows, columns=[*OUR_COLUMNS, "corpus_stats"])
     table["context"] = table["context"].astype("Int64")
     return table
 
@@ -224,12 +247,26 @@ def our_runs(records: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
 def with_job_times(ours: pd.DataFrame, benchmarks: pd.DataFrame) -> pd.DataFrame:
     """``ours`` with each run's training job's wall and CPU seconds from the benchmark table
     (rnnbench.summary.benchmark_table: rule, run_id, wall_seconds, cpu_seconds; the last repeat counts).
-    A run without a record keeps NaN: its time is unknown, not zero."""
+    A run without a record keeps what it had (a reference run its recorded CPU time), else NaN: its time is
+    unknown, not zero."""
     jobs = benchmarks[benchmarks["rule"] == "train"].drop_duplicates("run_id", keep="last").set_index("run_id")
     out = ours.copy()
     out["job_wall_seconds"] = out["run_id"].map(jobs["wall_seconds"]).astype(float)
-    out["job_cpu_seconds"] = out["run_id"].map(jobs["cpu_seconds"]).astype(float)
+    out["job_cpu_seconds"] = out["run_id"].map(jobs["cpu_seconds"]).astype(float).fillna(out["job_cpu_seconds"])
     return out
+
+
+def vocabulary_agreement(ours: Any, theirs: Any) -> str:
+    """ "" when two vocabulary sizes agree within VOCAB_TOLERANCE, else why the perplexities are not comparable."""
+    if pd.isna(ours) or pd.isna(theirs):
+        return "not comparable: a vocabulary size is unknown"
+    change = float(ours) / float(theirs) - 1
+    if abs(change) <= VOCAB_TOLERANCE:
+        return ""
+    return (
+        f"not comparable: |V| = {int(ours):,} against {int(theirs):,} ({change:+.1%}; a ratio needs them within "
+        f"{VOCAB_TOLERANCE:.0%})"
+    )
 
 
 def comparison_table(
@@ -240,7 +277,8 @@ def comparison_table(
     Each of our rows carries the published row it is measured against (same corpus and family, marked
     ``reference_for`` in the published table) and the ratio of its test perplexity to that row's.
     ``corpus_stats`` (corpus name -> statistics with train/valid/test_tokens and vocab_size) fills in our
-    split beside the paper's; only corpora that have published rows appear.
+    split beside the paper's (a reference run carries its own, ``ours["corpus_stats"]``, when it has one); only
+    corpora that have published rows appear. ``comparable`` is "yes", or why there is no ratio.
     """
     corpora = [c for c in CORPUS_ORDER if c in set(published["corpus"])]
     corpora += sorted(set(published["corpus"]) - set(corpora))
@@ -256,12 +294,17 @@ def comparison_table(
         reference_model="",
         reference_ppl=np.nan,
         ratio_to_reference=np.nan,
+        comparable="",
+        seed=pd.NA,
+        commit="",
     )
     mine = []
-    for row in ours[ours["corpus"].isin(corpora)].itertuples():
+    own_stats = ours["corpus_stats"] if "corpus_stats" in ours else pd.Series([None] * len(ours), index=ours.index)
+    for row, own in zip(ours[ours["corpus"].isin(corpora)].itertuples(), own_stats[ours["corpus"].isin(corpora)]):
         ref = references.get((row.corpus, row.family))
-        stats = (corpus_stats or {}).get(row.corpus, {})
-        comparable = row.status not in ("diverged", "subset") and ref is not None
+        stats = own or (corpus_stats or {}).get(row.corpus, {})
+        why_not = _why_not_comparable(row, ref, stats)
+        comparable = not why_not
         mine.append(
             {
                 "corpus": row.corpus,
@@ -280,6 +323,9 @@ def comparison_table(
                 "reference_model": ref.model if ref is not None else "",
                 "reference_ppl": ref.test_ppl if ref is not None else np.nan,
                 "ratio_to_reference": row.test_ppl / ref.test_ppl if comparable else np.nan,
+                "comparable": "yes" if comparable else why_not,
+                "seed": row.seed,
+                "commit": row.commit,
                 "source": row.source,
                 "table": "",
                 "page": "",
@@ -290,7 +336,7 @@ def comparison_table(
                 "vocab_size": stats.get("vocab_size"),
                 "counting": _our_counting(row),
                 "checked_against": "",
-                "notes": "",
+                "notes": row.stale_reason,
             }
         )
     mine = pd.DataFrame(mine, columns=list(COMPARISON_COLUMNS))
@@ -303,7 +349,9 @@ def comparison_table(
     keys = pd.DataFrame(
         {
             "corpus": table["corpus"].map({c: i for i, c in enumerate(corpora)}),
-            "origin": table["origin"].map({"published": 0, "ours (paper)": 1, "ours (short)": 2}),
+            "origin": table["origin"].map(
+                {"published": 0, "ours (reference)": 1, "ours (paper)": 2, "ours (short)": 3}
+            ),
         }
     )
     return table.loc[keys.sort_values(["corpus", "origin"], kind="stable").index].reset_index(drop=True)
@@ -392,6 +440,52 @@ def matched_cost(crossover: pd.DataFrame, by: str = "parameters") -> pd.DataFram
     return pd.DataFrame(rows, columns=columns)
 
 
+LEARNING_COLUMNS = (
+    "corpus",
+    "scale",
+    "family",
+    "run_id",
+    "studies",
+    "seed",
+    "status",
+    "epoch",
+    "lr",
+    "train_ppl",
+    "valid_ppl",
+    "tokens_seen",
+    "seconds_trained",
+)
+
+
+def learning_curves(ours: pd.DataFrame, epochs: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
+    """One row per run and epoch: its rate, train and validation perplexity, and how far it had come: the
+    training tokens and seconds summed over its epochs so far (``epochs``: run id -> its epochs.csv)."""
+    frames = []
+    for row in ours.itertuples():
+        table = epochs[row.run_id]
+        tokens = (table["tokens_per_second"] * table["seconds"]).round()
+        frames.append(
+            pd.DataFrame(
+                {
+                    "corpus": row.corpus,
+                    "scale": row.scale,
+                    "family": row.family,
+                    "run_id": row.run_id,
+                    "studies": row.studies,
+                    "seed": row.seed,
+                    "status": row.status,
+                    "epoch": table["epoch"],
+                    "lr": table["lr"],
+                    "train_ppl": table["train_ppl"],
+                    "valid_ppl": table["valid_ppl"],
+                    "tokens_seen": tokens.cumsum().astype("Int64"),
+                    "seconds_trained": table["seconds"].cumsum(),
+                }
+            )
+        )
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=list(LEARNING_COLUMNS))
+
+
 def log_interpolate(x: float, xs: np.ndarray, ys: np.ndarray) -> float:
     """y at x on the piecewise-linear curve through (log xs, ys); NaN outside [min xs, max xs] or x <= 0."""
     if len(xs) == 0 or x <= 0 or x < xs.min() or x > xs.max():
@@ -409,6 +503,19 @@ def _pareto(group: pd.DataFrame) -> pd.Series:
         beaten = (others["parameters"] <= group.at[i, "parameters"]) & (others["test_ppl"] < group.at[i, "test_ppl"])
         flags[i] = not beaten.any()
     return flags
+
+
+def _why_not_comparable(row, ref, stats: Mapping[str, Any]) -> str:
+    """ "" when our run's test perplexity can be set against its reference row's, else the reason."""
+    if ref is None:
+        return "no published row of this family"
+    if row.status in ("diverged", "subset", "stale"):
+        return {
+            "diverged": "diverged",
+            "subset": "measured on part of the test split",
+            "stale": "stale reference run",
+        }[row.status]
+    return vocabulary_agreement(stats.get("vocab_size"), ref.vocab_size)
 
 
 def _our_split(corpus: str, stats: Mapping[str, Any]) -> str:

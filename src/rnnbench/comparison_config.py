@@ -6,6 +6,7 @@
         ptb: {ff: [ff_context_ptb, ff_hidden_ptb], rnn: [rnn_hidden_ptb]}
         brown: {ff: [ff_brown]}
       crossover: ptb               # the corpus of the perplexity-against-parameters figure
+      reference: reference         # the paper-scale reference results shown beside them (null: none)
 
 The schema checks the shape; this module checks it against the studies (each named study exists and
 trains that family on that corpus), so a typo or a misfiled study fails when the config is loaded.
@@ -28,6 +29,7 @@ class Comparison:
     # corpus -> family -> study names, in config order
     studies: Mapping[str, Mapping[str, tuple[str, ...]]] = field(default_factory=dict)
     crossover: str | None = None
+    reference: str | None = None  # folder of rnnbench.reference results, relative to the workflow's folder
 
     def study_names(self) -> list[str]:
         """Every named study once, in config order (corpus by corpus, family by family)."""
@@ -43,6 +45,7 @@ class Comparison:
             "scale": self.scale,
             "studies": {c: {f: list(g) for f, g in fams.items()} for c, fams in self.studies.items()},
             "crossover": self.crossover,
+            "reference": self.reference,
         }
 
 
@@ -74,4 +77,9 @@ def parse_comparison(body: Mapping[str, Any], studies: Mapping[str, Any]) -> Com
                 f"{WHERE}.crossover: {crossover!r} draws both families against parameter count, but "
                 f"{WHERE}.studies.{crossover} names no {' and no '.join(missing)} study"
             )
-    return Comparison(scale=body.get("scale", "short"), studies=named, crossover=crossover)
+    return Comparison(
+        scale=body.get("scale", "short"),
+        studies=named,
+        crossover=crossover,
+        reference=body.get("reference", "reference"),
+    )

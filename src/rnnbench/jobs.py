@@ -244,19 +244,23 @@ def comparison_tables(
     crossover_corpus: str | None,
     provenance_files: Mapping[str, str],
     provenance: Mapping[str, Any],
+    reference_dir: str | None = None,
+    repository: str = ".",
 ) -> None:
-    """Our runs beside the published rows (rnnbench.comparison), four tables in ``outs`` (keys
-    paths.COMPARISON_TABLES): the comparison, perplexity against parameters on ``crossover_corpus``, and the
-    RNN against each feed-forward run at matched parameter count and at matched training time.
+    """Our runs beside the published rows (rnnbench.comparison), the tables of paths.COMPARISON_TABLES in
+    ``outs``: the comparison, perplexity against parameters on ``crossover_corpus``, the RNN against each
+    feed-forward run at matched parameter count and at matched training time, and every run's learning curve.
 
     ``runs``: run id -> the studies it serves (each run once, however many studies share it), its folder
     under ``results``; ``benchmark_files``: each run's training-job record, in the same order. The published
-    numbers are the package's table (rnnbench.published); ours are read from the run folders. Nothing is
-    typed here.
+    numbers are the package's table (rnnbench.published); ours are read from the run folders, and the
+    reference runs (rnnbench.reference) from ``reference_dir``, each checked against the config files of
+    ``repository`` it names (a stale one is marked, never compared). Nothing is typed here.
     """
     from rnnbench import comparison as cmp
     from rnnbench import paths
     from rnnbench.published import load_published, published_path
+    from rnnbench.reference import read_reference, reference_files, stale_runs
     from rnnbench.summary import benchmark_table
 
     # A run's source is named inside the results folder, so the tables of two folders built from one config
@@ -269,6 +273,24 @@ def comparison_tables(
         }
         for run_id, studies in runs.items()
     ]
+    reference = read_reference(reference_dir) if reference_dir else []
+    stale = stale_runs(reference, repository)
+    records += [
+        {
+            "config": run.config,
+            "metrics": run.metrics,
+            "scale": "reference",
+            "studies": [run.study],
+            "source": os.path.relpath(run.folder, repository),
+            "stale": stale.get(run.run_id, ""),
+            "commit": run.provenance.get("commit", ""),
+            "cpu_seconds": run.provenance.get("cpu_seconds"),
+            "corpus_stats": run.provenance.get("corpus"),
+        }
+        for run in reference
+    ]
+    epochs = {run_id: pd.read_csv(paths.run_epochs(results, run_id)) for run_id in runs}
+    epochs |= {run.run_id: run.epochs for run in reference}
     ours = cmp.with_job_times(cmp.our_runs(records), benchmark_table(list(runs), benchmark_files))
     crossover = cmp.crossover_table(ours, crossover_corpus) if crossover_corpus else cmp.crossover_table(ours.iloc[0:0])
     tables = {
@@ -279,11 +301,14 @@ def comparison_tables(
         "crossover": (crossover, "rnnbench.comparison.crossover_table"),
         "matched_parameters": (cmp.matched_cost(crossover, "parameters"), "rnnbench.comparison.matched_cost"),
         "matched_time": (cmp.matched_cost(crossover, "train_seconds"), "rnnbench.comparison.matched_cost"),
+        "learning_curves": (cmp.learning_curves(ours, epochs), "rnnbench.comparison.learning_curves"),
     }
     run_files = [f(results, run_id) for run_id in runs for f in (paths.run_config, paths.run_metrics)]
+    reference_inputs = reference_files(reference_dir) if reference_dir else []
     inputs = {
-        "comparison": [str(published_path()), *run_files, *corpus_stats_files, *benchmark_files],
-        "crossover": [*run_files, *benchmark_files],
+        "comparison": [str(published_path()), *run_files, *corpus_stats_files, *benchmark_files, *reference_inputs],
+        "crossover": [*run_files, *benchmark_files, *reference_inputs],
+        "learning_curves": [*(paths.run_epochs(results, run_id) for run_id in runs), *reference_inputs],
     }
     for name, (frame, producer) in tables.items():
         write_csv(outs[name], frame)
@@ -305,6 +330,19 @@ def comparison_figure(
     for out in outs:
         save(crossover_figure(table, title=title, source=f"data: {crossover} (rule crossover_figure)"), out)
     write_provenance(provenance_file, producer="rnnbench.plots.crossover_figure", inputs=[crossover], **provenance)
+
+
+def learning_curves_figure(
+    curves: str, outs: Sequence[str], *, provenance_file: str, provenance: Mapping[str, Any]
+) -> None:
+    """Validation perplexity against training tokens, every run of the comparison (rnnbench.plots)."""
+    from rnnbench.plots import learning_curves_figure as draw
+    from rnnbench.plots import save
+
+    table = pd.read_csv(curves, dtype={"tokens_seen": "Int64"})
+    for out in outs:
+        save(draw(table, source=f"data: {curves} (rule learning_curves_figure)"), out)
+    write_provenance(provenance_file, producer="rnnbench.plots.learning_curves_figure", inputs=[curves], **provenance)
 
 
 def study_extra_table(

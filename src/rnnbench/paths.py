@@ -17,8 +17,10 @@
       analyses/<name>/figure.{png,pdf}   a gradient-decay analysis's curves
       tables/<name>.csv                  worked examples, parameter tables, corpora, benchmarks
       tables/{comparison,crossover,matched_parameters,matched_time}.csv  our runs beside the published rows
+      tables/learning_curves.csv         those runs' validation perplexity epoch by epoch (reference runs too)
       figures/<name>.{png,pdf}           figures the book shows beside a worked table
       figures/crossover.{png,pdf}        test perplexity against parameter count, both families
+      figures/learning_curves.{png,pdf}  validation perplexity against tokens seen, the comparison's runs
       report/_book/                      the book of these results (index.html, rnnbench-report.pdf)
       benchmarks/train/<run_id>.tsv      Snakemake's time and memory record of each training job
       benchmarks/analyses/<name>.tsv     and of each analysis's job
@@ -184,8 +186,9 @@ def provenance(path: str) -> str:
 
 
 # The comparison with the published rows (rule comparison): its tables, then the figure drawn from `crossover`.
-COMPARISON_TABLES = ("comparison", "crossover", "matched_parameters", "matched_time")
+COMPARISON_TABLES = ("comparison", "crossover", "matched_parameters", "matched_time", "learning_curves")
 CROSSOVER_FIGURE = "crossover"
+LEARNING_CURVES_FIGURE = "learning_curves"
 
 
 def comparison_outputs(config: Config) -> list[str]:
@@ -196,6 +199,7 @@ def comparison_outputs(config: Config) -> list[str]:
     outputs = [table(results, name) for name in COMPARISON_TABLES]
     if config.comparison.crossover:
         outputs += [book_figure(results, CROSSOVER_FIGURE, fmt) for fmt in FIGURE_FORMATS]
+    outputs += [book_figure(results, LEARNING_CURVES_FIGURE, fmt) for fmt in FIGURE_FORMATS]
     return outputs
 
 

@@ -240,6 +240,49 @@ def decay_figure(decay: pd.DataFrame, *, source: str = "") -> plt.Figure:
 BOOK_FIGURES = {"jacobian_product": jacobian_figure, "decay": decay_figure}
 
 
+SCALE_STYLES = {"reference": "-", "paper": "-", "short": "--"}
+
+
+def learning_curves_figure(table: pd.DataFrame, *, source: str = "") -> plt.Figure:
+    """Validation perplexity against training tokens seen (log axes), one line per run, a panel per corpus
+    (rnnbench.comparison.learning_curves): colour the family, dashed a short run, a dot at each epoch's end."""
+    sns.set_theme(style="whitegrid", context="paper")
+    corpora = list(dict.fromkeys(table["corpus"])) or ["none"]
+    fig, axes = plt.subplots(1, len(corpora), figsize=(3.6 * len(corpora), 3.4), layout="constrained", squeeze=False)
+    colors = {"rnn": "black", "ff": "tab:red", "lstm": "tab:blue"}
+    names = {"rnn": "Elman RNN", "ff": "feed-forward", "lstm": "LSTM"}
+    for ax, corpus in zip(axes[0], corpora):
+        here = table[(table["corpus"] == corpus) & table["valid_ppl"].notna()]
+        labelled: set[tuple[str, str]] = set()
+        for (scale, family, _), run in here.groupby(["scale", "family", "run_id"], sort=False):
+            key = (scale, family)
+            label = f"{names.get(family, family)}, {scale}" if key not in labelled else None
+            labelled.add(key)
+            ax.plot(
+                run["tokens_seen"].astype(float),
+                run["valid_ppl"],
+                SCALE_STYLES.get(scale, "-"),
+                marker="o",
+                markersize=2.5,
+                linewidth=1.6 if scale == "reference" else 1.0,
+                color=colors.get(family, "0.4"),
+                alpha=1.0 if scale == "reference" else 0.6,
+                label=label,
+            )
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.yaxis.set_major_formatter(matplotlib.ticker.ScalarFormatter())
+        ax.yaxis.set_minor_formatter(matplotlib.ticker.ScalarFormatter())
+        ax.tick_params(axis="y", which="both", labelsize=7)
+        ax.set_xlabel("training tokens seen")
+        ax.set_ylabel("validation perplexity")
+        ax.set_title(corpus, fontsize=9)
+        if labelled:
+            ax.legend(fontsize=7)
+    _source(fig, source)
+    return fig
+
+
 def _source(fig: plt.Figure, source: str) -> None:
     if source:
         fig.text(0.01, 0.005, source, fontsize=6, color="0.4", ha="left", va="bottom")
@@ -272,8 +315,16 @@ def crossover_figure(table: pd.DataFrame, *, title: str = "", source: str = "") 
     from rnnbench.comparison import MEASURED
 
     drawn = table[table["status"].isin(MEASURED) & table["test_ppl"].notna()]
+    # Reference runs (trained to convergence, rnnbench.reference) are points of their own, not on the lines.
+    reference = drawn[drawn["scale"] == "reference"] if "scale" in drawn else drawn.iloc[0:0]
+    drawn = drawn.drop(reference.index)
     sns.set_theme(style="whitegrid", context="paper")
     fig, ax = plt.subplots(figsize=(7.0, 3.8), layout="constrained")
+    for family, color, name in (("rnn", "black", "Elman RNN"), ("ff", "tab:red", "feed-forward")):
+        points = reference[reference["family"] == family]
+        if len(points):
+            label = f"{name}, reference (trained to convergence)"
+            ax.scatter(points["parameters"], points["test_ppl"], marker="*", s=90, color=color, zorder=4, label=label)
     rnn = drawn[drawn["family"] == "rnn"].sort_values("parameters")
     if len(rnn):
         ax.plot(rnn["parameters"], rnn["test_ppl"], "-o", color="black", label="Elman RNN (over H)")
@@ -319,11 +370,11 @@ def crossover_figure(table: pd.DataFrame, *, title: str = "", source: str = "") 
     ax.set_xlabel("parameters")
     ax.set_ylabel(METRIC_LABELS["test_ppl"])
     lines = textwrap.wrap(title, 70)
-    left_out = len(table) - len(drawn)
+    left_out = len(table) - len(drawn) - len(reference)
     if left_out:
         lines.append(f"{left_out} run(s) without a comparable perplexity are not shown")
     ax.set_title("\n".join(lines), fontsize=9)
-    if len(drawn):
+    if len(drawn) or len(reference):
         from matplotlib.lines import Line2D
 
         handles, _ = ax.get_legend_handles_labels()

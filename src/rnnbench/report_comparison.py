@@ -52,9 +52,14 @@ def ours(frame: pd.DataFrame) -> pd.DataFrame:
     return frame[frame["origin"] != "published"]
 
 
+def trained_here(frame: pd.DataFrame) -> pd.DataFrame:
+    """Our runs of this results folder's config: all of ours but the reference runs kept in the repository."""
+    return frame[~frame["origin"].isin(["published", "ours (reference)"])]
+
+
 def scale_of(frame: pd.DataFrame) -> str:
     """paper or short: the scale of this folder's runs (one config, one scale)."""
-    scales = {origin[len("ours (") : -1] for origin in ours(frame)["origin"]}
+    scales = {origin[len("ours (") : -1] for origin in trained_here(frame)["origin"]}
     return scales.pop() if len(scales) == 1 else "mixed"
 
 
@@ -66,7 +71,7 @@ def short_cite(source: str) -> str:
 
 def best_runs(frame: pd.DataFrame) -> pd.DataFrame:
     """Our run with the lowest validation perplexity per corpus and family (chosen without the test split)."""
-    measured = ours(frame)[ours(frame)["status"] != "diverged"].dropna(subset=["valid_ppl"])
+    measured = trained_here(frame)[trained_here(frame)["status"] != "diverged"].dropna(subset=["valid_ppl"])
     picks = measured.sort_values("valid_ppl", kind="stable").groupby(["corpus", "family"], sort=False).head(1)
     return picks.sort_values(["corpus", "family"], kind="stable")
 
@@ -80,6 +85,23 @@ def corpus_rows(frame: pd.DataFrame, corpus: str) -> pd.DataFrame:
     for row in theirs.itertuples():
         where = ", ".join(p for p in (f"{short_cite(row.source)}", str(row.table), _page(row.page)) if p)
         rows.append({"model": escape(row.model), "measured by": escape(where), "test_ppl": row.test_ppl, "ratio": None})
+    for row in reference_runs(frame).itertuples():
+        if row.corpus != corpus:
+            continue
+        spread = f"mean of seeds {row.seeds}, {ppl(row.test_min)} to {ppl(row.test_max)}"
+        rows.append(
+            {
+                "model": Markdown(f"**ours, trained to convergence**: {escape(row.description)}"),
+                "measured by": Markdown(
+                    f"reference results from commit {code(row.commit)}, {escape(row.epochs)} epochs, "
+                    f"{escape(row.status)}; {escape(spread)}"
+                ),
+                "test_ppl": row.test_ppl,
+                "ratio": Markdown(f"{cell_sig(row.ratio)} of {escape(row.reference_model)}")
+                if pd.notna(row.ratio)
+                else Markdown(escape(row.comparable)),
+            }
+        )
     for row in mine.itertuples():
         label = Markdown(f"**ours, {SCALE_NAMES.get(row.origin[6:-1], row.origin)}**: {escape(row.description)}")
         epochs = f"{int(row.epochs)} epoch{'s' if row.epochs != 1 else ''}, {STATUS_TEXT.get(row.status, row.status)}"
@@ -96,6 +118,61 @@ def corpus_rows(frame: pd.DataFrame, corpus: str) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["model", "measured by", "test_ppl", "ratio"])
 
 
+def reference_runs(frame: pd.DataFrame) -> pd.DataFrame:
+    """The reference results (trained to convergence, kept in the repository), one row per study: its
+    seeds' mean test perplexity and range, epochs, status, commit, and the ratio of the mean to the
+    published row it is measured against (only where every seed is comparable: same vocabulary, not stale)."""
+    mine = frame[frame["origin"] == "ours (reference)"]
+    rows = []
+    for (corpus, family, study), runs in mine.groupby(["corpus", "family", "studies"], sort=False):
+        measured = runs.dropna(subset=["test_ppl"])
+        fresh = runs[runs["status"] != "stale"]
+        comparable = (runs["comparable"] == "yes").all() and len(measured) == len(runs)
+        mean = measured["test_ppl"].mean() if len(measured) else float("nan")
+        reasons = [r for r in dict.fromkeys(runs["comparable"]) if r != "yes"]
+        rows.append(
+            {
+                "corpus": corpus,
+                "family": family,
+                "study": study,
+                "description": _without_seed(runs["description"].iloc[0]),
+                "seeds": ", ".join(str(int(s)) for s in runs["seed"]),
+                "n_seeds": len(runs),
+                "stale": len(runs) - len(fresh),
+                "test_ppl": mean,
+                "test_min": measured["test_ppl"].min(),
+                "test_max": measured["test_ppl"].max(),
+                "valid_ppl": measured["valid_ppl"].mean(),
+                "epochs": ", ".join(str(int(e)) for e in runs["epochs"]),
+                "status": ", ".join(dict.fromkeys(runs["status"])),
+                "commit": ", ".join(dict.fromkeys(str(c)[:7] for c in runs["commit"])),
+                "parameters": runs["parameters"].iloc[0],
+                "reference_model": runs["reference_model"].iloc[0],
+                "reference_ppl": runs["reference_ppl"].iloc[0],
+                "ratio": mean / runs["reference_ppl"].iloc[0] if comparable else float("nan"),
+                "comparable": "yes" if comparable else "; ".join(reasons),
+                "runs": ", ".join(runs["model"]),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def reference_verdict(row: Any) -> str:
+    """Where a reference row's seeds stand against its published row: below (every seed lower), above (every
+    seed higher), straddles (some of each), or not comparable (see rnnbench.comparison.VOCAB_TOLERANCE)."""
+    if row["comparable"] != "yes":
+        return "not comparable"
+    if row["test_max"] < row["reference_ppl"]:
+        return "below"
+    if row["test_min"] > row["reference_ppl"]:
+        return "above"
+    return "straddles"
+
+
+def _without_seed(description: str) -> str:
+    return re.sub(r", seed \d+", "", description)
+
+
 def _page(page: Any) -> str:
     text = str(page).strip()
     return f"p. {text.removesuffix('.0')}" if text and text != "nan" else ""
@@ -110,7 +187,7 @@ def sources(frame: pd.DataFrame, corpus: str) -> Markdown:
 def split_sentence(frame: pd.DataFrame, corpus: str) -> Markdown:
     """The paper's split and ours, side by side, from the table's split columns."""
     theirs = frame[(frame["origin"] == "published") & (frame["corpus"] == corpus)]["split"]
-    mine = ours(frame)[ours(frame)["corpus"] == corpus]["split"].dropna()
+    mine = trained_here(frame)[trained_here(frame)["corpus"] == corpus]["split"].dropna()
     paper = escape(theirs.iloc[0]) if len(theirs) else Markdown("not given")
     parts = [f"The paper's split: {paper}."]
     if len(mine) and str(mine.iloc[0]):
@@ -256,7 +333,7 @@ def chapter(results: Any = None, staging: Any = None) -> Markdown:
         return Markdown(ABSENT)
     frame = comparison(results)
     scale = scale_of(frame)
-    mine = ours(frame)
+    mine = trained_here(frame)
     subset = int((mine["status"] == "subset").sum())
     lines = [SCALE_INTRO.get(scale, SCALE_INTRO["short"]), ""]
     lines.append(

@@ -3,6 +3,7 @@ import glob
 import os
 
 from rnnbench import paths
+from rnnbench.reference import reference_files
 from rnnbench.summary import study_record
 from rnnbench.worked import TABLES
 

@@ -6,15 +6,22 @@ for _study in COMPARISON.study_names():
     for _, _cfg in study_points(_study):
         COMPARISON_RUNS.setdefault(_cfg.run_id, []).append(_study)
 COMPARISON_CORPORA = sorted({run_config(run_id).corpus_key for run_id in COMPARISON_RUNS})
+# The paper-scale reference results kept in the repository (rnnbench.reference), beside this config's runs.
+REFERENCE_DIR = (
+    os.path.join(workflow.basedir, COMPARISON.reference) if COMPARISON and COMPARISON.reference is not None else None
+)
 
 
 rule comparison:
     """Published rows and ours side by side (sources, splits, status, ratio to the reference row);
     test perplexity against parameter count with the analytic crossover; the RNN against each
-    feed-forward run at matched parameter count and at matched training time."""
+    feed-forward run at matched parameter count and at matched training time; every run's learning curve.
+    The reference runs stand beside them, each checked against the config files it names."""
     input:
         configs=[paths.run_config(RESULTS_DIR, run_id) for run_id in COMPARISON_RUNS],
         metrics=[paths.run_metrics(RESULTS_DIR, run_id) for run_id in COMPARISON_RUNS],
+        epochs=[paths.run_epochs(RESULTS_DIR, run_id) for run_id in COMPARISON_RUNS],
+        reference=reference_files(REFERENCE_DIR) if REFERENCE_DIR else [],
         benchmarks=[paths.train_benchmark(RESULTS_DIR, run_id) for run_id in COMPARISON_RUNS],
         corpora=[paths.corpus_stats(RESULTS_DIR, key) for key in COMPARISON_CORPORA],
     output:
@@ -42,10 +49,17 @@ rule comparison:
             category="Against the published numbers",
             labels={"table": "matched_time"},
         ),
+        learning_curves=report(
+            paths.table(RESULTS_DIR, "learning_curves"),
+            caption="../report/learning_curves_table.rst",
+            category="Against the published numbers",
+            labels={"table": "learning_curves"},
+        ),
         provenance_comparison=paths.provenance(paths.table(RESULTS_DIR, "comparison")),
         provenance_crossover=paths.provenance(paths.table(RESULTS_DIR, "crossover")),
         provenance_matched_parameters=paths.provenance(paths.table(RESULTS_DIR, "matched_parameters")),
         provenance_matched_time=paths.provenance(paths.table(RESULTS_DIR, "matched_time")),
+        provenance_learning_curves=paths.provenance(paths.table(RESULTS_DIR, "learning_curves")),
     log:
         paths.log(RESULTS_DIR, "comparison", "comparison"),
     localrule: True
@@ -56,6 +70,8 @@ rule comparison:
         runs=COMPARISON_RUNS,
         scale=COMPARISON.scale,
         crossover=COMPARISON.crossover,
+        reference=REFERENCE_DIR,
+        repository=workflow.basedir,
         provenance=provenance_for("comparison"),
     script:
         "../scripts/comparison.py"
@@ -84,3 +100,27 @@ rule crossover_figure:
         provenance=provenance_for("crossover_figure"),
     script:
         "../scripts/crossover_figure.py"
+
+
+rule learning_curves_figure:
+    """Validation perplexity against training tokens, every run of the comparison and the reference runs."""
+    input:
+        table=paths.table(RESULTS_DIR, "learning_curves"),
+    output:
+        png=report(
+            paths.book_figure(RESULTS_DIR, paths.LEARNING_CURVES_FIGURE, "png"),
+            caption="../report/learning_curves_figure.rst",
+            category="Against the published numbers",
+            labels={"figure": "learning curves"},
+        ),
+        pdf=paths.book_figure(RESULTS_DIR, paths.LEARNING_CURVES_FIGURE, "pdf"),
+        provenance=paths.provenance(paths.book_figure(RESULTS_DIR, paths.LEARNING_CURVES_FIGURE, "png")),
+    log:
+        paths.log(RESULTS_DIR, "learning_curves_figure", "learning_curves"),
+    localrule: True
+    conda:
+        "../envs/rnnbench.yaml"
+    params:
+        provenance=provenance_for("learning_curves_figure"),
+    script:
+        "../scripts/learning_curves_figure.py"

@@ -39,7 +39,8 @@ rule report:
             + glob.glob("reports/_quarto-*.yml")
             + glob.glob("reports/*.typ")
             + glob.glob("reports/*.css")
-        ),  # an edit re-renders the book
+        ),
+        # an edit re-renders the book
     output:
         REPORT,
     log:

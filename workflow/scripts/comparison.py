@@ -10,6 +10,8 @@ jobs.comparison_tables(
     {name: snakemake.output[name] for name in COMPARISON_TABLES},
     scale=snakemake.params.scale,
     crossover_corpus=snakemake.params.crossover,
+    reference_dir=snakemake.params.reference,
+    repository=snakemake.params.repository,
     provenance_files={name: snakemake.output[f"provenance_{name}"] for name in COMPARISON_TABLES},
     provenance={**snakemake.params.provenance, "config": snakemake.config},
 )

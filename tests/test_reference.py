@@ -1,0 +1,145 @@
+"""Reference results: collected from a results folder, read back, and found stale when their config or the
+code that names runs moves on. The last test guards the repository's own reference/ folder."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from rnnbench import paths
+from rnnbench.config import load_config, merge_config_files
+from rnnbench.reference import collect, cpu_seconds, manifest, read_reference, stale_runs
+
+REPO = Path(__file__).resolve().parents[1]
+
+STUDY = {
+    "family": "rnn",
+    "corpus": "ptb",
+    "fixed": {"embed_dim": 10, "max_epochs": 2},
+    "vary": {"hidden": [20]},
+    "seeds": [1, 2],
+}
+
+
+def _repository(tmp_path: Path, study: dict) -> Path:
+    """A checkout with config/config.yaml (no studies) and config/paper.yaml naming one comparison study."""
+    repo = tmp_path / "repo"
+    (repo / "config").mkdir(parents=True, exist_ok=True)
+    (repo / "config" / "config.yaml").write_text("studies: {}\n")
+    paper = {"studies": {"paper_rnn": study}, "comparison": {"studies": {"ptb": {"rnn": ["paper_rnn"]}}}}
+    (repo / "config" / "paper.yaml").write_text(yaml.safe_dump(paper))
+    return repo
+
+
+FILES = ["config/config.yaml", "config/paper.yaml"]
+
+
+def _finished_runs(repo: Path, results: Path, *, finished_seeds=(1, 2)) -> list[str]:
+    """Write the small outputs of the study's runs as training would, for the seeds given."""
+    config = load_config(merge_config_files([repo / f for f in FILES]))
+    ids = []
+    for point, cfg in config.study_runs("paper_rnn"):
+        if point["seed"] not in finished_seeds:
+            continue
+        run = Path(paths.run_dir(str(results), cfg.run_id))
+        run.mkdir(parents=True)
+        (run / "config.json").write_text(json.dumps({"run_id": cfg.run_id, **cfg.to_dict()}))
+        (run / "metrics.json").write_text(
+            json.dumps({"test_ppl": 120.0 + point["seed"], "valid_ppl": 125.0, "epochs": 2})
+        )
+        pd.DataFrame(
+            {"epoch": [1, 2], "seconds": [100.0, 110.0], "valid_ppl": [150.0, 125.0], "tokens_per_second": [10.0, 10.0]}
+        ).to_csv(run / "epochs.csv", index=False)
+        (run / "model.pt").write_bytes(b"weights")  # must never be collected
+        ids.append(cfg.run_id)
+    return ids
+
+
+def _collect(repo: Path, results: Path) -> list[str]:
+    return collect(
+        results, FILES, repo / "reference", repository=repo, command="rnnbench reference collect", commit="abc1234",
+        packages={"torch": "2.13.0"},
+    )  # fmt: skip
+
+
+def test_collect_copies_the_small_outputs_of_finished_runs_and_their_provenance(tmp_path):
+    repo = _repository(tmp_path, STUDY)
+    results = tmp_path / "results"
+    finished = _finished_runs(repo, results, finished_seeds=(1,))  # seed 2 still training: left out
+    assert _collect(repo, results) == finished
+    [run] = read_reference(repo / "reference")
+    assert run.run_id == finished[0] and run.study == "paper_rnn"
+    assert sorted(p.name for p in run.folder.iterdir()) == [
+        "config.json",
+        "epochs.csv",
+        "metrics.json",
+        "provenance.json",
+    ]
+    assert run.provenance["commit"] == "abc1234" and run.provenance["config_files"] == FILES
+    assert run.provenance["cpu_seconds"] == 210.0  # 100 + 110 s of epochs, no job record
+    table = pd.read_csv(repo / "reference" / "runs.csv")
+    assert table.to_dict("records") == manifest([run]).to_dict("records")
+    assert list(table["test_ppl"]) == [121.0]
+
+
+def test_cpu_seconds_take_the_job_record_when_it_covers_more():
+    epochs = pd.DataFrame({"seconds": [100.0, 110.0]})
+    assert cpu_seconds(epochs, None) == 210.0
+    assert cpu_seconds(epochs, pd.DataFrame({"cpu_time": [260.5]})) == 260.5  # validation and test counted too
+    assert cpu_seconds(epochs, pd.DataFrame({"cpu_time": [90.0]})) == 210.0  # a resumed run's last job only
+
+
+def test_a_reference_run_is_stale_once_its_study_or_the_run_id_code_moves_on(tmp_path):
+    repo = _repository(tmp_path, STUDY)
+    results = tmp_path / "results"
+    first, second = _finished_runs(repo, results)
+    _collect(repo, results)
+    reference = repo / "reference"
+    assert stale_runs(read_reference(reference), repo) == {}
+
+    # the study now trains with another width: both runs are no longer the study's
+    _repository(tmp_path, {**STUDY, "fixed": {**STUDY["fixed"], "embed_dim": 12}})
+    stale = stale_runs(read_reference(reference), repo)
+    assert set(stale) == {first, second}
+    assert (
+        stale[first]
+        == "study paper_rnn of config/config.yaml, config/paper.yaml now gives other settings (another run id)"
+    )
+
+    # the study is gone
+    (repo / "config" / "paper.yaml").write_text("studies: {}\n")
+    assert stale_runs(read_reference(reference), repo)[first] == (
+        "study paper_rnn is no longer in config/config.yaml, config/paper.yaml"
+    )
+
+    # settings that hash to another id (as when the code defining run ids changes)
+    _repository(tmp_path, STUDY)
+    saved = reference / "runs" / first / "config.json"
+    saved.write_text(json.dumps({**json.loads(saved.read_text()), "hidden": 21}))
+    stale = stale_runs(read_reference(reference), repo)
+    assert list(stale) == [first] and stale[first].startswith("its settings now give run id rnn-ptb-")
+
+
+def test_a_reference_run_with_a_file_missing_is_named(tmp_path):
+    repo = _repository(tmp_path, STUDY)
+    results = tmp_path / "results"
+    [run_id, _] = _finished_runs(repo, results)
+    _collect(repo, results)
+    (repo / "reference" / "runs" / run_id / "epochs.csv").unlink()
+    with pytest.raises(FileNotFoundError, match=f"{run_id}: reference run without epochs.csv"):
+        read_reference(repo / "reference")
+
+
+def test_the_repository_reference_results_are_current_and_hold_no_weights():
+    """Fails when a setting of config/paper.yaml or the code that names runs changed under a reference run:
+    train it again (reference/README.md) or remove it."""
+    runs = read_reference(REPO / "reference")
+    assert stale_runs(runs, REPO) == {}
+    assert not [p for p in (REPO / "reference").rglob("*") if p.suffix in (".pt", ".pth", ".ckpt")]
+    listed = pd.read_csv(REPO / "reference" / "runs.csv") if runs else None
+    if runs:
+        assert sorted(listed["run_id"]) == sorted(r.run_id for r in runs)  # the manifest says what is there
