@@ -514,6 +514,22 @@ def test_divergence_is_data_not_a_crash(tmp_path, cache_dir):
     assert len(epochs) == metrics["epochs"] and pd.isna(epochs["valid_ppl"].iloc[-1])
 
 
+def test_the_clipped_fraction_counts_only_the_steps_taken(tmp_path, cache_dir):
+    # Unclipped, this run's pre-clip norms rise 0.18, 0.21, 0.25, 0.20, 0.28, 0.29, 0.37, ... With the threshold
+    # and the divergence limit both at 0.3, steps 1-6 are taken unclipped and step 7 (0.37) ends the run: its
+    # norm was "clipped", but its update never counts, so the share is 0 of 6, not 1 of 7.
+    cfg = tiny(clip_mode="norm", clip=0.3, divergence_norm=0.3, max_epochs=1)
+    metrics = train_run(cfg, tmp_path, cache_dir=cache_dir)
+    _, _, steps = read_run(tmp_path)
+    assert (metrics["diverged"], metrics["diverged_step"], metrics["diverged_reason"]) == (
+        True,
+        7,
+        "grad_norm_above_limit",
+    )
+    assert steps["clipped"].tolist() == [False] * 6 + [True]
+    assert metrics["clipped_fraction"] == 0.0
+
+
 def test_divergence_by_gradient_norm(tmp_path, cache_dir):
     # divergence_norm below any real gradient norm: the first step's pre-clip norm ends the run
     metrics = train_run(tiny(divergence_norm=1e-9), tmp_path, cache_dir=cache_dir)

@@ -353,6 +353,7 @@ def _finish(cfg, out: Path, model, reading: Reading, state: TrainingState, best_
     diverged = state.divergence is not None
     completed = [e for e in state.epochs if not math.isnan(e["valid_ppl"])]  # not the diverged one
     test = reading.likelihood(model, "test") if not diverged else None
+    taken = [s for s in state.steps if not diverged or s.step != state.divergence.step]
     metrics: dict[str, Any] = {
         "run_id": cfg.run_id,
         "test_ppl": test.perplexity if test else None,
@@ -365,7 +366,8 @@ def _finish(cfg, out: Path, model, reading: Reading, state: TrainingState, best_
         "parameters": model.count_parameters(),
         "train_seconds": float(sum(e["seconds"] for e in state.epochs)),
         "tokens_per_second": float(np.mean([e["tokens_per_second"] for e in completed])) if completed else None,
-        "clipped_fraction": float(np.mean([s.clipped for s in state.steps])) if state.steps else None,
+        # Over the steps taken: the diverged step's update entered no weights, and its non-finite norm "clipped".
+        "clipped_fraction": float(np.mean([s.clipped for s in taken])) if taken else None,
         **step_statistics(state.steps, state.divergence.step if diverged else None),
     }
     if reading.corpus.probes is not None and not diverged:
