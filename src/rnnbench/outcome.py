@@ -1,0 +1,58 @@
+"""How a run ended, decided once: it learned, it did not learn, or it diverged.
+
+    diverged        rnnbench.divergence ended it (a non-finite loss or norm, a norm over divergence_norm, a loss
+                    far above the uniform model's): no perplexity at all
+    did not learn   it finished, but learned no more than counting does:
+                      a language model whose test perplexity is not clearly below its corpus's unigram model's,
+                      above LEARNED_FRACTION times it (the unigram model knows word frequencies and nothing else);
+                      an agreement model whose accuracy is within noise of chance, fewer than CHANCE_Z binomial
+                      standard errors sqrt(1/4 / n) above 1/2 over its n probes
+    learned         the rest
+
+A run that blew up and ended far above the unigram perplexity without tripping the divergence rules (a loss
+that rose, then settled high) is "did not learn": a failure, never a result. No ranking and no claim rests
+on a run that is not "learned"; the book counts them.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Mapping
+
+OUTCOMES = ("learned", "did not learn", "diverged")
+
+# "Clearly below": a quarter off the unigram perplexity. A count-based 5-gram is several times below the unigram
+# model on real text (tables/baselines.csv), so a network within a quarter of it has used almost none of the
+# context it reads: its rankings would be rankings of word-frequency models.
+LEARNED_FRACTION = 0.75
+# Three standard errors: a model at chance passes it once in 740 tries (one-sided normal tail).
+CHANCE_Z = 3.0
+
+
+def chance_threshold(n_probes: int) -> float:
+    """The accuracy an agreement model must exceed over ``n_probes`` probes: 1/2 + CHANCE_Z sqrt(1/4 / n)."""
+    return 0.5 + CHANCE_Z * math.sqrt(0.25 / n_probes)
+
+
+def outcome(
+    metrics: Mapping[str, Any],
+    *,
+    unigram_ppl: float | None = None,
+    agreement_probes: int | None = None,
+) -> str:
+    """One of OUTCOMES for a finished run's metrics.json. An agreement run (it has ``agreement_accuracy``) is
+    judged on accuracy over its ``agreement_probes``; any other on test perplexity against ``unigram_ppl``.
+    Without the baseline a run cannot be judged: ValueError, not a guess."""
+    if metrics.get("diverged"):
+        return "diverged"
+    accuracy = metrics.get("agreement_accuracy")
+    if accuracy is not None:
+        if not agreement_probes:
+            raise ValueError("an agreement run is judged over its probes: give agreement_probes")
+        return "learned" if accuracy > chance_threshold(agreement_probes) else "did not learn"
+    test_ppl = metrics.get("test_ppl")
+    if unigram_ppl is None or not math.isfinite(unigram_ppl):
+        raise ValueError("a language model is judged against its corpus's unigram perplexity: give unigram_ppl")
+    if test_ppl is None or not math.isfinite(test_ppl):
+        return "did not learn"
+    return "learned" if test_ppl < LEARNED_FRACTION * unigram_ppl else "did not learn"
