@@ -216,7 +216,8 @@ def best_against_reference(frame: pd.DataFrame, corpus: str, family: str) -> dic
 def matched_sentence(matched: pd.DataFrame, by: str) -> Markdown:
     """By how much our RNN beats our feed-forward model at equal ``by`` (parameters or training time), or not.
 
-    The feed-forward run with the lowest test perplexity among those the RNN curve spans is the headline;
+    The feed-forward run with the lowest validation perplexity among those the RNN curve spans is the headline
+    (chosen without the test split);
     the range over every such run follows. Outside the curve's span no RNN value is read (no extrapolation).
     """
     cost = {"parameters": "parameter count", "train_seconds": "training time"}[by]
@@ -225,7 +226,7 @@ def matched_sentence(matched: pd.DataFrame, by: str) -> Markdown:
         return Markdown(
             f"No feed-forward run falls within the {cost}s our RNN runs span, so none can be matched at equal {cost}."
         )
-    best = spanned.sort_values("ff_test_ppl", kind="stable").iloc[0]
+    best = spanned.sort_values("ff_valid_ppl", kind="stable").iloc[0]
     at = f"{integer(best['cost'])} parameters" if by == "parameters" else f"{sig(best['cost'])} seconds of training"
     delta = best["rnn_advantage"]
     verdict = "beats it by" if delta > 0 else "trails it by"
