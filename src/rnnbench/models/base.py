@@ -1,4 +1,4 @@
-"""The model config, the interface every language model shares, and `build_model`.
+"""The model config and the interface every language model shares (`build_model` is the package's).
 
 tokens ──embedding──► x ──dropout──► core (ff hidden layer | recurrence) ──► h ──dropout──► output layer
                                                                                   │
@@ -99,16 +99,6 @@ class LanguageModel(nn.Module):
 
     def count_parameters(self) -> int:
         return count(self.shapes())
-
-
-def build_model(cfg: ModelConfig) -> LanguageModel:
-    # Imported here because the families import this module.
-    from rnnbench.models.ff import FeedForwardLM
-    from rnnbench.models.lstm import LSTMLM
-    from rnnbench.models.rnn import ElmanLM
-
-    families: dict[str, type[LanguageModel]] = {"ff": FeedForwardLM, "rnn": ElmanLM, "lstm": LSTMLM}
-    return families[cfg.family](cfg)
 
 
 def unroll(cell: nn.Module, x_emb: torch.Tensor, state0: State) -> tuple[torch.Tensor, list]:
