@@ -54,7 +54,13 @@ def test_top_level_defaults_come_from_the_schema():
         top["threads"]["default"],
         None,
     )
-    assert config.studies == {} and config.all_runs() == {} and config.tables == {"worked": True}
+    assert config.studies == {} and config.all_runs() == {} and config.tables == {"worked": True, "kn_order": 5}
+    assert load_config({"tables": {"kn_order": 3}}).tables == {"worked": True, "kn_order": 3}
+
+
+def test_kn_order_out_of_range_names_the_key_and_the_range():
+    with pytest.raises(ConfigError, match=r"config\.tables\.kn_order: 1 is out of range.*minimum.: 2"):
+        load_config({"tables": {"kn_order": 1}})
 
 
 def test_study_defaults_fill_seeds_metric_and_description():

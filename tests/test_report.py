@@ -22,6 +22,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 import yaml
@@ -170,6 +171,7 @@ def build_results(results: Path) -> Config:
         path.write_text(json.dumps(stats), encoding="utf-8")
         stats_files.append(str(path))
     jobs.corpus_table(sorted(corpora), stats_files, **table("corpora"), provenance=provenance)
+    _baselines(results, config, corpora, provenance)
     for name in config.analyses:
         _analysis(config, name, results, provenance)
 
@@ -204,6 +206,30 @@ def build_results(results: Path) -> Config:
         provenance=provenance,
     )
     return config
+
+
+def _baselines(results: Path, config: Config, corpora: dict, provenance: dict) -> None:
+    """The count-based baselines (rule baseline_tables) of small corpora under the config's corpus keys: a small
+    generated agreement corpus, and for PTB and Brown a random text of a small vocabulary."""
+    from rnnbench.baselines.tables import baseline_tables
+    from rnnbench.data.corpora import load_corpus
+    from rnnbench.data.prepared import Corpus
+    from rnnbench.data.vocab import Vocab
+    from rnnbench.io import write_csv
+
+    rng = np.random.default_rng(0)
+    vocab = Vocab(("<eos>", "<unk>", *(f"w{i}" for i in range(30))), unk_token="<unk>")
+    small = {}
+    for key, name in corpora.items():
+        if name == "agreement":
+            options = {"train_sentences": 300, "valid_sentences": 50, "test_sentences": 100, "attractor_prob": 0.25}
+            small[key] = load_corpus("agreement", cache_dir=results.parent / "cache", **options)
+        else:
+            small[key] = Corpus(name, vocab, *(rng.integers(0, len(vocab), size=n) for n in (3000, 400, 500)))
+    for name, frame in baseline_tables(small, config.tables["kn_order"]).items():
+        out = paths.table(str(results), name)
+        write_csv(out, frame)
+        write_provenance(paths.provenance(out), producer="rnnbench.baselines.tables.baseline_tables", **provenance)
 
 
 def _write_extras(results, config, study_name, points, configs, metric_files, record, provenance) -> None:

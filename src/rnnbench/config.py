@@ -287,7 +287,10 @@ def load_config(source: str | Path | Mapping[str, Any]) -> Config:
         run=dict(resolved["run"]),
         run_overrides=dict(resolved["run_overrides"]),
         studies=studies,
-        tables={"worked": True, **resolved["tables"]},
+        tables={
+            **{key: prop["default"] for key, prop in top["tables"]["properties"].items()},
+            **resolved["tables"],
+        },
         analyses={
             name: parse_analysis(name, body, studies, schema()["$defs"]["analysis"]["properties"])
             for name, body in resolved["analyses"].items()

@@ -219,6 +219,37 @@ def corpus_table(
     write_provenance(provenance_file, producer="rnnbench.summary.corpus_table", inputs=list(stats_files), **provenance)
 
 
+def baseline_tables(
+    corpora: Mapping[str, Mapping[str, Any]],
+    stats_files: Sequence[str],
+    outs: Mapping[str, str],
+    *,
+    order: int,
+    data_dir: str | None,
+    cache_dir: str,
+    provenance_files: Mapping[str, str],
+    provenance: Mapping[str, Any],
+) -> None:
+    """The count-based baselines of every prepared corpus (rnnbench.baselines.tables), one table per key of
+    ``outs`` (paths.BASELINE_TABLES): ``corpora`` maps corpus key -> {"corpus": name, "options": {...}}, each
+    read from the cache its prepare_corpus job filled; ``stats_files`` are those jobs' outputs."""
+    from rnnbench.baselines.tables import baseline_tables as compute
+    from rnnbench.data.corpora import load_corpus
+
+    loaded = {
+        key: load_corpus(spec["corpus"], data_dir=data_dir, cache_dir=cache_dir, **spec["options"])
+        for key, spec in corpora.items()
+    }
+    for name, frame in compute(loaded, order).items():
+        write_csv(outs[name], frame)
+        write_provenance(
+            provenance_files[name],
+            producer="rnnbench.baselines.tables.baseline_tables",
+            inputs=list(stats_files),
+            **provenance,
+        )
+
+
 def worked_table(name: str, out: str, *, provenance_file: str, provenance: Mapping[str, Any]) -> None:
     from rnnbench.worked import TABLES
 

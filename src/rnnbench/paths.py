@@ -16,6 +16,7 @@
       analyses/<name>/analysis.json      what the analysis is: its networks, points, measurement and figure
       analyses/<name>/figure.{png,pdf}   a gradient-decay analysis's curves
       tables/<name>.csv                  worked examples, parameter tables, corpora, benchmarks
+      tables/{baselines,kn_discounts,agreement_baselines}.csv  count-based baselines of every prepared corpus
       tables/{comparison,crossover,matched_parameters,matched_time}.csv  our runs beside the published rows
       tables/learning_curves.csv         those runs' validation perplexity epoch by epoch (reference runs too)
       figures/<name>.{png,pdf}           figures the book shows beside a worked table
@@ -185,6 +186,16 @@ def provenance(path: str) -> str:
     return str(p.with_name(p.stem + ".provenance.json"))
 
 
+# The count-based baselines of every prepared corpus (rule baseline_tables, rnnbench.baselines.tables):
+# perplexities of the unigram and Kneser-Ney models, the Kneser-Ney discounts per order, and the agreement
+# probe's chance and nearest-noun heuristic per head-verb distance.
+BASELINE_TABLES = ("baselines", "kn_discounts", "agreement_baselines")
+
+
+def baseline_outputs(results: str) -> list[str]:
+    return [table(results, name) for name in BASELINE_TABLES]
+
+
 # The comparison with the published rows (rule comparison): its tables, then the figure drawn from `crossover`.
 COMPARISON_TABLES = ("comparison", "crossover", "matched_parameters", "matched_time", "learning_curves")
 CROSSOVER_FIGURE = "crossover"
@@ -208,7 +219,7 @@ def expected_outputs(config: Config, worked_tables: list[str]) -> list[str]:
     from rnnbench.ablations import study_extras
 
     results = config.results_dir
-    outputs = [table(results, "corpora"), table(results, "benchmarks")]
+    outputs = [table(results, "corpora"), table(results, "benchmarks"), *baseline_outputs(results)]
     if config.tables.get("worked", True):
         outputs += [table(results, name) for name in worked_tables]
     for study in config.studies:

@@ -85,6 +85,16 @@ def table(name: str, results: str | Path | None = None, *, text: Sequence[str] =
     return pd.read_csv(path, dtype={column: str for column in text})
 
 
+def baselines(results: str | Path | None = None) -> pd.DataFrame:
+    """tables/baselines.csv: unigram and Kneser-Ney perplexity of each corpus and split (rule baseline_tables)."""
+    return table("baselines", results)
+
+
+def agreement_baselines(results: str | Path | None = None) -> pd.DataFrame:
+    """tables/agreement_baselines.csv: chance and the nearest-noun heuristic per head-verb distance."""
+    return table("agreement_baselines", results)
+
+
 def provenance_files(results: str | Path | None = None) -> list[Path]:
     """Every provenance record under results/: tables, book figures, then studies, each sorted by name."""
     root = Path(_root(results))

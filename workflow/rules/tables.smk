@@ -73,3 +73,55 @@ rule benchmark_table:
         provenance=provenance_for("benchmark_table"),
     script:
         "../scripts/benchmark_table.py"
+
+
+rule baseline_tables:
+    """Count-based baselines of every prepared corpus, on its full splits: unigram and interpolated modified
+    Kneser-Ney perplexities, the discounts of each order, and the agreement probe's chance and nearest-noun
+    heuristic per head-verb distance."""
+    input:
+        stats=[paths.corpus_stats(RESULTS_DIR, key) for key in sorted(CORPORA)],
+    output:
+        baselines=report(
+            paths.table(RESULTS_DIR, "baselines"),
+            caption="../report/baseline_table.rst",
+            category="Tables",
+            subcategory="Baselines",
+            labels={"table": "baselines"},
+        ),
+        kn_discounts=report(
+            paths.table(RESULTS_DIR, "kn_discounts"),
+            caption="../report/kn_discounts_table.rst",
+            category="Tables",
+            subcategory="Baselines",
+            labels={"table": "kn_discounts"},
+        ),
+        agreement_baselines=report(
+            paths.table(RESULTS_DIR, "agreement_baselines"),
+            caption="../report/agreement_baselines_table.rst",
+            category="Tables",
+            subcategory="Baselines",
+            labels={"table": "agreement_baselines"},
+        ),
+        provenance_baselines=paths.provenance(paths.table(RESULTS_DIR, "baselines")),
+        provenance_kn_discounts=paths.provenance(paths.table(RESULTS_DIR, "kn_discounts")),
+        provenance_agreement_baselines=paths.provenance(paths.table(RESULTS_DIR, "agreement_baselines")),
+    log:
+        paths.log(RESULTS_DIR, "baseline_tables", "baselines"),
+    conda:
+        "../envs/rnnbench.yaml"
+    threads: 1
+    resources:
+        mem_mb=3000,  # PTB's and Brown's n-gram tables up to order 5: a few hundred MB each
+        runtime=15,  # minutes; each corpus takes seconds on one core
+    params:
+        corpora={
+            key: {"corpus": corpus_run(key).corpus, "options": dict(corpus_run(key).corpus_options)}
+            for key in sorted(CORPORA)
+        },
+        order=CFG.tables["kn_order"],
+        data_dir=DATA_DIR,
+        cache_dir=CFG.cache_dir,
+        provenance=provenance_for("baseline_tables"),
+    script:
+        "../scripts/baseline_tables.py"
