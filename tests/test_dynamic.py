@@ -12,7 +12,7 @@ import torch
 from rnnbench import paths
 from rnnbench.config import ConfigError, RunConfig, load_config, merge_config_files
 from rnnbench.dynamic import choose_rate, dynamic_likelihood, dynamic_segments, evaluate_run, segment_length
-from rnnbench.dynamic_record import dynamic_metrics
+from rnnbench.dynamic_record import FIELDS, dynamic_metrics
 from rnnbench.evaluate import stream_likelihood
 from rnnbench.io import write_json
 from rnnbench.models import ModelConfig, build_model
@@ -241,6 +241,7 @@ def test_a_runs_record_holds_the_grid_the_choice_and_both_perplexities(trained):
     chosen = dynamic_likelihood(model, test, lr=record["lr"], bptt=10, clip_mode=cfg.clip_mode, clip=cfg.clip)
     assert record["dynamic_ppl"] == pytest.approx(chosen.perplexity, rel=1e-12)
     assert record["diverged"] is False and record["seconds"] >= record["dynamic_seconds"] > 0
+    assert tuple(record) == FIELDS
 
     write_json(f"{run_dir(str(results), cfg.run_id)}/dynamic.json", record)
     assert dynamic_metrics(results, cfg.run_id) == json.loads(json.dumps(record))
@@ -279,6 +280,7 @@ def test_a_diverged_run_is_recorded_as_diverged(trained, tmp_path):
     write_json(folder / "metrics.json", {**metrics, "diverged": True})
     record = evaluate_run(folder, rates=[0.1, 0.3], bptt=None, valid_tokens=None, cache_dir=cache)
     assert record["diverged"] is True and record["static_ppl"] is None and record["dynamic_ppl"] is None
+    assert tuple(record) == FIELDS
 
 
 def test_the_command_prints_and_writes_the_record(trained, tmp_path, capsys):

@@ -32,6 +32,30 @@ from typing import Any
 
 from rnnbench.paths import run_dynamic
 
+# Every field of a record, in the order it is written (the docstring says what each is).
+FIELDS = (
+    "run_id",
+    "split",
+    "bptt",
+    "clip_mode",
+    "clip",
+    "batch_size",
+    "rates",
+    "chosen_on",
+    "valid_tokens",
+    "valid_static_ppl",
+    "grid",
+    "lr",
+    "tokens",
+    "static_nll",
+    "static_ppl",
+    "dynamic_nll",
+    "dynamic_ppl",
+    "dynamic_seconds",
+    "diverged",
+    "seconds",
+)
+
 
 def dynamic_metrics(results_dir: str | Path, run_id: str) -> dict[str, Any] | None:
     """The dynamic-evaluation record of ``run_id`` under ``results_dir``, or None if it has none."""
