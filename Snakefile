@@ -39,6 +39,7 @@ include: "workflow/rules/tables.smk"  # worked examples, corpus statistics, benc
 include: "workflow/rules/studies.smk"  # each study's summary, record and figure
 include: "workflow/rules/analyses.smk"  # each analysis's curves, rates, record and figure
 include: "workflow/rules/comparison.smk"  # our runs beside the published rows; perplexity against parameters
+include: "workflow/rules/dynamic.smk"  # the comparison's rnn runs under dynamic evaluation
 include: "workflow/rules/report.smk"  # the Quarto book
 
 

@@ -6,6 +6,7 @@
     rnnbench reference collect results/paper config/paper.yaml config/paper-rows.yaml
                                            keep the finished paper-scale runs' small outputs in reference/
     rnnbench reference check               which reference runs are stale (exit 1 if any)
+    rnnbench evaluate --run results/runs/<run_id> --dynamic     its test split, learning as it reads
 
 `train`'s flags are generated from the configuration schema, so they, their choices and their defaults
 can never drift from what config/config.yaml accepts.
@@ -23,7 +24,7 @@ from typing import Any, Sequence
 
 import yaml
 
-from rnnbench.config import ConfigError, RunConfig, run_settings_schema
+from rnnbench.config import ConfigError, RunConfig, run_settings_schema, schema
 
 WORKED_SECTIONS = ("unroll", "params", "vanish", "clip")
 
@@ -52,6 +53,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--debug", action="store_true", help="show full tracebacks")
     commands = parser.add_subparsers(dest="command", required=True)
+    dynamic_defaults = _dynamic_defaults()
 
     data = commands.add_parser("data", help="prepare a corpus and print its statistics")
     data.add_argument("corpus", choices=run_settings_schema()["properties"]["corpus"]["enum"])
@@ -65,6 +67,35 @@ def _parser() -> argparse.ArgumentParser:
     train.add_argument("--out", type=Path, help="run directory (default: results/runs/<run_id>)")
     train.add_argument("--threads", type=int, default=1, help="torch intra-op threads")
     train.set_defaults(handler=_train)
+
+    evaluate = commands.add_parser(
+        "evaluate", help="score a trained run's split at batch 1, statically or under dynamic evaluation"
+    )
+    evaluate.add_argument("--run", type=Path, required=True, help="run directory (config.json, metrics.json, model.pt)")
+    evaluate.add_argument(
+        "--dynamic", action="store_true", help="also score it learning as it reads: one SGD step per segment"
+    )
+    evaluate.add_argument(
+        "--lr",
+        type=float,
+        nargs="+",
+        help="dynamic evaluation's SGD rate; several: the best on the validation split is applied "
+        f"(default: {' '.join(map(str, dynamic_defaults['rates']))})",
+    )
+    evaluate.add_argument(
+        "--valid-tokens",
+        type=int,
+        default=dynamic_defaults["valid_tokens"],
+        help="validation tokens the rates are scored on, within the run's eval_tokens (default: %(default)s)",
+    )
+    evaluate.add_argument(
+        "--bptt", type=int, help="segment length (default: the run's bptt, 35 for a run of sentences)"
+    )
+    evaluate.add_argument("--split", choices=["valid", "test"], default="test", help="the split scored (default: test)")
+    evaluate.add_argument("--out", type=Path, help="also write the record (rnnbench.dynamic_record) as JSON here")
+    evaluate.add_argument("--threads", type=int, default=1, help="torch intra-op threads")
+    _add_corpus_location(evaluate)
+    evaluate.set_defaults(handler=_evaluate)
 
     outputs = commands.add_parser("outputs", help="list (and check) every table and figure a config produces")
     outputs.add_argument("configfiles", nargs="+", type=Path, help="config files, merged in order as Snakemake does")
@@ -193,6 +224,37 @@ def _train(args: argparse.Namespace) -> int:
     out = args.out or Path("results") / "runs" / cfg.run_id
     metrics = train_run(cfg, out, data_dir=args.data_dir, cache_dir=args.cache_dir)
     print(json.dumps(metrics, indent=2))
+    return 0
+
+
+def _dynamic_defaults() -> dict[str, Any]:
+    """The config schema's comparison.dynamic_evaluation defaults: the command and the workflow share them."""
+    node = schema()["properties"]["comparison"]["properties"]["dynamic_evaluation"]["properties"]
+    return {key: prop["default"] for key, prop in node.items()}
+
+
+def _evaluate(args: argparse.Namespace) -> int:
+    import torch
+
+    from rnnbench.dynamic import evaluate_run
+    from rnnbench.io import write_json
+
+    if args.lr is not None and not args.dynamic:
+        raise ValueError("--lr is dynamic evaluation's rate: give --dynamic with it")
+    rates = (args.lr or _dynamic_defaults()["rates"]) if args.dynamic else []
+    torch.set_num_threads(args.threads)
+    record = evaluate_run(
+        args.run,
+        rates=rates,
+        bptt=args.bptt,
+        valid_tokens=args.valid_tokens,
+        split=args.split,
+        data_dir=args.data_dir,
+        cache_dir=args.cache_dir,
+    )
+    if args.out:
+        write_json(args.out, record)
+    print(json.dumps(record, indent=2))
     return 0
 
 

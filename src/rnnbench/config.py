@@ -267,6 +267,14 @@ class Config:
     def study_runs(self, study: str) -> list[tuple[dict[str, Any], RunConfig]]:
         return list(self.studies[study].runs(self.run, self.run_overrides, self.threads))
 
+    def dynamic_run_ids(self) -> list[str]:
+        """The runs scored under dynamic evaluation: every run of the comparison's rnn studies, once (none
+        without `comparison.dynamic_evaluation`)."""
+        if self.comparison.dynamic_evaluation is None:
+            return []
+        studies = self.comparison.family_studies("rnn")
+        return list(dict.fromkeys(cfg.run_id for study in studies for _, cfg in self.study_runs(study)))
+
     def all_runs(self) -> dict[str, RunConfig]:
         """Every run of every study, keyed by run id (shared runs appear once)."""
         return {cfg.run_id: cfg for name in self.studies for _, cfg in self.study_runs(name)}
@@ -295,7 +303,7 @@ def load_config(source: str | Path | Mapping[str, Any]) -> Config:
             name: parse_analysis(name, body, studies, schema()["$defs"]["analysis"]["properties"])
             for name, body in resolved["analyses"].items()
         },
-        comparison=parse_comparison(resolved["comparison"], studies),
+        comparison=parse_comparison(resolved["comparison"], studies, top["comparison"]["properties"]),
     )
     if config.data_dir is not None and not Path(config.data_dir).is_dir():
         found = "a file" if Path(config.data_dir).exists() else "nothing"

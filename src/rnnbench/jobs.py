@@ -47,6 +47,29 @@ def train(run: Mapping[str, Any], out_dir: str, *, threads: int, data_dir: str |
     train_run(cfg, out_dir, data_dir=data_dir, cache_dir=cache_dir)
 
 
+def dynamic_evaluation(
+    run_dir: str, out: str, settings: Mapping[str, Any], *, threads: int, data_dir: str | None, cache_dir: str
+) -> None:
+    """A run's test split statically and under dynamic evaluation (rnnbench.dynamic.evaluate_run), as its record.
+
+    ``settings``: the config's comparison.dynamic_evaluation (rates, valid_tokens, bptt)."""
+    import torch
+
+    from rnnbench.dynamic import evaluate_run
+
+    torch.set_num_threads(threads)
+    record = evaluate_run(run_dir, **settings, split="test", data_dir=data_dir, cache_dir=cache_dir)
+    log.info(
+        "%s: static %s, dynamic %s at lr %s (%.1f s)",
+        record["run_id"],
+        record.get("static_ppl"),
+        record.get("dynamic_ppl"),
+        record.get("lr"),
+        record["seconds"],
+    )
+    write_json(out, record)
+
+
 def study_summary(
     record: Mapping[str, Any],
     points: Sequence[Mapping[str, Any]],

@@ -4,6 +4,7 @@
       corpora/<corpus_key>.json          statistics of each prepared corpus
       runs/<run_id>/                     one training run: config.json, epochs.csv, steps.csv, metrics.json, model.pt
       runs/<run_id>/snapshots/epoch-<k>.pt  its weights after k epochs (0: the initialisation)
+      runs/<run_id>/dynamic.json         its test split under dynamic evaluation (comparison.dynamic_evaluation)
       studies/<study>/summary.csv        tidy: one row per run and metric
       studies/<study>/study.json         what the study is: family, corpus, metric, varied and fixed settings, runs
       studies/<study>/figure.{png,pdf}   the study's default figure
@@ -25,6 +26,7 @@
       report/_book/                      the book of these results (index.html, rnnbench-report.pdf)
       benchmarks/train/<run_id>.tsv      Snakemake's time and memory record of each training job
       benchmarks/analyses/<name>.tsv     and of each analysis's job
+      benchmarks/dynamic/<run_id>.tsv    and of each dynamic evaluation's job
       logs/<rule>/<name>.log             every job's log
     (each table and figure has a <name>.provenance.json beside it)
 
@@ -71,6 +73,11 @@ def run_agreement(results: str, run_id: str) -> str:
 
 def run_model(results: str, run_id: str) -> str:
     return f"{run_dir(results, run_id)}/model.pt"
+
+
+def run_dynamic(results: str, run_id: str) -> str:
+    """The run's test split scored statically and under dynamic evaluation (rnnbench.dynamic_record)."""
+    return f"{run_dir(results, run_id)}/dynamic.json"
 
 
 def snapshot_in(run: str | Path, epoch: int) -> str:
@@ -172,6 +179,10 @@ def train_benchmark(results: str, run_id: str) -> str:
     return f"{results}/benchmarks/train/{run_id}.tsv"
 
 
+def dynamic_benchmark(results: str, run_id: str) -> str:
+    return f"{results}/benchmarks/dynamic/{run_id}.tsv"
+
+
 def analysis_benchmark(results: str, analysis: str) -> str:
     return f"{results}/benchmarks/analyses/{analysis}.tsv"
 
@@ -214,6 +225,11 @@ def comparison_outputs(config: Config) -> list[str]:
     return outputs
 
 
+def dynamic_outputs(config: Config) -> list[str]:
+    """The dynamic-evaluation records the config's comparison asks for (rnnbench.config.Config.dynamic_run_ids)."""
+    return [run_dynamic(config.results_dir, run_id) for run_id in config.dynamic_run_ids()]
+
+
 def expected_outputs(config: Config, worked_tables: list[str]) -> list[str]:
     """Every table, figure and study record a complete run of ``config`` produces (the CI check reads this)."""
     from rnnbench.ablations import study_extras
@@ -238,4 +254,5 @@ def expected_outputs(config: Config, worked_tables: list[str]) -> list[str]:
         + list(records)
         + [study_record(results, study) for study in config.studies]
         + [analysis_record(results, name) for name in config.analyses]
+        + dynamic_outputs(config)  # run records, like metrics.json: no provenance beside them
     )
