@@ -14,6 +14,7 @@ from rnnbench.config import (
     config_files_in_merge_order,
     load_config,
     merge_config_files,
+    read_yaml,
     run_defaults,
     schema,
 )
@@ -403,6 +404,45 @@ def test_a_bad_config_file_fails_in_one_line_naming_the_file(tmp_path, text, exp
         with pytest.raises(ConfigError, match=expected) as caught:
             load(path)
         assert str(path) in str(caught.value) and "\n" not in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # the keys written beside `<<` override the merged ones (YAML's merge rule), as yaml.safe_load reads it
+        (
+            "base: &base {dropout: 0.0, hidden: 5}\nfixed: {<<: *base, dropout: 0.1}\n",
+            {"base": {"dropout": 0.0, "hidden": 5}, "fixed": {"dropout": 0.1, "hidden": 5}},
+        ),
+        (
+            "a: &a {x: 1}\nb: &b {y: 2}\nc:\n  <<: [*a, *b]\n  x: 3\n",
+            {"a": {"x": 1}, "b": {"y": 2}, "c": {"x": 3, "y": 2}},
+        ),
+    ],
+)
+def test_merge_keys_are_read_as_yaml_defines_them(tmp_path, text, expected):
+    path = tmp_path / "f.yaml"
+    path.write_text(text)
+    assert read_yaml(path) == expected == yaml.safe_load(text)
+
+
+def test_a_key_written_twice_beside_a_merge_key_is_still_refused(tmp_path):
+    path = tmp_path / "f.yaml"
+    path.write_text("base: &base {dropout: 0.0}\nfixed:\n  <<: *base\n  hidden: 1\n  hidden: 2\n")
+    with pytest.raises(ConfigError, match=r"f\.yaml:5: key 'hidden' given twice in one mapping \(lines 4 and 5\)"):
+        read_yaml(path)
+
+
+def test_a_study_written_with_a_merge_key_loads(tmp_path):
+    path = tmp_path / "f.yaml"
+    path.write_text(
+        "studies:\n"
+        "  a: {family: rnn, corpus: ptb, fixed: &shared {hidden: 50, embed_dim: 20}, vary: {bptt: [5]}}\n"
+        "  b: {family: rnn, corpus: ptb, fixed: {<<: *shared, dropout: 0.1}, vary: {bptt: [5]}}\n"
+    )
+    config = load_config(path)
+    b = config.studies["b"].fixed
+    assert b == {"hidden": 50, "embed_dim": 20, "dropout": 0.1}
 
 
 def test_missing_config_file_is_named(tmp_path):
