@@ -86,6 +86,14 @@ def test_a_bad_flag_value_is_one_clear_line(capsys, argv, message):
         (["--model", "rnn", "--hidden", "0"], "--hidden: 0 (no hidden layer) is allowed for family 'ff' only"),
         (["--corpus", "ptb", "--corpus-option", "seed=3"], "--corpus-option: corpus 'ptb' got unknown option(s) seed"),
         (["--corpus", "agreement"], "--adaptive-cutoffs: cutoffs must be below the vocabulary size (313)"),
+        (["--lr", "nan"], "--lr: nan is not allowed; allowed: a finite number > 0"),
+        (["--lr", "inf"], "--lr: inf is not allowed; allowed: a finite number > 0"),
+        (["--clip", "nan"], "--clip: nan is not allowed; allowed: a number > 0, or .inf"),
+        (["--dropout", "nan"], "--dropout: nan is not allowed; allowed: a finite number >= 0 and <= 0.9"),
+        (
+            ["--corpus", "agreement", "--corpus-option", "attractor_prob=.nan"],
+            "--corpus-option.attractor_prob: nan is not allowed; allowed: a finite number >= 0 and <= 1",
+        ),
     ],
 )
 def test_a_bad_combination_of_flags_names_the_flag(capsys, tmp_path, argv, message):

@@ -1,5 +1,7 @@
 """Config: defaults from the schema, errors that name the key and what is allowed, run ids, study expansion."""
 
+import json
+import math
 import re
 import subprocess
 import sys
@@ -110,6 +112,81 @@ def test_bad_enum_lists_the_allowed_values():
         == "config.studies.s.family: 'gru' is not allowed; allowed values: 'ff', 'rnn', 'lstm'"
     )
     assert "allowed values: 'none', 'norm', 'value'" in error_of({"run": {"clip_mode": "global"}})
+
+
+NAN, INF = math.nan, math.inf
+
+
+@pytest.mark.parametrize(
+    ("config", "expected"),
+    [
+        # NaN passes every JSON Schema range check (each comparison with it is false), infinity every minimum
+        ({"run": {"lr": NAN}}, "config.run.lr: nan is not allowed; allowed: a finite number > 0"),
+        ({"run": {"lr": INF}}, "config.run.lr: inf is not allowed; allowed: a finite number > 0"),
+        ({"run": {"clip": NAN}}, "config.run.clip: nan is not allowed; allowed: a number > 0, or .inf"),
+        ({"run": {"clip": -INF}}, "config.run.clip: -inf is not allowed; allowed: a number > 0, or .inf"),
+        ({"run": {"clip": "infinite"}}, "config.run.clip: 'infinite' has the wrong type; expected number (or .inf)"),
+        (
+            {"run": {"divergence_norm": NAN}},
+            "config.run.divergence_norm: nan is not allowed; allowed: a number > 0, or .inf",
+        ),
+        (
+            study(fixed={"dropout": NAN}),
+            "config.studies.s.fixed.dropout: nan is not allowed; allowed: a finite number >= 0 and <= 0.9",
+        ),
+        (
+            {"run_overrides": {"min_improvement": NAN}},
+            "config.run_overrides.min_improvement: nan is not allowed; allowed: a finite number >= 1.0",
+        ),
+        (
+            {"run": {"min_improvement": INF}},
+            "config.run.min_improvement: inf is not allowed; allowed: a finite number >= 1.0",
+        ),
+        (
+            {"run": {"corpus_options": {"attractor_prob": NAN}}},
+            "config.run.corpus_options.attractor_prob: nan is not allowed; allowed: a finite number >= 0 and <= 1",
+        ),
+        (study(vary={"lr": [0.5, NAN]}), "studies.s.vary.lr[1]: nan is not allowed; allowed: a finite number > 0"),
+        (
+            {"analyses": {"a": {"network": {"untrained": {"fixed": {"radius": NAN}}}}}},
+            "config.analyses.a.network.untrained.fixed.radius: nan is not allowed; allowed: a finite number > 0",
+        ),
+        (
+            {"analyses": {"a": {"network": {"untrained": {"vary": {"radius": [1.0, INF]}}}}}},
+            "config.analyses.a.network.untrained.vary.radius.1: inf is not allowed; allowed: a finite number > 0",
+        ),
+        # an integer setting: NaN and infinity are not integers
+        ({"run": {"hidden": NAN}}, "config.run.hidden: nan has the wrong type; expected integer"),
+        (
+            {"run": {"train_tokens": INF}},
+            "config.run.train_tokens: inf has the wrong type; expected ['integer', 'null']",
+        ),
+    ],
+)
+def test_a_number_that_is_not_finite_is_refused_naming_the_key(config, expected):
+    assert error_of(config) == expected
+
+
+@pytest.mark.parametrize("key", ["clip", "divergence_norm"])
+@pytest.mark.parametrize("written", [INF, "inf"])  # .inf in YAML; "inf" as config.json writes it
+def test_infinity_is_a_setting_where_it_means_something(key, written):
+    cfg = RunConfig.from_settings({key: written})
+    assert getattr(cfg, key) == math.inf
+    assert cfg.run_id == RunConfig.from_settings({key: INF}).run_id != RunConfig.from_settings({}).run_id
+
+
+def test_infinity_round_trips_through_strict_json():
+    cfg = RunConfig.from_settings({"clip": INF, "divergence_norm": INF})
+    text = json.dumps({"run_id": cfg.run_id, **cfg.to_json()}, allow_nan=False)  # JSON itself has no infinity
+    assert json.loads(text)["clip"] == "inf" and json.loads(text)["divergence_norm"] == "inf"
+    saved = json.loads(text)
+    assert saved.pop("run_id") == cfg.run_id
+    assert RunConfig.from_settings(saved) == cfg
+
+
+def test_finite_settings_are_written_exactly_as_before():
+    cfg = RunConfig.from_settings({"clip": 0.25, "lr": 1.0})
+    assert cfg.to_json() == cfg.to_dict()  # config.json files and run ids written before stay valid
 
 
 def test_bad_varied_value_names_its_index():

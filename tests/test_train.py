@@ -617,6 +617,17 @@ def test_resumed_run_ends_exactly_like_an_uninterrupted_one(settings, tmp_path, 
     pd.testing.assert_frame_equal(split_steps, whole_steps)
 
 
+@pytest.mark.parametrize("key", ["clip", "divergence_norm"])
+def test_a_run_with_an_infinite_setting_resumes_from_its_config_json(key, tmp_path, cache_dir):
+    cfg = tiny(**{key: math.inf})
+    train_run(cfg, tmp_path, cache_dir=cache_dir, epoch_limit=1)
+    assert json.loads((tmp_path / "config.json").read_text())[key] == "inf"  # JSON has no infinity
+    metrics = train_run(cfg, tmp_path, cache_dir=cache_dir)
+    assert metrics["epochs"] == 2 and not (tmp_path / "checkpoint.pt").exists()
+    if key == "clip":
+        assert metrics["clipped_fraction"] == 0.0  # an infinite threshold never clips
+
+
 @pytest.mark.parametrize("finished", [False, True])
 def test_another_config_in_the_same_directory_is_refused_before_anything_is_written(finished, tmp_path, cache_dir):
     train_run(tiny(max_epochs=2), tmp_path, cache_dir=cache_dir, epoch_limit=None if finished else 1)

@@ -66,6 +66,7 @@ def test_dry_run_of_every_shipped_config(name):
         ({"bptt": "long"}, ["studies.rnn_hidden_ptb.fixed.bptt", "'long'", "integer"]),
         ({"dropout": 1.5}, ["studies.rnn_hidden_ptb.fixed.dropout", "1.5", "maximum"]),
         ({"clip_mode": "global"}, ["studies.rnn_hidden_ptb.fixed.clip_mode", "'global'", "'norm'"]),
+        ({"lr": float("nan")}, ["studies.rnn_hidden_ptb.fixed.lr: nan is not allowed; allowed: a finite number > 0"]),
     ],
 )
 def test_config_typo_fails_before_any_job_naming_the_key(tmp_path, fixed, named):
@@ -78,6 +79,18 @@ def test_config_typo_fails_before_any_job_naming_the_key(tmp_path, fixed, named)
     for text in named:
         assert text in output
     assert "Job stats" not in output  # failed while parsing: no DAG, no job
+
+
+def test_a_configfile_with_a_yaml_merge_key_is_read(tmp_path):
+    config = tmp_path / "merge.yaml"
+    config.write_text(
+        "studies:\n"
+        "  rnn_hidden_ptb: {fixed: &small {embed_dim: 8}}\n"
+        "  truncation_ptb: {fixed: {<<: *small, dropout: 0.1}}\n"
+    )
+    target = "results/smoke/studies/truncation_ptb/study.json"
+    result = snakemake(target, "-n", configfiles=["config/smoke.yaml", str(config)])
+    assert result.returncode == 0, result.stdout + result.stderr
 
 
 @pytest.mark.parametrize(

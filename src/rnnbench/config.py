@@ -18,6 +18,7 @@ import dataclasses
 import hashlib
 import itertools
 import json
+import math
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
@@ -38,6 +39,7 @@ __all__ = [  # the config files' functions are part of this module's interface
     "Study",
     "check_settings",
     "checked_corpus_options",
+    "json_settings",
     "config_files_in_merge_order",
     "load_config",
     "merge_config_files",
@@ -51,6 +53,12 @@ SCHEMA_RESOURCE = "schemas/config.schema.yaml"
 # Settings that change how fast a run goes but not what it computes: left out of the run id so that a
 # cluster user with more cores reuses the same results.
 NON_SEMANTIC_SETTINGS = ("threads",)
+
+# A number setting is finite unless its schema says `allowInfinity: true` (clip: never clip; divergence_norm:
+# never stop on the norm). JSON has no infinity, so config.json and study.json write it as this string, and a
+# setting that allows infinity takes it as .inf (YAML), inf (command line) or this string (JSON, YAML).
+ALLOW_INFINITY = "allowInfinity"
+INFINITY = "inf"
 
 
 @cache
@@ -75,6 +83,14 @@ def checked_corpus_options(options: Mapping[str, Any], where: str) -> dict[str, 
     node = run_settings_schema()["properties"]["corpus_options"]
     _validate(dict(options), node, where)
     return _as_schema_types(options, node["properties"])
+
+
+def json_settings(settings: Mapping[str, Any]) -> dict[str, Any]:
+    """Settings as JSON can hold them: an infinite one as INFINITY (finite values exactly as they are, so that
+    config.json files written before stay the same); `RunConfig.from_settings` reads them back."""
+    return {
+        key: INFINITY if isinstance(value, float) and value == math.inf else value for key, value in settings.items()
+    }
 
 
 def run_defaults() -> dict[str, Any]:
@@ -160,6 +176,10 @@ class RunConfig:
         data["adaptive_cutoffs"] = list(self.adaptive_cutoffs)
         data["corpus_options"] = dict(self.corpus_options)
         return data
+
+    def to_json(self) -> dict[str, Any]:
+        """`to_dict` as config.json holds it (infinity as INFINITY); `from_settings` reads it back."""
+        return json_settings(self.to_dict())
 
     @property
     def corpus_key(self) -> str:
@@ -358,6 +378,8 @@ def _as_schema_types(values: Mapping[str, Any], properties: Mapping[str, Any]) -
         kinds = _kinds(prop)
         if isinstance(value, bool) or value is None:
             return value
+        if "number" in kinds and value == INFINITY:  # validated: the setting allows infinity
+            return math.inf
         if "integer" in kinds and isinstance(value, float):
             return int(value)
         if "number" in kinds and isinstance(value, (int, float)):
@@ -395,7 +417,7 @@ def _validate(instance: Any, node: Mapping[str, Any], where: str, named: _Namer 
     """Validate against a schema node; the first error becomes a ConfigError naming the key
     (through ``named`` when the top-level keys of ``instance`` came from different places)."""
     resolver_root = {**node, "$defs": schema()["$defs"]}
-    validator = jsonschema.Draft202012Validator(resolver_root)
+    validator = _Validator(resolver_root)
     errors = sorted(
         validator.iter_errors(instance), key=lambda e: (len(e.absolute_path), list(map(str, e.absolute_path)))
     )
@@ -407,8 +429,35 @@ def _validate(instance: Any, node: Mapping[str, Any], where: str, named: _Namer 
     raise ConfigError(f"{path}: {_explain(error)}")
 
 
+def _type_and_finite(validator, types, instance, node):
+    """JSON Schema's `type`, and a number must be finite: NaN passes every range check (each comparison with it is
+    false) and infinity every minimum, so neither would be refused by the ranges. Infinity is allowed where the
+    schema says `allowInfinity: true`, as a float or as INFINITY."""
+    allows_infinity = "number" in _kinds({"type": types}) and node.get(ALLOW_INFINITY, False)
+    if allows_infinity and (instance == INFINITY or (isinstance(instance, float) and instance == math.inf)):
+        return
+    errors = list(_JSON_SCHEMA_TYPE(validator, types, instance, node))
+    yield from errors
+    if not errors and isinstance(instance, float) and not math.isfinite(instance):
+        yield jsonschema.ValidationError("not a finite number", validator="finite", validator_value=True)
+
+
+_JSON_SCHEMA_TYPE = jsonschema.Draft202012Validator.VALIDATORS["type"]
+_Validator = jsonschema.validators.extend(jsonschema.Draft202012Validator, {"type": _type_and_finite})
+
+
+def _number_range(node: Mapping[str, Any]) -> str:
+    """What a number setting allows, in words: "a number > 0", "a number >= 0 and <= 0.9, or .inf"."""
+    words = {"minimum": ">=", "exclusiveMinimum": ">", "maximum": "<=", "exclusiveMaximum": "<"}
+    bounds = " and ".join(f"{words[k]} {node[k]}" for k in words if k in node)
+    infinity = ", or .inf" if node.get(ALLOW_INFINITY) else ""
+    return f"a {'finite ' if not infinity else ''}number{' ' + bounds if bounds else ''}{infinity}"
+
+
 def _explain(error: jsonschema.ValidationError) -> str:
     """The validator's message plus what is allowed, so a typo can be fixed without opening the schema."""
+    if error.validator == "finite":
+        return f"{error.instance!r} is not allowed; allowed: {_number_range(error.schema)}"
     if error.validator == "additionalProperties":
         allowed = sorted(error.schema.get("properties", {}))
         unexpected = sorted(set(error.instance) - set(allowed))
@@ -423,5 +472,6 @@ def _explain(error: jsonschema.ValidationError) -> str:
         }
         return f"{error.instance!r} is out of range; allowed: {bounds}"
     if error.validator == "type":
-        return f"{error.instance!r} has the wrong type; expected {error.validator_value}"
+        infinity = " (or .inf)" if error.schema.get(ALLOW_INFINITY) else ""
+        return f"{error.instance!r} has the wrong type; expected {error.validator_value}{infinity}"
     return error.message

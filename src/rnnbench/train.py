@@ -219,7 +219,7 @@ def _train(cfg: RunConfig, out: Path, reading: Reading, model, epoch_limit: int 
     else:
         _save_snapshot(out, cfg, model, 0)
     # Also on resuming: a workflow rerun deletes an interrupted job's declared outputs, config.json among them.
-    write_json(out / "config.json", {"run_id": cfg.run_id, **cfg.to_dict()})
+    write_json(out / "config.json", {"run_id": cfg.run_id, **cfg.to_json()})
 
     epochs_this_call = 0
     while state.epoch < cfg.max_epochs and not schedule.done and state.divergence is None:
