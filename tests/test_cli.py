@@ -102,6 +102,32 @@ def test_a_bad_combination_of_flags_names_the_flag(capsys, tmp_path, argv, messa
     assert not (tmp_path / "run").exists()  # refused before anything is written
 
 
+@pytest.mark.parametrize("flag", ["--out", "--cache-dir"])
+def test_a_file_where_a_folder_goes_is_refused_before_the_corpus_loads(capsys, tmp_path, monkeypatch, flag):
+    from rnnbench.data import corpora
+
+    a_file = tmp_path / "f"
+    a_file.write_text("x")
+    monkeypatch.setitem(corpora._BUILDERS, "agreement", lambda *args: pytest.fail("the corpus was read"))
+    argv = [
+        "--corpus",
+        "agreement",
+        "--output",
+        "full",
+        "--cache-dir",
+        str(tmp_path / "cache"),
+        "--out",
+        str(tmp_path / "run"),
+    ]
+    argv[argv.index(flag) + 1] = str(a_file)
+    code, _, err = run(capsys, "train", *argv)
+    expected = {
+        "--out": f"rnnbench: error: run directory {a_file} is a file, not a folder; allowed: a folder that is new or holds this run",
+        "--cache-dir": f"rnnbench: error: agreement: the cache folder {a_file} (given by cache_dir) is a file, not a folder",
+    }[flag]
+    assert code == 1 and err.startswith(expected) and err.count("\n") == 1 and a_file.read_text() == "x"
+
+
 # --- outputs --------------------------------------------------------------------------------------------
 
 

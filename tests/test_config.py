@@ -48,15 +48,16 @@ def test_every_run_default_comes_from_the_schema():
     assert cfg.threads == 1  # not a run setting: it comes from the workflow's top-level `threads`
 
 
-def test_top_level_defaults_come_from_the_schema():
+def test_top_level_defaults_come_from_the_schema(monkeypatch):
+    monkeypatch.delenv("RNNBENCH_CACHE", raising=False)
     config = load_config({})
     top = schema()["properties"]
-    assert (config.cache_dir, config.results_dir, config.threads, config.data_dir) == (
-        top["cache_dir"]["default"],
+    assert (config.results_dir, config.threads, config.data_dir) == (
         top["results_dir"]["default"],
         top["threads"]["default"],
         None,
     )
+    assert top["cache_dir"]["default"] is None and config.cache_dir == "data/cache"  # null: $RNNBENCH_CACHE, else
     assert config.studies == {} and config.all_runs() == {} and config.tables == {"worked": True}
 
 
@@ -560,6 +561,10 @@ def test_the_workflow_refuses_a_duplicate_key_in_a_configfile(tmp_path):
 
 
 AGREEMENT = {"family": "rnn", "corpus": "agreement", "fixed": {"output": "full"}, "vary": {"hidden": [50]}}
+AGREEMENT_SMALL = {
+    **AGREEMENT,
+    "fixed": {"output": "full", "corpus_options": {"train_sentences": 50, "valid_sentences": 20, "test_sentences": 20}},
+}
 
 
 @pytest.mark.parametrize(
@@ -640,6 +645,97 @@ AGREEMENT = {"family": "rnn", "corpus": "agreement", "fixed": {"output": "full"}
 )
 def test_mistakes_that_used_to_fail_in_a_job_fail_at_load(config, expected):
     assert expected in error_of(config)
+
+
+# --- folders: outputs never over the source tree, the cache variable read, unusable folders refused at load ---
+
+
+@pytest.mark.parametrize(
+    ("config", "expected"),
+    [
+        (
+            {"results_dir": ""},
+            "config.results_dir: '' is empty, which would put every output at the file system's root",
+        ),
+        ({"results_dir": "/"}, f"config.results_dir: '/' holds the checkout {REPO}: removing the results would remove"),
+        ({"results_dir": "."}, f"config.results_dir: '.' holds the checkout {REPO}"),
+        ({"results_dir": "src"}, f"config.results_dir: 'src' is inside the checkout's src/ ({REPO / 'src'})"),
+        ({"results_dir": "workflow"}, "config.results_dir: 'workflow' is inside the checkout's workflow/"),
+        ({"cache_dir": "config/cache"}, "config.cache_dir: 'config/cache' is inside the checkout's config/"),
+    ],
+)
+def test_an_output_folder_over_the_source_tree_is_refused(monkeypatch, config, expected):
+    monkeypatch.chdir(REPO)
+    message = error_of(config)
+    assert message.startswith(expected), message
+    assert "; allowed: a folder of its own outside the checkout's source tree (e.g. " in message
+
+
+def test_a_home_folder_is_expanded_not_made_in_the_checkout(monkeypatch, tmp_path):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    config = load_config({"results_dir": "~/x", "cache_dir": "~/cache", "data_dir": "~"})
+    assert (config.results_dir, config.cache_dir, config.data_dir) == (
+        str(tmp_path / "x"),
+        str(tmp_path / "cache"),
+        str(tmp_path),
+    )
+    assert load_config({"results_dir": "results/smoke/"}).results_dir == "results/smoke"
+
+
+@pytest.mark.parametrize(
+    ("given", "variable", "expected"),
+    [
+        (None, "env-cache", "env-cache"),  # null: the variable
+        ("mine", "env-cache", "mine"),  # the config's value wins
+        (None, None, "data/cache"),
+    ],
+)
+def test_the_cache_folder_follows_the_precedence_rule(monkeypatch, tmp_path, given, variable, expected):
+    monkeypatch.chdir(tmp_path)
+    if variable is None:
+        monkeypatch.delenv("RNNBENCH_CACHE", raising=False)
+    else:
+        monkeypatch.setenv("RNNBENCH_CACHE", variable)
+    assert load_config({"cache_dir": given}).cache_dir == expected
+
+
+def test_a_cache_folder_that_cannot_be_used_is_refused_before_any_job(tmp_path, monkeypatch):
+    a_file = tmp_path / "f"
+    a_file.write_text("x")
+    agreement = {"studies": {"s": AGREEMENT_SMALL}}
+    assert error_of({"cache_dir": str(a_file), **agreement}) == (
+        f"config.cache_dir: {str(a_file)!r} is a file, not a folder, and it lacks the prepared corpora agreement this "
+        "config reads; allowed: a folder rnnbench can write (made if missing), or one that holds them"
+    )
+    monkeypatch.setenv("RNNBENCH_CACHE", str(a_file / "cache"))
+    assert error_of(agreement).startswith(
+        f"RNNBENCH_CACHE: {str(a_file / 'cache')!r} is below {a_file}, which is a file"
+    )
+
+
+def test_a_read_only_cache_is_refused_unless_it_holds_every_corpus(tmp_path, monkeypatch):
+    from rnnbench import locations
+    from rnnbench.data import load_corpus
+
+    cache = tmp_path / "cache"
+    config = {"cache_dir": str(cache), "studies": {"s": AGREEMENT_SMALL}}
+    read_only = lambda path, mode: not Path(path).is_relative_to(cache)  # noqa: E731 (a read-only mount)
+    load_config(config)  # writable: the job will prepare it
+    cache.mkdir()
+    monkeypatch.setattr(locations.os, "access", read_only)
+    assert error_of(config).startswith(f"config.cache_dir: {str(cache)!r} cannot be written: {cache} is read-only")
+    monkeypatch.undo()
+    load_corpus("agreement", cache_dir=cache, **AGREEMENT_SMALL["fixed"]["corpus_options"])
+    monkeypatch.setattr(locations.os, "access", read_only)
+    load_config(config)  # a shared cache that already holds the corpus is read, never written
+
+
+def test_a_data_variable_that_is_not_a_folder_is_named(monkeypatch, tmp_path):
+    monkeypatch.setenv("RNNBENCH_DATA", str(tmp_path / "nowhere"))
+    assert error_of({}) == (
+        f"RNNBENCH_DATA: {str(tmp_path / 'nowhere')!r} is not a folder (found nothing there); allowed: a folder "
+        "holding ptb/ and brown/, or unset to download"
+    )
 
 
 def test_feed_forward_and_sentence_runs_take_any_batch_size():

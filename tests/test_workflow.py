@@ -5,6 +5,7 @@ provenance naming the workflow's own commit when run from another folder."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import zipfile
@@ -23,13 +24,16 @@ SHIPPED = {
 }
 
 
-def snakemake(*args: str, configfiles: list[str] = (), cwd: Path = REPO) -> subprocess.CompletedProcess:
+def snakemake(
+    *args: str, configfiles: list[str] = (), cwd: Path = REPO, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess:
     """Run snakemake (in the repository by default); configfiles go last (the option takes every argument
-    after it)."""
+    after it); ``env`` adds to the environment."""
     command = [SNAKEMAKE, *args]
     if configfiles:
         command += ["--configfile", *configfiles]
-    return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=600)
+    environment = {**os.environ, **env} if env else None
+    return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=600, env=environment)
 
 
 def jobs_by_rule(dry_run_output: str) -> dict[str, int]:
@@ -79,6 +83,27 @@ def test_config_typo_fails_before_any_job_naming_the_key(tmp_path, fixed, named)
     for text in named:
         assert text in output
     assert "Job stats" not in output  # failed while parsing: no DAG, no job
+
+
+@pytest.mark.parametrize(
+    ("config", "env", "named"),
+    [
+        (
+            {"results_dir": ""},
+            {},
+            "config.results_dir: '' is empty, which would put every output at the file system's root",
+        ),
+        ({"results_dir": "src"}, {}, "config.results_dir: 'src' is inside the checkout's src/"),
+        # the cache variable is read by the workflow too (config.yaml leaves cache_dir null)
+        ({}, {"RNNBENCH_CACHE": "Snakefile"}, "RNNBENCH_CACHE: 'Snakefile' is a file, not a folder"),
+    ],
+)
+def test_an_unusable_folder_fails_before_any_job(tmp_path, config, env, named):
+    extra = tmp_path / "folders.yaml"
+    extra.write_text(yaml.safe_dump(config))
+    result = snakemake("results", "-n", configfiles=["config/smoke.yaml", str(extra)], env=env)
+    output = result.stdout + result.stderr
+    assert result.returncode != 0 and named in output and "Job stats" not in output, output
 
 
 def test_a_configfile_with_a_yaml_merge_key_is_read(tmp_path):

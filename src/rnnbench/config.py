@@ -27,7 +27,7 @@ from typing import Any, Iterator, Mapping, Sequence
 
 import jsonschema
 
-from rnnbench import rules
+from rnnbench import locations, rules
 from rnnbench.analyses import Analysis, AnalysisPoint, analysis_points, parse_analysis
 from rnnbench.comparison_config import Comparison, parse_comparison
 from rnnbench.configfile import ConfigError, config_files_in_merge_order, merge_config_files, read_yaml
@@ -39,8 +39,8 @@ __all__ = [  # the config files' functions are part of this module's interface
     "Study",
     "check_settings",
     "checked_corpus_options",
-    "json_settings",
     "config_files_in_merge_order",
+    "json_settings",
     "load_config",
     "merge_config_files",
     "read_yaml",
@@ -284,17 +284,24 @@ class Config:
         return {cfg.run_id: cfg for name in self.studies for _, cfg in self.study_runs(name)}
 
 
-def load_config(source: str | Path | Mapping[str, Any]) -> Config:
-    """Read (if a path), validate and resolve a workflow configuration; raise ConfigError naming the key."""
+def load_config(source: str | Path | Mapping[str, Any], *, checkout: str | Path | None = None) -> Config:
+    """Read (if a path), validate and resolve a workflow configuration; raise ConfigError naming the key.
+
+    ``checkout`` is the workflow's folder (default: the one this package runs from): no output goes into its
+    source tree (rnnbench.locations)."""
     raw = read_yaml(source) if isinstance(source, (str, Path)) else dict(source)
     _validate(raw, schema(), "config")
     top = schema()["properties"]
     resolved = {key: raw.get(key, prop.get("default")) for key, prop in top.items()}
+    checkout = checkout if checkout is not None else locations.package_checkout()
+    results_dir = _output_folder(resolved["results_dir"], "config.results_dir", checkout, "e.g. results/<name>")
+    cache_dir, cache_named = locations.resolve("cache_dir", resolved["cache_dir"], "config.cache_dir")
+    _output_folder(cache_dir, cache_named, checkout, f"e.g. {locations.DEFAULTS['cache_dir']}", writable=False)
     studies = {name: _study(name, body) for name, body in resolved["studies"].items()}
     config = Config(
-        data_dir=resolved["data_dir"],
-        cache_dir=resolved["cache_dir"],
-        results_dir=resolved["results_dir"],
+        data_dir=locations.expand(resolved["data_dir"]) if resolved["data_dir"] is not None else None,
+        cache_dir=cache_dir,
+        results_dir=results_dir,
         threads=resolved["threads"],
         run=dict(resolved["run"]),
         run_overrides=dict(resolved["run_overrides"]),
@@ -306,17 +313,59 @@ def load_config(source: str | Path | Mapping[str, Any]) -> Config:
         },
         comparison=parse_comparison(resolved["comparison"], studies),
     )
-    if config.data_dir is not None and not Path(config.data_dir).is_dir():
-        found = "a file" if Path(config.data_dir).exists() else "nothing"
+    data_dir, data_named = locations.resolve("data_dir", config.data_dir, "config.data_dir")
+    if data_dir is not None and not Path(data_dir).is_dir():
+        found = "a file" if Path(data_dir).exists() else "nothing"
+        instead = "null to use $RNNBENCH_DATA or download" if data_named.startswith("config.") else "unset to download"
         raise ConfigError(
-            f"config.data_dir: {config.data_dir!r} is not a folder (found {found} there); allowed: a folder holding "
-            f"ptb/ and brown/, or null to use $RNNBENCH_DATA or download"
+            f"{data_named}: {data_dir!r} is not a folder (found {found} there); allowed: a folder holding "
+            f"ptb/ and brown/, or {instead}"
         )
     for name in studies:  # expand now, so a bad varied value fails before any job
         config.study_runs(name)
     for name in config.analyses:  # likewise an analysis's study, snapshots and figure settings
         config.analysis_points(name)
+    _check_cache(config, cache_named)
     return config
+
+
+def _output_folder(folder: str, named: str, checkout: str | Path | None, example: str, *, writable: bool = True) -> str:
+    """``folder`` (``~`` expanded) if outputs may go there, else a ConfigError naming ``named`` (rnnbench.locations)."""
+    allowed = f"allowed: a folder of its own outside the checkout's source tree ({example}; made if missing)"
+    if not folder:
+        raise ConfigError(
+            f"{named}: {folder!r} is empty, which would put every output at the file system's root; {allowed}"
+        )
+    expanded = locations.expand(folder)
+    problem = locations.source_tree_problem(expanded, checkout) or (
+        locations.unwritable(expanded) if writable else None
+    )
+    if problem:
+        shown = f"{folder!r}" + (f" ({expanded})" if expanded != folder else "")
+        raise ConfigError(f"{named}: {shown} {problem}; {allowed}")
+    return expanded
+
+
+def _check_cache(config: Config, named: str) -> None:
+    """A cache folder that cannot be written is refused unless it already holds every corpus the config reads
+    (a shared, read-only cache): the job would fail building the first one it lacks."""
+    problem = locations.unwritable(config.cache_dir)
+    if problem is None:
+        return
+    from rnnbench.data.corpora import cache_entry, resolve_options  # numpy: only for a cache that cannot be written
+
+    needed = {(cfg.corpus, json.dumps(dict(cfg.corpus_options), sort_keys=True)) for cfg in config.all_runs().values()}
+    needed |= {(a.measure["corpus"], "{}") for a in config.analyses.values() if a.study is None}
+    missing = sorted(
+        name
+        for name, options in needed
+        if not Path(f"{cache_entry(name, resolve_options(name, json.loads(options)), config.cache_dir)}.npz").is_file()
+    )
+    if missing:
+        raise ConfigError(
+            f"{named}: {config.cache_dir!r} {problem}, and it lacks the prepared corpora {', '.join(missing)} this "
+            f"config reads; allowed: a folder rnnbench can write (made if missing), or one that holds them"
+        )
 
 
 def _study(name: str, body: Mapping[str, Any]) -> Study:

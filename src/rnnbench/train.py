@@ -50,7 +50,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from rnnbench import optim
+from rnnbench import locations, optim
 from rnnbench.allocator import retain_freed_memory
 from rnnbench.clipping import Clipped, clip_gradients, clip_gradients_  # noqa: F401 (re-exported)
 from rnnbench.config import RunConfig
@@ -171,6 +171,8 @@ def train_run(
     call that fails before its first checkpoint leaves no directory behind that it created.
     """
     out = Path(out_dir)
+    if problem := locations.unwritable(out):  # known now, not after the corpus has loaded
+        raise ValueError(f"run directory {out} {problem}; allowed: a folder that is new or holds this run")
     _refuse_other_run(out, cfg)
     torch.set_num_threads(cfg.threads)
     if not retain_freed_memory():

@@ -31,6 +31,6 @@ rule train:
         # param reruns the job; so would a newer scripts/train.py, so that shim changes only when it must).
         run=lambda wc: run_config(wc.run_id).settings(),
         data_dir=DATA_DIR,
-        cache_dir=CFG.cache_dir,
+        cache_dir=CACHE_DIR,
     script:
         "../scripts/train.py"
