@@ -154,6 +154,54 @@ def tiny_extra_config(tmp_path: Path, **sections) -> tuple[Path, list[str]]:
     return results, ["config/smoke.yaml", str(extra)]
 
 
+def declared_outputs(dry_run_output: str) -> set[str]:
+    """Every output and benchmark file of the jobs a dry run lists."""
+    files = set()
+    for line in dry_run_output.splitlines():
+        kind, _, listed = line.strip().partition(": ")
+        if kind in ("output", "benchmark"):
+            files |= set(listed.split(", "))
+    return files
+
+
+def expected(configs: list[str]) -> list[str]:
+    from rnnbench.config import load_config, merge_config_files
+    from rnnbench.paths import expected_outputs
+    from rnnbench.worked import TABLES
+
+    return expected_outputs(load_config(merge_config_files([REPO / "config" / "config.yaml", *configs])), list(TABLES))
+
+
+def test_the_check_covers_every_output_the_workflow_declares():
+    dry = snakemake("results", "-n", "--forceall", configfiles=["config/smoke.yaml"])
+    assert dry.returncode == 0, dry.stdout + dry.stderr
+    listed = expected([REPO / "config" / "smoke.yaml"])
+    assert len(listed) == len(set(listed))
+    assert set(listed) == declared_outputs(dry.stdout)  # runs, corpora and benchmarks included
+
+
+def test_a_run_output_deleted_by_hand_is_made_again_by_the_same_command(tmp_path, capsys):
+    from rnnbench import cli
+
+    results, configs = tiny_extra_config(tmp_path)
+    for path in expected(configs):  # a finished build, without training it: every file there, in job order
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        Path(path).write_text("x")
+    touched = snakemake("results", "--touch", "--cores", "1", "--nolock", configfiles=configs)
+    assert touched.returncode == 0, touched.stdout + touched.stderr
+    assert "Nothing to be done" in snakemake("results", "-n", configfiles=configs).stdout
+
+    run = next((results / "runs").iterdir())
+    (run / "metrics.json").unlink()
+    again = snakemake("results", "-n", configfiles=configs)
+    jobs = jobs_by_rule(again.stdout)
+    assert jobs["train"] == 1 and f"Missing output files: {run / 'metrics.json'}" in again.stdout
+    assert jobs["study_summary"] >= 1  # and what is made from it, with the run's new metrics
+    code = cli.main(["outputs", str(REPO / "config" / "config.yaml"), *configs, "--check"])
+    out = capsys.readouterr().out
+    assert code == 1 and f"MISSING  {run / 'metrics.json'}" in out.splitlines()
+
+
 def test_a_new_study_in_the_config_gets_its_jobs_table_and_figure(tmp_path):
     """Adding a study is config only: its runs, summary and figure appear with no code change."""
     results, configs = tiny_extra_config(
