@@ -22,7 +22,7 @@ CONFIG_FILES = config_files_in_merge_order(
 config.clear()
 config.update(merge_config_files(CONFIG_FILES, workflow.config_settings.config))
 # Validated against workflow/schemas/config.schema.yaml here, at parse time: a typo fails before any job.
-CFG = load_config(config)
+CFG = load_config(config, checkout=workflow.basedir)
 
 # A lock left behind by a killed run is removed, a live run's is kept: after kill -9 the same command resumes.
 if workflow.is_main_process:

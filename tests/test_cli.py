@@ -86,12 +86,46 @@ def test_a_bad_flag_value_is_one_clear_line(capsys, argv, message):
         (["--model", "rnn", "--hidden", "0"], "--hidden: 0 (no hidden layer) is allowed for family 'ff' only"),
         (["--corpus", "ptb", "--corpus-option", "seed=3"], "--corpus-option: corpus 'ptb' got unknown option(s) seed"),
         (["--corpus", "agreement"], "--adaptive-cutoffs: cutoffs must be below the vocabulary size (313)"),
+        (["--lr", "nan"], "--lr: nan is not allowed; allowed: a finite number > 0"),
+        (["--lr", "inf"], "--lr: inf is not allowed; allowed: a finite number > 0"),
+        (["--clip", "nan"], "--clip: nan is not allowed; allowed: a number > 0, or .inf"),
+        (["--dropout", "nan"], "--dropout: nan is not allowed; allowed: a finite number >= 0 and <= 0.9"),
+        (
+            ["--corpus", "agreement", "--corpus-option", "attractor_prob=.nan"],
+            "--corpus-option.attractor_prob: nan is not allowed; allowed: a finite number >= 0 and <= 1",
+        ),
     ],
 )
 def test_a_bad_combination_of_flags_names_the_flag(capsys, tmp_path, argv, message):
     code, _, err = run(capsys, "train", *argv, "--out", str(tmp_path / "run"))
     assert code == 2 and err.startswith("rnnbench: configuration error: ") and message in err
     assert not (tmp_path / "run").exists()  # refused before anything is written
+
+
+@pytest.mark.parametrize("flag", ["--out", "--cache-dir"])
+def test_a_file_where_a_folder_goes_is_refused_before_the_corpus_loads(capsys, tmp_path, monkeypatch, flag):
+    from rnnbench.data import corpora
+
+    a_file = tmp_path / "f"
+    a_file.write_text("x")
+    monkeypatch.setitem(corpora._BUILDERS, "agreement", lambda *args: pytest.fail("the corpus was read"))
+    argv = [
+        "--corpus",
+        "agreement",
+        "--output",
+        "full",
+        "--cache-dir",
+        str(tmp_path / "cache"),
+        "--out",
+        str(tmp_path / "run"),
+    ]
+    argv[argv.index(flag) + 1] = str(a_file)
+    code, _, err = run(capsys, "train", *argv)
+    expected = {
+        "--out": f"rnnbench: error: run directory {a_file} is a file, not a folder; allowed: a folder that is new or holds this run",
+        "--cache-dir": f"rnnbench: error: agreement: the cache folder {a_file} (given by cache_dir) is a file, not a folder",
+    }[flag]
+    assert code == 1 and err.startswith(expected) and err.count("\n") == 1 and a_file.read_text() == "x"
 
 
 # --- outputs --------------------------------------------------------------------------------------------

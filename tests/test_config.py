@@ -1,5 +1,7 @@
 """Config: defaults from the schema, errors that name the key and what is allowed, run ids, study expansion."""
 
+import json
+import math
 import re
 import subprocess
 import sys
@@ -14,6 +16,7 @@ from rnnbench.config import (
     config_files_in_merge_order,
     load_config,
     merge_config_files,
+    read_yaml,
     run_defaults,
     schema,
 )
@@ -45,15 +48,16 @@ def test_every_run_default_comes_from_the_schema():
     assert cfg.threads == 1  # not a run setting: it comes from the workflow's top-level `threads`
 
 
-def test_top_level_defaults_come_from_the_schema():
+def test_top_level_defaults_come_from_the_schema(monkeypatch):
+    monkeypatch.delenv("RNNBENCH_CACHE", raising=False)
     config = load_config({})
     top = schema()["properties"]
-    assert (config.cache_dir, config.results_dir, config.threads, config.data_dir) == (
-        top["cache_dir"]["default"],
+    assert (config.results_dir, config.threads, config.data_dir) == (
         top["results_dir"]["default"],
         top["threads"]["default"],
         None,
     )
+    assert top["cache_dir"]["default"] is None and config.cache_dir == "data/cache"  # null: $RNNBENCH_CACHE, else
     assert config.studies == {} and config.all_runs() == {} and config.tables == {"worked": True, "kn_order": 5}
     assert load_config({"tables": {"kn_order": 3}}).tables == {"worked": True, "kn_order": 3}
 
@@ -115,6 +119,81 @@ def test_bad_enum_lists_the_allowed_values():
         == "config.studies.s.family: 'gru' is not allowed; allowed values: 'ff', 'rnn', 'lstm'"
     )
     assert "allowed values: 'none', 'norm', 'value'" in error_of({"run": {"clip_mode": "global"}})
+
+
+NAN, INF = math.nan, math.inf
+
+
+@pytest.mark.parametrize(
+    ("config", "expected"),
+    [
+        # NaN passes every JSON Schema range check (each comparison with it is false), infinity every minimum
+        ({"run": {"lr": NAN}}, "config.run.lr: nan is not allowed; allowed: a finite number > 0"),
+        ({"run": {"lr": INF}}, "config.run.lr: inf is not allowed; allowed: a finite number > 0"),
+        ({"run": {"clip": NAN}}, "config.run.clip: nan is not allowed; allowed: a number > 0, or .inf"),
+        ({"run": {"clip": -INF}}, "config.run.clip: -inf is not allowed; allowed: a number > 0, or .inf"),
+        ({"run": {"clip": "infinite"}}, "config.run.clip: 'infinite' has the wrong type; expected number (or .inf)"),
+        (
+            {"run": {"divergence_norm": NAN}},
+            "config.run.divergence_norm: nan is not allowed; allowed: a number > 0, or .inf",
+        ),
+        (
+            study(fixed={"dropout": NAN}),
+            "config.studies.s.fixed.dropout: nan is not allowed; allowed: a finite number >= 0 and <= 0.9",
+        ),
+        (
+            {"run_overrides": {"min_improvement": NAN}},
+            "config.run_overrides.min_improvement: nan is not allowed; allowed: a finite number >= 1.0",
+        ),
+        (
+            {"run": {"min_improvement": INF}},
+            "config.run.min_improvement: inf is not allowed; allowed: a finite number >= 1.0",
+        ),
+        (
+            {"run": {"corpus_options": {"attractor_prob": NAN}}},
+            "config.run.corpus_options.attractor_prob: nan is not allowed; allowed: a finite number >= 0 and <= 1",
+        ),
+        (study(vary={"lr": [0.5, NAN]}), "studies.s.vary.lr[1]: nan is not allowed; allowed: a finite number > 0"),
+        (
+            {"analyses": {"a": {"network": {"untrained": {"fixed": {"radius": NAN}}}}}},
+            "config.analyses.a.network.untrained.fixed.radius: nan is not allowed; allowed: a finite number > 0",
+        ),
+        (
+            {"analyses": {"a": {"network": {"untrained": {"vary": {"radius": [1.0, INF]}}}}}},
+            "config.analyses.a.network.untrained.vary.radius.1: inf is not allowed; allowed: a finite number > 0",
+        ),
+        # an integer setting: NaN and infinity are not integers
+        ({"run": {"hidden": NAN}}, "config.run.hidden: nan has the wrong type; expected integer"),
+        (
+            {"run": {"train_tokens": INF}},
+            "config.run.train_tokens: inf has the wrong type; expected ['integer', 'null']",
+        ),
+    ],
+)
+def test_a_number_that_is_not_finite_is_refused_naming_the_key(config, expected):
+    assert error_of(config) == expected
+
+
+@pytest.mark.parametrize("key", ["clip", "divergence_norm"])
+@pytest.mark.parametrize("written", [INF, "inf"])  # .inf in YAML; "inf" as config.json writes it
+def test_infinity_is_a_setting_where_it_means_something(key, written):
+    cfg = RunConfig.from_settings({key: written})
+    assert getattr(cfg, key) == math.inf
+    assert cfg.run_id == RunConfig.from_settings({key: INF}).run_id != RunConfig.from_settings({}).run_id
+
+
+def test_infinity_round_trips_through_strict_json():
+    cfg = RunConfig.from_settings({"clip": INF, "divergence_norm": INF})
+    text = json.dumps({"run_id": cfg.run_id, **cfg.to_json()}, allow_nan=False)  # JSON itself has no infinity
+    assert json.loads(text)["clip"] == "inf" and json.loads(text)["divergence_norm"] == "inf"
+    saved = json.loads(text)
+    assert saved.pop("run_id") == cfg.run_id
+    assert RunConfig.from_settings(saved) == cfg
+
+
+def test_finite_settings_are_written_exactly_as_before():
+    cfg = RunConfig.from_settings({"clip": 0.25, "lr": 1.0})
+    assert cfg.to_json() == cfg.to_dict()  # config.json files and run ids written before stay valid
 
 
 def test_bad_varied_value_names_its_index():
@@ -411,6 +490,45 @@ def test_a_bad_config_file_fails_in_one_line_naming_the_file(tmp_path, text, exp
         assert str(path) in str(caught.value) and "\n" not in str(caught.value)
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # the keys written beside `<<` override the merged ones (YAML's merge rule), as yaml.safe_load reads it
+        (
+            "base: &base {dropout: 0.0, hidden: 5}\nfixed: {<<: *base, dropout: 0.1}\n",
+            {"base": {"dropout": 0.0, "hidden": 5}, "fixed": {"dropout": 0.1, "hidden": 5}},
+        ),
+        (
+            "a: &a {x: 1}\nb: &b {y: 2}\nc:\n  <<: [*a, *b]\n  x: 3\n",
+            {"a": {"x": 1}, "b": {"y": 2}, "c": {"x": 3, "y": 2}},
+        ),
+    ],
+)
+def test_merge_keys_are_read_as_yaml_defines_them(tmp_path, text, expected):
+    path = tmp_path / "f.yaml"
+    path.write_text(text)
+    assert read_yaml(path) == expected == yaml.safe_load(text)
+
+
+def test_a_key_written_twice_beside_a_merge_key_is_still_refused(tmp_path):
+    path = tmp_path / "f.yaml"
+    path.write_text("base: &base {dropout: 0.0}\nfixed:\n  <<: *base\n  hidden: 1\n  hidden: 2\n")
+    with pytest.raises(ConfigError, match=r"f\.yaml:5: key 'hidden' given twice in one mapping \(lines 4 and 5\)"):
+        read_yaml(path)
+
+
+def test_a_study_written_with_a_merge_key_loads(tmp_path):
+    path = tmp_path / "f.yaml"
+    path.write_text(
+        "studies:\n"
+        "  a: {family: rnn, corpus: ptb, fixed: &shared {hidden: 50, embed_dim: 20}, vary: {bptt: [5]}}\n"
+        "  b: {family: rnn, corpus: ptb, fixed: {<<: *shared, dropout: 0.1}, vary: {bptt: [5]}}\n"
+    )
+    config = load_config(path)
+    b = config.studies["b"].fixed
+    assert b == {"hidden": 50, "embed_dim": 20, "dropout": 0.1}
+
+
 def test_missing_config_file_is_named(tmp_path):
     with pytest.raises(ConfigError, match=r"nowhere\.yaml: cannot read the config file"):
         merge_config_files([tmp_path / "nowhere.yaml"])
@@ -449,6 +567,10 @@ def test_the_workflow_refuses_a_duplicate_key_in_a_configfile(tmp_path):
 
 
 AGREEMENT = {"family": "rnn", "corpus": "agreement", "fixed": {"output": "full"}, "vary": {"hidden": [50]}}
+AGREEMENT_SMALL = {
+    **AGREEMENT,
+    "fixed": {"output": "full", "corpus_options": {"train_sentences": 50, "valid_sentences": 20, "test_sentences": 20}},
+}
 
 
 @pytest.mark.parametrize(
@@ -529,6 +651,97 @@ AGREEMENT = {"family": "rnn", "corpus": "agreement", "fixed": {"output": "full"}
 )
 def test_mistakes_that_used_to_fail_in_a_job_fail_at_load(config, expected):
     assert expected in error_of(config)
+
+
+# --- folders: outputs never over the source tree, the cache variable read, unusable folders refused at load ---
+
+
+@pytest.mark.parametrize(
+    ("config", "expected"),
+    [
+        (
+            {"results_dir": ""},
+            "config.results_dir: '' is empty, which would put every output at the file system's root",
+        ),
+        ({"results_dir": "/"}, f"config.results_dir: '/' holds the checkout {REPO}: removing the results would remove"),
+        ({"results_dir": "."}, f"config.results_dir: '.' holds the checkout {REPO}"),
+        ({"results_dir": "src"}, f"config.results_dir: 'src' is inside the checkout's src/ ({REPO / 'src'})"),
+        ({"results_dir": "workflow"}, "config.results_dir: 'workflow' is inside the checkout's workflow/"),
+        ({"cache_dir": "config/cache"}, "config.cache_dir: 'config/cache' is inside the checkout's config/"),
+    ],
+)
+def test_an_output_folder_over_the_source_tree_is_refused(monkeypatch, config, expected):
+    monkeypatch.chdir(REPO)
+    message = error_of(config)
+    assert message.startswith(expected), message
+    assert "; allowed: a folder of its own outside the checkout's source tree (e.g. " in message
+
+
+def test_a_home_folder_is_expanded_not_made_in_the_checkout(monkeypatch, tmp_path):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    config = load_config({"results_dir": "~/x", "cache_dir": "~/cache", "data_dir": "~"})
+    assert (config.results_dir, config.cache_dir, config.data_dir) == (
+        str(tmp_path / "x"),
+        str(tmp_path / "cache"),
+        str(tmp_path),
+    )
+    assert load_config({"results_dir": "results/smoke/"}).results_dir == "results/smoke"
+
+
+@pytest.mark.parametrize(
+    ("given", "variable", "expected"),
+    [
+        (None, "env-cache", "env-cache"),  # null: the variable
+        ("mine", "env-cache", "mine"),  # the config's value wins
+        (None, None, "data/cache"),
+    ],
+)
+def test_the_cache_folder_follows_the_precedence_rule(monkeypatch, tmp_path, given, variable, expected):
+    monkeypatch.chdir(tmp_path)
+    if variable is None:
+        monkeypatch.delenv("RNNBENCH_CACHE", raising=False)
+    else:
+        monkeypatch.setenv("RNNBENCH_CACHE", variable)
+    assert load_config({"cache_dir": given}).cache_dir == expected
+
+
+def test_a_cache_folder_that_cannot_be_used_is_refused_before_any_job(tmp_path, monkeypatch):
+    a_file = tmp_path / "f"
+    a_file.write_text("x")
+    agreement = {"studies": {"s": AGREEMENT_SMALL}}
+    assert error_of({"cache_dir": str(a_file), **agreement}) == (
+        f"config.cache_dir: {str(a_file)!r} is a file, not a folder, and it lacks the prepared corpora agreement this "
+        "config reads; allowed: a folder rnnbench can write (made if missing), or one that holds them"
+    )
+    monkeypatch.setenv("RNNBENCH_CACHE", str(a_file / "cache"))
+    assert error_of(agreement).startswith(
+        f"RNNBENCH_CACHE: {str(a_file / 'cache')!r} is below {a_file}, which is a file"
+    )
+
+
+def test_a_read_only_cache_is_refused_unless_it_holds_every_corpus(tmp_path, monkeypatch):
+    from rnnbench import locations
+    from rnnbench.data import load_corpus
+
+    cache = tmp_path / "cache"
+    config = {"cache_dir": str(cache), "studies": {"s": AGREEMENT_SMALL}}
+    read_only = lambda path, mode: not Path(path).is_relative_to(cache)  # noqa: E731 (a read-only mount)
+    load_config(config)  # writable: the job will prepare it
+    cache.mkdir()
+    monkeypatch.setattr(locations.os, "access", read_only)
+    assert error_of(config).startswith(f"config.cache_dir: {str(cache)!r} cannot be written: {cache} is read-only")
+    monkeypatch.undo()
+    load_corpus("agreement", cache_dir=cache, **AGREEMENT_SMALL["fixed"]["corpus_options"])
+    monkeypatch.setattr(locations.os, "access", read_only)
+    load_config(config)  # a shared cache that already holds the corpus is read, never written
+
+
+def test_a_data_variable_that_is_not_a_folder_is_named(monkeypatch, tmp_path):
+    monkeypatch.setenv("RNNBENCH_DATA", str(tmp_path / "nowhere"))
+    assert error_of({}) == (
+        f"RNNBENCH_DATA: {str(tmp_path / 'nowhere')!r} is not a folder (found nothing there); allowed: a folder "
+        "holding ptb/ and brown/, or unset to download"
+    )
 
 
 def test_feed_forward_and_sentence_runs_take_any_batch_size():

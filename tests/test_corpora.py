@@ -329,6 +329,34 @@ def test_cache_dir_from_environment(tmp_path, monkeypatch):
     assert len(leftovers(tmp_path / "env-cache")) == 2
 
 
+def test_the_cache_setting_wins_over_the_variable(tmp_path, monkeypatch):
+    monkeypatch.setenv("RNNBENCH_CACHE", str(tmp_path / "env-cache"))
+    load_corpus("agreement", cache_dir=tmp_path / "given", **SMALL_AGREEMENT)
+    assert len(leftovers(tmp_path / "given")) == 2 and not (tmp_path / "env-cache").exists()
+
+
+def test_a_cache_folder_that_is_a_file_is_named_before_the_corpus_is_read(tmp_path, monkeypatch):
+    a_file = tmp_path / "f"
+    a_file.write_text("x")
+    monkeypatch.setitem(corpora._BUILDERS, "agreement", lambda *args: pytest.fail("the corpus was read"))
+    with pytest.raises(CorpusError) as caught:
+        load_corpus("agreement", cache_dir=a_file, **SMALL_AGREEMENT)
+    assert str(caught.value).startswith(
+        f"agreement: the cache folder {a_file} (given by cache_dir) is a file, not a folder, and it holds no prepared "
+        "agreement corpus with these options. Fix: point cache_dir at a folder rnnbench can write"
+    )
+
+
+def test_a_read_only_cache_that_holds_the_corpus_serves_it(tmp_path, monkeypatch):
+    from rnnbench import locations
+
+    load_corpus("agreement", cache_dir=tmp_path, **SMALL_AGREEMENT)
+    monkeypatch.setattr(locations.os, "access", lambda path, mode: False)  # as a read-only mount would say
+    assert load_corpus("agreement", cache_dir=tmp_path, **SMALL_AGREEMENT).from_cache
+    with pytest.raises(CorpusError, match=f"cannot be written: {tmp_path} is read-only for this user"):
+        load_corpus("agreement", cache_dir=tmp_path, **{**SMALL_AGREEMENT, "seed": 9})
+
+
 def test_failed_cache_write_leaves_nothing(tmp_path, monkeypatch):
     import os
 

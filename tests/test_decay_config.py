@@ -115,11 +115,30 @@ def test_expected_outputs_list_each_analysis_tables_record_and_figure():
             {**UNTRAINED, "network": {**UNTRAINED["network"], "snapshots": [0]}},
             "analyses.a.network.snapshots: only for a study's runs",
         ),
+        # a window is steps + 1 tokens of the split: PTB's valid split has 73,760, so 73,759 steps at most
+        (
+            {**UNTRAINED, "measure": {"steps": 73_760}},
+            "analyses.a.measure.steps: 73760 needs windows of 73,761 tokens, and the ptb valid split has 73,760; "
+            "allowed: steps <= 73,759",
+        ),
+        (
+            {**UNTRAINED, "measure": {"corpus": "agreement", "split": "test", "steps": 60_000}},
+            "analyses.a.measure.steps: 60000 needs windows of 60,001 tokens, and the agreement test split has at "
+            "most 52,000; allowed: fewer steps, or more test_sentences",  # 2,000 sentences of at most 26 tokens
+        ),
+        (
+            {**trained(), "measure": {"split": "test", "steps": 90_000}},  # a study's runs: their own corpus
+            "analyses.a.measure.steps: 90000 needs windows of 90,001 tokens, and the ptb test split has 82,430",
+        ),
     ],
 )
 def test_a_wrong_analysis_fails_at_load_naming_the_key(analysis, named):
     message = error_of(config(a=analysis))
     assert message.startswith(named), message
+
+
+def test_the_longest_window_a_split_holds_is_allowed():
+    load_config(config(a={**UNTRAINED, "measure": {"steps": 73_759}}))  # 73,760 tokens: inputs and the last target
 
 
 def test_the_shipped_configs_analyses_expand():

@@ -1,7 +1,9 @@
 """Training: hand-worked clipping, truncation and schedule; thinning; divergence as data; resume; smoke runs."""
 
 import json
+import logging
 import math
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -631,6 +633,54 @@ def test_resumed_run_ends_exactly_like_an_uninterrupted_one(settings, tmp_path, 
     _, split_epochs, split_steps = read_run(tmp_path / "split")
     pd.testing.assert_frame_equal(split_epochs.drop(columns=TIMING_COLUMNS), whole_epochs.drop(columns=TIMING_COLUMNS))
     pd.testing.assert_frame_equal(split_steps, whole_steps)
+
+
+@pytest.mark.parametrize("key", ["clip", "divergence_norm"])
+def test_a_run_with_an_infinite_setting_resumes_from_its_config_json(key, tmp_path, cache_dir):
+    cfg = tiny(**{key: math.inf})
+    train_run(cfg, tmp_path, cache_dir=cache_dir, epoch_limit=1)
+    assert json.loads((tmp_path / "config.json").read_text())[key] == "inf"  # JSON has no infinity
+    metrics = train_run(cfg, tmp_path, cache_dir=cache_dir)
+    assert metrics["epochs"] == 2 and not (tmp_path / "checkpoint.pt").exists()
+    if key == "clip":
+        assert metrics["clipped_fraction"] == 0.0  # an infinite threshold never clips
+
+
+def damaged(checkpoint: Path, how: str) -> None:
+    """Damage a checkpoint as a crash, a full disk or another program could."""
+    if how == "truncated":
+        checkpoint.write_bytes(checkpoint.read_bytes()[: checkpoint.stat().st_size // 2])
+    elif how == "empty":
+        checkpoint.write_bytes(b"")
+    elif how == "not a checkpoint":
+        torch.save({"model": {}}, checkpoint)
+    else:  # every part there, its training state not
+        saved = torch.load(checkpoint, weights_only=False)
+        torch.save({**saved, "state": {"epoch": 1}}, checkpoint)
+
+
+@pytest.mark.parametrize("how", ["truncated", "empty", "not a checkpoint", "state unreadable"])
+def test_a_checkpoint_that_cannot_be_read_is_set_aside_and_the_run_starts_again(how, tmp_path, cache_dir, caplog):
+    cfg = tiny(max_epochs=2)
+    whole = train_run(cfg, tmp_path / "whole", cache_dir=cache_dir)
+    run, checkpoint = tmp_path / "run", tmp_path / "run" / "checkpoint.pt"
+    train_run(cfg, run, cache_dir=cache_dir, epoch_limit=1)
+    damaged(checkpoint, how)
+    damage = checkpoint.read_bytes()
+
+    with caplog.at_level(logging.INFO, logger="rnnbench.train"):
+        metrics = train_run(cfg, run, cache_dir=cache_dir)  # no error: the rerun that used to fail every time
+
+    (aside,) = run.glob("checkpoint.pt.corrupt-*")
+    assert aside.read_bytes() == damage and not checkpoint.exists()  # kept for a look, never read again
+    warning = next(r for r in caplog.records if r.levelno == logging.WARNING)
+    assert warning.getMessage().startswith(f"run {cfg.run_id}: the checkpoint {checkpoint} cannot be read (")
+    assert warning.getMessage().endswith(f"; set aside as {aside}, training from scratch")
+    assert "resuming" not in caplog.text
+    # from scratch is the run as if never interrupted: the same numbers as an uninterrupted one
+    for key in ("test_ppl", "valid_ppl", "epochs", "steps"):
+        assert metrics[key] == whole[key], key
+    pd.testing.assert_frame_equal(read_run(run)[2], read_run(tmp_path / "whole")[2])
 
 
 @pytest.mark.parametrize("finished", [False, True])

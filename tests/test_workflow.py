@@ -5,6 +5,7 @@ provenance naming the workflow's own commit when run from another folder."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import zipfile
@@ -23,13 +24,16 @@ SHIPPED = {
 }
 
 
-def snakemake(*args: str, configfiles: list[str] = (), cwd: Path = REPO) -> subprocess.CompletedProcess:
+def snakemake(
+    *args: str, configfiles: list[str] = (), cwd: Path = REPO, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess:
     """Run snakemake (in the repository by default); configfiles go last (the option takes every argument
-    after it)."""
+    after it); ``env`` adds to the environment."""
     command = [SNAKEMAKE, *args]
     if configfiles:
         command += ["--configfile", *configfiles]
-    return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=600)
+    environment = {**os.environ, **env} if env else None
+    return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=600, env=environment)
 
 
 def jobs_by_rule(dry_run_output: str) -> dict[str, int]:
@@ -66,6 +70,7 @@ def test_dry_run_of_every_shipped_config(name):
         ({"bptt": "long"}, ["studies.rnn_hidden_ptb.fixed.bptt", "'long'", "integer"]),
         ({"dropout": 1.5}, ["studies.rnn_hidden_ptb.fixed.dropout", "1.5", "maximum"]),
         ({"clip_mode": "global"}, ["studies.rnn_hidden_ptb.fixed.clip_mode", "'global'", "'norm'"]),
+        ({"lr": float("nan")}, ["studies.rnn_hidden_ptb.fixed.lr: nan is not allowed; allowed: a finite number > 0"]),
     ],
 )
 def test_config_typo_fails_before_any_job_naming_the_key(tmp_path, fixed, named):
@@ -78,6 +83,39 @@ def test_config_typo_fails_before_any_job_naming_the_key(tmp_path, fixed, named)
     for text in named:
         assert text in output
     assert "Job stats" not in output  # failed while parsing: no DAG, no job
+
+
+@pytest.mark.parametrize(
+    ("config", "env", "named"),
+    [
+        (
+            {"results_dir": ""},
+            {},
+            "config.results_dir: '' is empty, which would put every output at the file system's root",
+        ),
+        ({"results_dir": "src"}, {}, "config.results_dir: 'src' is inside the checkout's src/"),
+        # the cache variable is read by the workflow too (config.yaml leaves cache_dir null)
+        ({}, {"RNNBENCH_CACHE": "Snakefile"}, "RNNBENCH_CACHE: 'Snakefile' is a file, not a folder"),
+    ],
+)
+def test_an_unusable_folder_fails_before_any_job(tmp_path, config, env, named):
+    extra = tmp_path / "folders.yaml"
+    extra.write_text(yaml.safe_dump(config))
+    result = snakemake("results", "-n", configfiles=["config/smoke.yaml", str(extra)], env=env)
+    output = result.stdout + result.stderr
+    assert result.returncode != 0 and named in output and "Job stats" not in output, output
+
+
+def test_a_configfile_with_a_yaml_merge_key_is_read(tmp_path):
+    config = tmp_path / "merge.yaml"
+    config.write_text(
+        "studies:\n"
+        "  rnn_hidden_ptb: {fixed: &small {embed_dim: 8}}\n"
+        "  truncation_ptb: {fixed: {<<: *small, dropout: 0.1}}\n"
+    )
+    target = "results/smoke/studies/truncation_ptb/study.json"
+    result = snakemake(target, "-n", configfiles=["config/smoke.yaml", str(config)])
+    assert result.returncode == 0, result.stdout + result.stderr
 
 
 @pytest.mark.parametrize(
@@ -114,6 +152,54 @@ def tiny_extra_config(tmp_path: Path, **sections) -> tuple[Path, list[str]]:
         )
     )
     return results, ["config/smoke.yaml", str(extra)]
+
+
+def declared_outputs(dry_run_output: str) -> set[str]:
+    """Every output and benchmark file of the jobs a dry run lists."""
+    files = set()
+    for line in dry_run_output.splitlines():
+        kind, _, listed = line.strip().partition(": ")
+        if kind in ("output", "benchmark"):
+            files |= set(listed.split(", "))
+    return files
+
+
+def expected(configs: list[str]) -> list[str]:
+    from rnnbench.config import load_config, merge_config_files
+    from rnnbench.paths import expected_outputs
+    from rnnbench.worked import TABLES
+
+    return expected_outputs(load_config(merge_config_files([REPO / "config" / "config.yaml", *configs])), list(TABLES))
+
+
+def test_the_check_covers_every_output_the_workflow_declares():
+    dry = snakemake("results", "-n", "--forceall", configfiles=["config/smoke.yaml"])
+    assert dry.returncode == 0, dry.stdout + dry.stderr
+    listed = expected([REPO / "config" / "smoke.yaml"])
+    assert len(listed) == len(set(listed))
+    assert set(listed) == declared_outputs(dry.stdout)  # runs, corpora and benchmarks included
+
+
+def test_a_run_output_deleted_by_hand_is_made_again_by_the_same_command(tmp_path, capsys):
+    from rnnbench import cli
+
+    results, configs = tiny_extra_config(tmp_path)
+    for path in expected(configs):  # a finished build, without training it: every file there, in job order
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        Path(path).write_text("x")
+    touched = snakemake("results", "--touch", "--cores", "1", "--nolock", configfiles=configs)
+    assert touched.returncode == 0, touched.stdout + touched.stderr
+    assert "Nothing to be done" in snakemake("results", "-n", configfiles=configs).stdout
+
+    run = next((results / "runs").iterdir())
+    (run / "metrics.json").unlink()
+    again = snakemake("results", "-n", configfiles=configs)
+    jobs = jobs_by_rule(again.stdout)
+    assert jobs["train"] == 1 and f"Missing output files: {run / 'metrics.json'}" in again.stdout
+    assert jobs["study_summary"] >= 1  # and what is made from it, with the run's new metrics
+    code = cli.main(["outputs", str(REPO / "config" / "config.yaml"), *configs, "--check"])
+    out = capsys.readouterr().out
+    assert code == 1 and f"MISSING  {run / 'metrics.json'}" in out.splitlines()
 
 
 def test_a_new_study_in_the_config_gets_its_jobs_table_and_figure(tmp_path):

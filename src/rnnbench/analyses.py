@@ -191,6 +191,8 @@ def analysis_points(analysis: Analysis, config: "Config") -> list[AnalysisPoint]
             raise ConfigError(
                 f"{where}.figure.{role}: {setting!r} is not a column of its points; allowed: {', '.join(sorted(columns))}"
             )
+    if analysis.kind == "gradient_decay":
+        _check_windows(analysis, points, where)
     if analysis.kind == "passage":
         for point in points:
             corpus = point.corpus[0] if point.corpus else analysis.measure["corpus"]
@@ -199,6 +201,27 @@ def analysis_points(analysis: Analysis, config: "Config") -> list[AnalysisPoint]
                     f"{where}.kind: the passage is read with the PTB vocabulary; this network reads {corpus!r}"
                 )
     return points
+
+
+def _check_windows(analysis: Analysis, points: list[AnalysisPoint], where: str) -> None:
+    """A window is `steps` + 1 tokens of the split: a split known to be shorter (PTB and Brown exactly, the agreement
+    corpus by its longest sentences) is refused now, not in the job."""
+    from rnnbench.data.facts import known_sizes
+
+    steps, split = analysis.measure["steps"], analysis.measure["split"]
+    corpora = {}  # each corpus and options once: an untrained network reads the analysis's corpus, a run its own
+    for point in points:
+        name, options = point.corpus or (analysis.measure["corpus"], {})
+        corpora[(name, repr(sorted(options.items())))] = (name, dict(options))
+    for name, options in corpora.values():
+        size = known_sizes(name, options).max_tokens.get(split)
+        if size is not None and steps + 1 > size:
+            exact = name in ("ptb", "brown")  # the agreement corpus's length is known once generated: a bound here
+            allowed = f"steps <= {size - 1:,}" if exact else f"fewer steps, or more {split}_sentences"
+            raise ConfigError(
+                f"{where}.measure.steps: {steps} needs windows of {steps + 1:,} tokens, and the {name} {split} split "
+                f"has {'' if exact else 'at most '}{size:,}; allowed: {allowed}"
+            )
 
 
 def _study_points(analysis: Analysis, config: "Config", where: str) -> list[AnalysisPoint]:

@@ -18,6 +18,7 @@ import dataclasses
 import hashlib
 import itertools
 import json
+import math
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
@@ -26,7 +27,7 @@ from typing import Any, Iterator, Mapping, Sequence
 
 import jsonschema
 
-from rnnbench import rules
+from rnnbench import locations, rules
 from rnnbench.analyses import Analysis, AnalysisPoint, analysis_points, parse_analysis
 from rnnbench.comparison_config import Comparison, parse_comparison
 from rnnbench.configfile import ConfigError, config_files_in_merge_order, merge_config_files, read_yaml
@@ -39,6 +40,7 @@ __all__ = [  # the config files' functions are part of this module's interface
     "check_settings",
     "checked_corpus_options",
     "config_files_in_merge_order",
+    "json_settings",
     "load_config",
     "merge_config_files",
     "read_yaml",
@@ -51,6 +53,12 @@ SCHEMA_RESOURCE = "schemas/config.schema.yaml"
 # Settings that change how fast a run goes but not what it computes: left out of the run id so that a
 # cluster user with more cores reuses the same results.
 NON_SEMANTIC_SETTINGS = ("threads",)
+
+# A number setting is finite unless its schema says `allowInfinity: true` (clip: never clip; divergence_norm:
+# never stop on the norm). JSON has no infinity, so config.json and study.json write it as this string, and a
+# setting that allows infinity takes it as .inf (YAML), inf (command line) or this string (JSON, YAML).
+ALLOW_INFINITY = "allowInfinity"
+INFINITY = "inf"
 
 
 @cache
@@ -75,6 +83,14 @@ def checked_corpus_options(options: Mapping[str, Any], where: str) -> dict[str, 
     node = run_settings_schema()["properties"]["corpus_options"]
     _validate(dict(options), node, where)
     return _as_schema_types(options, node["properties"])
+
+
+def json_settings(settings: Mapping[str, Any]) -> dict[str, Any]:
+    """Settings as JSON can hold them: an infinite one as INFINITY (finite values exactly as they are, so that
+    config.json files written before stay the same); `RunConfig.from_settings` reads them back."""
+    return {
+        key: INFINITY if isinstance(value, float) and value == math.inf else value for key, value in settings.items()
+    }
 
 
 def run_defaults() -> dict[str, Any]:
@@ -160,6 +176,10 @@ class RunConfig:
         data["adaptive_cutoffs"] = list(self.adaptive_cutoffs)
         data["corpus_options"] = dict(self.corpus_options)
         return data
+
+    def to_json(self) -> dict[str, Any]:
+        """`to_dict` as config.json holds it (infinity as INFINITY); `from_settings` reads it back."""
+        return json_settings(self.to_dict())
 
     @property
     def corpus_key(self) -> str:
@@ -280,17 +300,24 @@ class Config:
         return {cfg.run_id: cfg for name in self.studies for _, cfg in self.study_runs(name)}
 
 
-def load_config(source: str | Path | Mapping[str, Any]) -> Config:
-    """Read (if a path), validate and resolve a workflow configuration; raise ConfigError naming the key."""
+def load_config(source: str | Path | Mapping[str, Any], *, checkout: str | Path | None = None) -> Config:
+    """Read (if a path), validate and resolve a workflow configuration; raise ConfigError naming the key.
+
+    ``checkout`` is the workflow's folder (default: the one this package runs from): no output goes into its
+    source tree (rnnbench.locations)."""
     raw = read_yaml(source) if isinstance(source, (str, Path)) else dict(source)
     _validate(raw, schema(), "config")
     top = schema()["properties"]
     resolved = {key: raw.get(key, prop.get("default")) for key, prop in top.items()}
+    checkout = checkout if checkout is not None else locations.package_checkout()
+    results_dir = _output_folder(resolved["results_dir"], "config.results_dir", checkout, "e.g. results/<name>")
+    cache_dir, cache_named = locations.resolve("cache_dir", resolved["cache_dir"], "config.cache_dir")
+    _output_folder(cache_dir, cache_named, checkout, f"e.g. {locations.DEFAULTS['cache_dir']}", writable=False)
     studies = {name: _study(name, body) for name, body in resolved["studies"].items()}
     config = Config(
-        data_dir=resolved["data_dir"],
-        cache_dir=resolved["cache_dir"],
-        results_dir=resolved["results_dir"],
+        data_dir=locations.expand(resolved["data_dir"]) if resolved["data_dir"] is not None else None,
+        cache_dir=cache_dir,
+        results_dir=results_dir,
         threads=resolved["threads"],
         run=dict(resolved["run"]),
         run_overrides=dict(resolved["run_overrides"]),
@@ -305,17 +332,59 @@ def load_config(source: str | Path | Mapping[str, Any]) -> Config:
         },
         comparison=parse_comparison(resolved["comparison"], studies, top["comparison"]["properties"]),
     )
-    if config.data_dir is not None and not Path(config.data_dir).is_dir():
-        found = "a file" if Path(config.data_dir).exists() else "nothing"
+    data_dir, data_named = locations.resolve("data_dir", config.data_dir, "config.data_dir")
+    if data_dir is not None and not Path(data_dir).is_dir():
+        found = "a file" if Path(data_dir).exists() else "nothing"
+        instead = "null to use $RNNBENCH_DATA or download" if data_named.startswith("config.") else "unset to download"
         raise ConfigError(
-            f"config.data_dir: {config.data_dir!r} is not a folder (found {found} there); allowed: a folder holding "
-            f"ptb/ and brown/, or null to use $RNNBENCH_DATA or download"
+            f"{data_named}: {data_dir!r} is not a folder (found {found} there); allowed: a folder holding "
+            f"ptb/ and brown/, or {instead}"
         )
     for name in studies:  # expand now, so a bad varied value fails before any job
         config.study_runs(name)
     for name in config.analyses:  # likewise an analysis's study, snapshots and figure settings
         config.analysis_points(name)
+    _check_cache(config, cache_named)
     return config
+
+
+def _output_folder(folder: str, named: str, checkout: str | Path | None, example: str, *, writable: bool = True) -> str:
+    """``folder`` (``~`` expanded) if outputs may go there, else a ConfigError naming ``named`` (rnnbench.locations)."""
+    allowed = f"allowed: a folder of its own outside the checkout's source tree ({example}; made if missing)"
+    if not folder:
+        raise ConfigError(
+            f"{named}: {folder!r} is empty, which would put every output at the file system's root; {allowed}"
+        )
+    expanded = locations.expand(folder)
+    problem = locations.source_tree_problem(expanded, checkout) or (
+        locations.unwritable(expanded) if writable else None
+    )
+    if problem:
+        shown = f"{folder!r}" + (f" ({expanded})" if expanded != folder else "")
+        raise ConfigError(f"{named}: {shown} {problem}; {allowed}")
+    return expanded
+
+
+def _check_cache(config: Config, named: str) -> None:
+    """A cache folder that cannot be written is refused unless it already holds every corpus the config reads
+    (a shared, read-only cache): the job would fail building the first one it lacks."""
+    problem = locations.unwritable(config.cache_dir)
+    if problem is None:
+        return
+    from rnnbench.data.corpora import cache_entry, resolve_options  # numpy: only for a cache that cannot be written
+
+    needed = {(cfg.corpus, json.dumps(dict(cfg.corpus_options), sort_keys=True)) for cfg in config.all_runs().values()}
+    needed |= {(a.measure["corpus"], "{}") for a in config.analyses.values() if a.study is None}
+    missing = sorted(
+        name
+        for name, options in needed
+        if not Path(f"{cache_entry(name, resolve_options(name, json.loads(options)), config.cache_dir)}.npz").is_file()
+    )
+    if missing:
+        raise ConfigError(
+            f"{named}: {config.cache_dir!r} {problem}, and it lacks the prepared corpora {', '.join(missing)} this "
+            f"config reads; allowed: a folder rnnbench can write (made if missing), or one that holds them"
+        )
 
 
 def _study(name: str, body: Mapping[str, Any]) -> Study:
@@ -377,6 +446,8 @@ def _as_schema_types(values: Mapping[str, Any], properties: Mapping[str, Any]) -
         kinds = _kinds(prop)
         if isinstance(value, bool) or value is None:
             return value
+        if "number" in kinds and value == INFINITY:  # validated: the setting allows infinity
+            return math.inf
         if "integer" in kinds and isinstance(value, float):
             return int(value)
         if "number" in kinds and isinstance(value, (int, float)):
@@ -414,7 +485,7 @@ def _validate(instance: Any, node: Mapping[str, Any], where: str, named: _Namer 
     """Validate against a schema node; the first error becomes a ConfigError naming the key
     (through ``named`` when the top-level keys of ``instance`` came from different places)."""
     resolver_root = {**node, "$defs": schema()["$defs"]}
-    validator = jsonschema.Draft202012Validator(resolver_root)
+    validator = _Validator(resolver_root)
     errors = sorted(
         validator.iter_errors(instance), key=lambda e: (len(e.absolute_path), list(map(str, e.absolute_path)))
     )
@@ -426,8 +497,35 @@ def _validate(instance: Any, node: Mapping[str, Any], where: str, named: _Namer 
     raise ConfigError(f"{path}: {_explain(error)}")
 
 
+def _type_and_finite(validator, types, instance, node):
+    """JSON Schema's `type`, and a number must be finite: NaN passes every range check (each comparison with it is
+    false) and infinity every minimum, so neither would be refused by the ranges. Infinity is allowed where the
+    schema says `allowInfinity: true`, as a float or as INFINITY."""
+    allows_infinity = "number" in _kinds({"type": types}) and node.get(ALLOW_INFINITY, False)
+    if allows_infinity and (instance == INFINITY or (isinstance(instance, float) and instance == math.inf)):
+        return
+    errors = list(_JSON_SCHEMA_TYPE(validator, types, instance, node))
+    yield from errors
+    if not errors and isinstance(instance, float) and not math.isfinite(instance):
+        yield jsonschema.ValidationError("not a finite number", validator="finite", validator_value=True)
+
+
+_JSON_SCHEMA_TYPE = jsonschema.Draft202012Validator.VALIDATORS["type"]
+_Validator = jsonschema.validators.extend(jsonschema.Draft202012Validator, {"type": _type_and_finite})
+
+
+def _number_range(node: Mapping[str, Any]) -> str:
+    """What a number setting allows, in words: "a number > 0", "a number >= 0 and <= 0.9, or .inf"."""
+    words = {"minimum": ">=", "exclusiveMinimum": ">", "maximum": "<=", "exclusiveMaximum": "<"}
+    bounds = " and ".join(f"{words[k]} {node[k]}" for k in words if k in node)
+    infinity = ", or .inf" if node.get(ALLOW_INFINITY) else ""
+    return f"a {'finite ' if not infinity else ''}number{' ' + bounds if bounds else ''}{infinity}"
+
+
 def _explain(error: jsonschema.ValidationError) -> str:
     """The validator's message plus what is allowed, so a typo can be fixed without opening the schema."""
+    if error.validator == "finite":
+        return f"{error.instance!r} is not allowed; allowed: {_number_range(error.schema)}"
     if error.validator == "additionalProperties":
         allowed = sorted(error.schema.get("properties", {}))
         unexpected = sorted(set(error.instance) - set(allowed))
@@ -442,5 +540,6 @@ def _explain(error: jsonschema.ValidationError) -> str:
         }
         return f"{error.instance!r} is out of range; allowed: {bounds}"
     if error.validator == "type":
-        return f"{error.instance!r} has the wrong type; expected {error.validator_value}"
+        infinity = " (or .inf)" if error.schema.get(ALLOW_INFINITY) else ""
+        return f"{error.instance!r} has the wrong type; expected {error.validator_value}{infinity}"
     return error.message

@@ -19,12 +19,19 @@ class ConfigError(ValueError):
     """A configuration that does not match the schema; the message names the key and what is allowed."""
 
 
+MERGE_TAG = "tag:yaml.org,2002:merge"
+
+
 class _UniqueKeyLoader(yaml.SafeLoader):
     """PyYAML's safe loader, except that a key given twice in one mapping is an error, not a silent overwrite."""
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         seen: dict[Any, int] = {}
         for key_node, _ in node.value:
+            if key_node.tag == MERGE_TAG:
+                # `<<: *defaults` copies an anchored mapping in; the keys written beside it override its keys
+                # (the YAML merge rule), so only two keys written in this mapping itself are a duplicate.
+                continue
             key = self.construct_object(key_node, deep=True)
             line = key_node.start_mark.line + 1
             if key in seen:

@@ -230,8 +230,31 @@ def dynamic_outputs(config: Config) -> list[str]:
     return [run_dynamic(config.results_dir, run_id) for run_id in config.dynamic_run_ids()]
 
 
+def run_outputs(results: str, run_id: str) -> list[str]:
+    """What a training job declares (rule train): its records, weights and Snakemake's benchmark of it."""
+    files = (run_metrics, run_epochs, run_steps, run_config, run_model)
+    return [path(results, run_id) for path in files] + [train_benchmark(results, run_id)]
+
+
 def expected_outputs(config: Config, worked_tables: list[str]) -> list[str]:
-    """Every table, figure and study record a complete run of ``config`` produces (the CI check reads this)."""
+    """Every file a complete run of ``config`` produces, the book aside: `run_records` then `tables_and_figures`.
+    The workflow's `results` target is this list, so a file deleted by hand is made again by the same command,
+    and `rnnbench outputs --check` checks it (tests/test_workflow.py checks that it is every output the rules
+    declare; their logs are not outputs)."""
+    return run_records(config) + tables_and_figures(config, worked_tables)
+
+
+def run_records(config: Config) -> list[str]:
+    """The corpus records, each run's outputs and Snakemake's benchmark of each training and analysis job."""
+    results = config.results_dir
+    runs = config.all_runs()
+    outputs = [corpus_stats(results, key) for key in sorted({cfg.corpus_key for cfg in runs.values()})]
+    outputs += [path for run_id in sorted(runs) for path in run_outputs(results, run_id)]
+    return outputs + [analysis_benchmark(results, name) for name in config.analyses]
+
+
+def tables_and_figures(config: Config, worked_tables: list[str]) -> list[str]:
+    """Every table, figure, provenance record and study or analysis record of ``config``: what the book reads."""
     from rnnbench.ablations import study_extras
 
     results = config.results_dir

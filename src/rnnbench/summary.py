@@ -15,7 +15,7 @@ from typing import Mapping, Sequence
 
 import pandas as pd
 
-from rnnbench.config import Config, RunConfig
+from rnnbench.config import Config, RunConfig, json_settings
 
 # Metrics every run reports (metrics.json), in the order the summary lists them.
 RUN_METRICS = (
@@ -86,7 +86,7 @@ def study_record(config: Config, name: str) -> dict[str, object]:
         "corpus": study.corpus,
         "metric": study.metric,
         "vary": list(study.vary),
-        "fixed": {key: used[key] for key in named if key in used and key not in study.vary},
+        "fixed": json_settings({key: used[key] for key in named if key in used and key not in study.vary}),
         "seeds": list(study.seeds),
         "run_ids": [cfg.run_id for cfg in runs],
     }

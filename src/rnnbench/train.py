@@ -13,7 +13,8 @@ One run = one resolved ``RunConfig`` trained into one directory::
         model.pt        state_dict + config of the best epoch (never a pickled module)
         snapshots/      epoch-000.pt (the initialisation) and epoch-<k>.pt, the weights at the end of
                         epoch k, each state_dict + config like model.pt (for the gradient-decay analyses)
-        checkpoint.pt   only while the run is unfinished: a rerun resumes from it
+        checkpoint.pt   only while the run is unfinished: a rerun resumes from it (one that cannot be read is
+                        renamed checkpoint.pt.corrupt-<time>, with a warning, and the run starts from scratch)
 
 How a run reads its data (a stream in truncated-BPTT segments, whole sentences, n-gram windows) is
 decided once, by ``rnnbench.reading``; this loop never asks which model family it trains.
@@ -36,6 +37,7 @@ read-back and its records cut at the first diverged step, as if it had stopped t
 from __future__ import annotations
 
 import copy
+import itertools
 import json
 import logging
 import math
@@ -50,7 +52,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from rnnbench import optim
+from rnnbench import locations, optim
 from rnnbench.allocator import retain_freed_memory
 from rnnbench.clipping import Clipped, clip_gradients, clip_gradients_  # noqa: F401 (re-exported)
 from rnnbench.config import RunConfig
@@ -171,6 +173,8 @@ def train_run(
     call that fails before its first checkpoint leaves no directory behind that it created.
     """
     out = Path(out_dir)
+    if problem := locations.unwritable(out):  # known now, not after the corpus has loaded
+        raise ValueError(f"run directory {out} {problem}; allowed: a folder that is new or holds this run")
     _refuse_other_run(out, cfg)
     torch.set_num_threads(cfg.threads)
     if not retain_freed_memory():
@@ -211,15 +215,16 @@ def _train(cfg: RunConfig, out: Path, reading: Reading, model, epoch_limit: int 
     uniform_nll = math.log(len(reading.corpus.vocab))
 
     checkpoint_path = out / "checkpoint.pt"
-    if checkpoint_path.exists():
-        model_state, optimizer_state, schedule, state, best_weights = _load_checkpoint(checkpoint_path, cfg)
+    resumed = _load_checkpoint(checkpoint_path, cfg) if checkpoint_path.exists() else None
+    if resumed is not None:
+        model_state, optimizer_state, schedule, state, best_weights = resumed
         model.load_state_dict(model_state)
         optimizer.load_state_dict(optimizer_state)
         log.info("resuming %s after epoch %d", cfg.run_id, state.epoch)
     else:
         _save_snapshot(out, cfg, model, 0)
     # Also on resuming: a workflow rerun deletes an interrupted job's declared outputs, config.json among them.
-    write_json(out / "config.json", {"run_id": cfg.run_id, **cfg.to_dict()})
+    write_json(out / "config.json", {"run_id": cfg.run_id, **cfg.to_json()})
 
     epochs_this_call = 0
     while state.epoch < cfg.max_epochs and not schedule.done and state.divergence is None:
@@ -401,8 +406,22 @@ def _save_checkpoint(path: Path, cfg, model, optimizer, schedule: Schedule, stat
     )
 
 
+CHECKPOINT_PARTS = ("config", "model", "optimizer", "schedule", "state", "best_weights", "rng")
+
+
 def _load_checkpoint(path: Path, cfg: RunConfig):
-    saved = torch.load(path, weights_only=False)
+    """(model state, optimiser state, schedule, training state, best weights) from the checkpoint ``path``, with
+    the random generators restored; None if it cannot be read, after setting it aside (`_set_aside`)."""
+    try:
+        saved = torch.load(path, weights_only=False)
+        if not isinstance(saved, dict):
+            raise TypeError(f"a {type(saved).__name__}, not a checkpoint's dict")
+        missing = [part for part in CHECKPOINT_PARTS if part not in saved]
+        if missing:
+            raise ValueError(f"it has no {', '.join(missing)}")
+    except Exception as err:  # a truncated or damaged file fails in torch's reader in many ways, none of them ours
+        _set_aside(path, cfg, err)
+        return None
     # Compared as the run id is: a rerun with more threads (another machine, a cluster) resumes.
     current = cfg.settings()
     written = RunConfig.from_settings(saved["config"]).settings()
@@ -411,17 +430,46 @@ def _load_checkpoint(path: Path, cfg: RunConfig):
             f"{path} was written for a different configuration; remove it to start this run afresh "
             f"(differing keys: {sorted(k for k in written.keys() | current.keys() if written.get(k) != current.get(k))})"
         )
-    torch.set_rng_state(saved["rng"]["torch"])
-    np.random.set_state(saved["rng"]["numpy"])
-    random.setstate(saved["rng"]["python"])
-    raw = saved["state"]
-    state = TrainingState(
-        epoch=raw["epoch"],
-        global_step=raw["global_step"],
-        best_valid_nll=raw["best_valid_nll"],
-        previous_valid_nll=raw["previous_valid_nll"],
-        epochs=raw["epochs"],
-        steps=[StepRecord(**s) for s in raw["steps"]],
-        divergence=Divergence(**raw["divergence"]) if raw["divergence"] else None,
+    before = (torch.get_rng_state(), np.random.get_state(), random.getstate())
+    try:
+        raw = saved["state"]
+        state = TrainingState(
+            epoch=raw["epoch"],
+            global_step=raw["global_step"],
+            best_valid_nll=raw["best_valid_nll"],
+            previous_valid_nll=raw["previous_valid_nll"],
+            epochs=raw["epochs"],
+            steps=[StepRecord(**s) for s in raw["steps"]],
+            divergence=Divergence(**raw["divergence"]) if raw["divergence"] else None,
+        )
+        schedule = Schedule(**saved["schedule"])
+        torch.set_rng_state(saved["rng"]["torch"])
+        np.random.set_state(saved["rng"]["numpy"])
+        random.setstate(saved["rng"]["python"])
+    except (KeyError, TypeError, ValueError, RuntimeError) as err:  # read, but not a checkpoint of this format
+        torch.set_rng_state(before[0])  # as a run that never saw it: from its seed
+        np.random.set_state(before[1])
+        random.setstate(before[2])
+        _set_aside(path, cfg, err)
+        return None
+    return saved["model"], saved["optimizer"], schedule, state, saved["best_weights"]
+
+
+def _set_aside(path: Path, cfg: RunConfig, err: Exception) -> None:
+    """A checkpoint that cannot be read is renamed, not deleted (it may be looked at) and not read again: the run
+    starts from scratch, as if it had never been interrupted (one checkpoint per run: there is no older one)."""
+    stamp = time.strftime("%Y%m%dT%H%M%S")
+    aside = path.with_name(f"{path.name}.corrupt-{stamp}")
+    for n in itertools.count(2):  # a second one within the same second keeps the first
+        if not aside.exists():
+            break
+        aside = path.with_name(f"{path.name}.corrupt-{stamp}-{n}")
+    path.rename(aside)
+    log.warning(
+        "run %s: the checkpoint %s cannot be read (%s: %s); set aside as %s, training from scratch",
+        cfg.run_id,
+        path,
+        type(err).__name__,
+        err,
+        aside,
     )
-    return saved["model"], saved["optimizer"], Schedule(**saved["schedule"]), state, saved["best_weights"]

@@ -26,7 +26,7 @@ rule decay_analysis:
         record=lambda wc: analysis_config(wc.analysis).record(analysis_points(wc.analysis)),
         points=lambda wc: analysis_job_points(wc.analysis),
         data_dir=DATA_DIR,
-        cache_dir=CFG.cache_dir,
+        cache_dir=CACHE_DIR,
         provenance=provenance_for("decay_analysis"),
     script:
         "../scripts/decay_analysis.py"

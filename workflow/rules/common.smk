@@ -13,6 +13,10 @@ CORPORA = {cfg.corpus_key: cfg for cfg in RUNS.values()}  # corpus_key -> a run 
 WORKED_TABLES = list(TABLES) if CFG.tables["worked"] else []
 RESULTS = paths.expected_outputs(CFG, WORKED_TABLES)
 REPORT = paths.report_book(RESULTS_DIR)  # the book of these results, under <results_dir>/report/
+# The cache folder as the config resolved it (its value, else $RNNBENCH_CACHE, else data/cache: rnnbench.locations);
+# the data folder as the config gives it, resolved by each job with the same rule. Both are rule params, and a
+# param whose value changes reruns the job: null has always been the data folder's.
+CACHE_DIR = CFG.cache_dir
 DATA_DIR = CFG.data_dir  # None: the loader falls back to $RNNBENCH_DATA, then downloads
 # CONFIG_FILES (the Snakefile): the config files in the order they were merged, for provenance.
 

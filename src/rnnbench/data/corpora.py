@@ -32,6 +32,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from rnnbench import locations
 from rnnbench.data import synthetic
 from rnnbench.data.facts import (  # re-exported: the corpora's facts are part of this module's interface
     BROWN_DOCUMENT,
@@ -77,17 +78,23 @@ def load_corpus(
     """Load a corpus by name, from the cache when an identical one was built before.
 
     data_dir: None -> env RNNBENCH_DATA -> download to <cache_dir>/downloads.
-    cache_dir: None -> env RNNBENCH_CACHE -> ./data/cache.
+    cache_dir: None -> env RNNBENCH_CACHE -> ./data/cache (rnnbench.locations: one rule for both).
     options: agreement: seed, train_sentences, valid_sentences, test_sentences, min_distance,
     max_distance, attractor_prob; brown: expected_sha256 (accept a copy of brown.zip other than the
     reference one); ptb: none.
     """
     options = resolve_options(name, options)
-    cache_dir = Path(cache_dir if cache_dir is not None else os.environ.get("RNNBENCH_CACHE") or "data/cache")
-    stem = cache_dir / f"{name}-{_cache_key(name, options)}"
+    folder, named = locations.resolve("cache_dir", cache_dir, "cache_dir")
+    cache_dir = Path(folder)
+    stem = cache_entry(name, options, cache_dir)
     cached = read_cache(stem, name)
     if cached is not None:
         return cached
+    if problem := locations.unwritable(cache_dir):  # before the corpus is read, not when its cache entry is written
+        raise CorpusError(
+            f"{name}: the cache folder {cache_dir} (given by {named}) {problem}, and it holds no prepared {name} "
+            f"corpus with these options. Fix: point {named} at a folder rnnbench can write, or at one that holds it."
+        )
     corpus = _BUILDERS[name](options, data_dir, cache_dir)
     write_cache(stem, corpus)
     return corpus
@@ -130,6 +137,12 @@ def download(remote: RemoteFile, dest: Path, expected_sha256: str | None = None,
 # ---------------------------------------------------------------------------------------------- options
 
 
+def cache_entry(name: str, options: dict, cache_dir: str | os.PathLike) -> Path:
+    """The stem of the cache entry of corpus ``name`` with ``options`` (resolved, as `resolve_options` gives
+    them): ``<stem>.npz`` and ``<stem>.vocab.json`` (prepared.py)."""
+    return Path(cache_dir) / f"{name}-{_cache_key(name, options)}"
+
+
 def _cache_key(name: str, options: dict) -> str:
     if name == "agreement":
         sources = {"grammar": synthetic.grammar_digest()}
@@ -157,9 +170,7 @@ def _locate(
     corpus: str, remote: RemoteFile, data_dir, cache_dir: Path, expected: str, *, accept_hint: bool = False
 ) -> Path:
     """Path of a verified copy of `remote`: from the data folder, or downloaded into the cache."""
-    origin = "data_dir"
-    if data_dir is None and os.environ.get("RNNBENCH_DATA"):
-        data_dir, origin = os.environ["RNNBENCH_DATA"], "RNNBENCH_DATA"
+    data_dir, origin = locations.resolve("data_dir", data_dir, "data_dir")
     if data_dir is not None:
         path = Path(data_dir) / corpus / remote.filename
         if path.is_dir():
