@@ -7,7 +7,14 @@ import pandas as pd
 import pytest
 
 from rnnbench.config import RunConfig, load_config
-from rnnbench.summary import RUN_METRICS, benchmark_table, corpus_table, study_record, summarize_study
+from rnnbench.summary import (
+    RUN_METRICS,
+    benchmark_table,
+    corpus_table,
+    study_record,
+    summarize_study,
+    unigram_perplexities,
+)
 
 
 def write_json(path, data):
@@ -60,7 +67,9 @@ def study_runs(tmp_path):
 def test_summarize_study_is_one_row_per_run_and_metric_keys_first(study_runs):
     points, configs, files = study_runs
     table = summarize_study("rnn_hidden", points, configs, files)
-    assert list(table.columns) == ["study", "run_id", "family", "corpus", "seed", "hidden", "metric", "value"]
+    assert list(table.columns) == [
+        *("study", "run_id", "family", "corpus", "seed", "hidden", "outcome", "metric", "value"),
+    ]
     assert len(table) == 2 * len(RUN_METRICS)  # 2 runs x 11 metrics
     assert table["metric"].tolist() == list(RUN_METRICS) * 2
     assert (
@@ -74,6 +83,31 @@ def test_summarize_study_is_one_row_per_run_and_metric_keys_first(study_runs):
     assert value[(100, "diverged")] == 1.0 and value[(100, "diverged_step")] == 17.0
     assert math.isnan(value[(100, "test_ppl")]) and math.isnan(value[(100, "tokens_per_second")])  # null -> NaN
     assert table.groupby("hidden")["run_id"].first().tolist() == [configs[0].run_id, configs[1].run_id]
+
+
+def test_each_run_is_judged_against_its_corpus_unigram_baseline(study_runs):
+    points, configs, files = study_runs
+    key = configs[0].corpus_key
+    by_run = lambda table: table.groupby("run_id")["outcome"].first()  # noqa: E731
+    # unigram 700: 180.5 is well under 0.75 x 700 = 525; the other run diverged
+    judged = by_run(summarize_study("s", points, configs, files, {key: 700.0}))
+    assert (judged[configs[0].run_id], judged[configs[1].run_id]) == ("learned", "diverged")
+    # a unigram of 200 would make 180.5 no better than counting words (0.75 x 200 = 150)
+    assert by_run(summarize_study("s", points, configs, files, {key: 200.0}))[configs[0].run_id] == "did not learn"
+    # no baseline given: not called learned
+    assert by_run(summarize_study("s", points, configs, files))[configs[0].run_id] == "unknown"
+
+
+def test_unigram_perplexities_read_the_test_rows_of_the_baselines_table():
+    table = pd.DataFrame(
+        {
+            "corpus_key": ["ptb-1", "ptb-1", "ptb-1", "brown-2"],
+            "model": ["unigram", "unigram", "kn5", "unigram"],
+            "split": ["valid", "test", "test", "test"],
+            "perplexity": [650.0, 690.0, 141.2, 800.0],
+        }
+    )
+    assert unigram_perplexities(table) == {"ptb-1": 690.0, "brown-2": 800.0}
 
 
 def test_summarize_study_needs_one_metrics_file_per_run(study_runs):

@@ -3,7 +3,7 @@
     rnnbench data ptb                      corpus statistics (the second call is served from the cache)
     rnnbench train --model rnn --corpus ptb --hidden 200 --bptt 35 --clip 0.25
     rnnbench worked --unroll --params      the chapter's worked examples as terminal tables
-    rnnbench reference collect results/paper config/paper.yaml config/paper-rows.yaml
+    rnnbench reference collect results/paper config/config.yaml config/paper.yaml config/paper-rows.yaml
                                            keep the finished paper-scale runs' small outputs in reference/
     rnnbench reference check               which reference runs are stale (exit 1 if any)
     rnnbench evaluate --run results/runs/<run_id> --dynamic     its test split, learning as it reads

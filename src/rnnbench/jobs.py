@@ -80,15 +80,21 @@ def study_summary(
     record_file: str,
     provenance_file: str,
     provenance: Mapping[str, Any],
+    baselines: str | None = None,
 ) -> None:
-    """The study's table and its record (rnnbench.summary.study_record), read by its figure and the book."""
-    from rnnbench.summary import summarize_study
+    """The study's table and its record (rnnbench.summary.study_record), read by its figure and the book;
+    ``baselines`` (tables/baselines.csv) gives each corpus's unigram perplexity, against which a run learned."""
+    from rnnbench.summary import summarize_study, unigram_perplexities
 
     configs = [RunConfig.from_settings(run) for run in runs]
-    write_csv(out, summarize_study(record["name"], points, configs, metric_files))
+    unigram = unigram_perplexities(pd.read_csv(baselines)) if baselines else {}
+    write_csv(out, summarize_study(record["name"], points, configs, metric_files, unigram))
     write_json(record_file, dict(record))
     write_provenance(
-        provenance_file, producer="rnnbench.summary.summarize_study", inputs=list(metric_files), **provenance
+        provenance_file,
+        producer="rnnbench.summary.summarize_study",
+        inputs=[*metric_files, *([baselines] if baselines else [])],
+        **provenance,
     )
 
 

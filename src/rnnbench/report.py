@@ -209,7 +209,8 @@ def study_table(study: str, results: str | Path | None = None) -> pd.DataFrame:
     about = study_about(study, results)
     summary = study_summary(study, results)
     keys = [c for c in dict.fromkeys((*about["vary"], "seed")) if c in summary.columns]
-    runs = summary.drop_duplicates("run_id")[["run_id", *keys]]
+    judged = ["outcome"] if "outcome" in summary.columns else []
+    runs = summary.drop_duplicates("run_id")[["run_id", *keys, *judged]]
     wide = summary.pivot_table(index="run_id", columns="metric", values="value", aggfunc="first", dropna=False)
     wide = runs.merge(wide.reset_index(), on="run_id", how="left")
     metric = about["metric"]
@@ -227,7 +228,7 @@ def study_table(study: str, results: str | Path | None = None) -> pd.DataFrame:
             )
         ]
         shown.append("diverged")
-    return wide[keys + shown]
+    return wide[keys + shown + judged]
 
 
 def _diverged_reasons(about: Mapping[str, Any], results: str | Path | None) -> dict[str, str | None]:
@@ -259,7 +260,9 @@ def study_section(study: str, results: str | Path | None = None, staging: str | 
     diverged = (
         wide["diverged"].astype(str).str.startswith("yes") if "diverged" in wide else pd.Series(False, index=wide.index)
     )
-    measured = wide[~diverged].dropna(subset=[metric])
+    # No ranking rests on a run that did not learn (rnnbench.outcome): the best and worst are among those that did.
+    failed = wide["outcome"].eq("did not learn") if "outcome" in wide else pd.Series(False, index=wide.index)
+    measured = wide[~diverged & ~failed].dropna(subset=[metric])
     seeds = [int(s) for s in about.get("seeds", [])]
     n_runs = len(wide)
     lower = metric in LOWER_IS_BETTER
@@ -282,7 +285,7 @@ def study_section(study: str, results: str | Path | None = None, staging: str | 
         best = measured.sort_values(metric, ascending=lower).iloc[0]
         worst = measured.sort_values(metric, ascending=not lower).iloc[0]
         lines.append(
-            f"{cite} {'Among the runs that did not diverge, the' if diverged.any() else 'The'} best {metric_name}, {sig(best[metric])}, is at "
+            f"{cite} {'Among the runs that learned, the' if (diverged | failed).any() else 'The'} best {metric_name}, {sig(best[metric])}, is at "
             f"{_setting(best, vary, seeds)}; the worst, {sig(worst[metric])}, at {_setting(worst, vary, seeds)}."
         )
     else:
@@ -294,6 +297,21 @@ def study_section(study: str, results: str | Path | None = None, staging: str | 
             f"{integer(n).capitalize()} of the {integer(n_runs)} runs diverged ({at}): the figure marks "
             f"{'them' if n != 1 else 'it'} with a cross on its top edge, and the table gives the reason; "
             f"{'their' if n != 1 else 'its'} {metric_name} is not a result."
+        )
+    if failed.any():
+        from rnnbench.outcome import CHANCE_Z, LEARNED_FRACTION
+
+        n = int(failed.sum())
+        at = words([_setting(row, vary, seeds) for _, row in wide[failed].iterrows()])
+        rule = (
+            f"accuracy within {sig(CHANCE_Z)} standard errors of chance"
+            if metric == "agreement_accuracy" or about["corpus"] == "agreement"
+            else f"test perplexity not below {sig(LEARNED_FRACTION)} times the corpus's unigram model's"
+        )
+        lines.append(
+            f"{integer(n).capitalize()} of the {integer(n_runs)} runs did not learn ({at}: {rule}, "
+            f"tables/baselines.csv): the table marks {'them' if n != 1 else 'it'}, and no ranking here uses "
+            f"{'them' if n != 1 else 'it'}."
         )
     unmeasured = int((~diverged & wide[metric].isna()).sum())
     if unmeasured:

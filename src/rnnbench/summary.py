@@ -1,6 +1,6 @@
 """Tidy tables gathered from finished runs: one row per (run, metric), keys first, then the value.
 
-    study, run_id, family, corpus, seed, <the study's varied settings...>, metric, value
+    study, run_id, family, corpus, seed, <the study's varied settings...>, outcome, metric, value
 
 Reading the table needs no knowledge of the run directories, and a figure or a report section can
 select any metric of any study with one filter. Beside each study's table, its record (study.json)
@@ -93,12 +93,30 @@ def study_record(config: Config, name: str) -> dict[str, object]:
 
 
 def summarize_study(
-    study: str, points: Sequence[Mapping[str, object]], configs: Sequence[RunConfig], metric_files: Sequence[str | Path]
+    study: str,
+    points: Sequence[Mapping[str, object]],
+    configs: Sequence[RunConfig],
+    metric_files: Sequence[str | Path],
+    unigram_ppl: Mapping[str, float] | None = None,
 ) -> pd.DataFrame:
-    """Long table of one study; ``points`` are the varied values (and seed) of each run, in the same order."""
+    """Long table of one study; ``points`` are the varied values (and seed) of each run, in the same order.
+
+    Each row carries its run's ``outcome`` (rnnbench.outcome: learned, did not learn, diverged), judged against
+    ``unigram_ppl`` (corpus key -> the unigram model's test perplexity) for language models, against chance for
+    agreement runs; "unknown" where the baseline is missing (a run cannot be called learned without one)."""
+    from rnnbench.outcome import outcome
+
     rows = []
     for point, cfg, path in zip(points, configs, metric_files, strict=True):
         metrics = json.loads(Path(path).read_text(encoding="utf-8"))
+        try:
+            state = outcome(
+                metrics,
+                unigram_ppl=(unigram_ppl or {}).get(cfg.corpus_key),
+                agreement_probes=metrics.get("agreement_probes"),
+            )
+        except ValueError:
+            state = "unknown"
         keys = {
             "study": study,
             "run_id": cfg.run_id,
@@ -106,11 +124,18 @@ def summarize_study(
             "corpus": cfg.corpus,
             "seed": cfg.seed,
             **point,
+            "outcome": state,
         }
         for metric in RUN_METRICS:
             value = metrics.get(metric)
             rows.append({**keys, "metric": metric, "value": float(value) if value is not None else float("nan")})
     return pd.DataFrame(rows)
+
+
+def unigram_perplexities(baselines: pd.DataFrame) -> dict[str, float]:
+    """corpus key -> the unigram model's test perplexity, from tables/baselines.csv (rule baseline_tables)."""
+    rows = baselines[(baselines["model"] == "unigram") & (baselines["split"] == "test")]
+    return {str(k): float(v) for k, v in zip(rows["corpus_key"], rows["perplexity"])}
 
 
 def benchmark_table(run_ids: Sequence[str], benchmark_files: Sequence[str | Path]) -> pd.DataFrame:

@@ -379,6 +379,7 @@ def _finish(cfg, out: Path, model, reading: Reading, state: TrainingState, best_
         table = reading.agreement(model, "test")
         write_csv(out / "agreement.csv", table)
         metrics["agreement_accuracy"] = float((table["accuracy"] * table["n"]).sum() / table["n"].sum())
+        metrics["agreement_probes"] = int(table["n"].sum())  # the accuracy's sample size (rnnbench.outcome)
     kept = thin_steps(state.steps, cfg.steps_max_rows, keep=metrics["diverged_step"])
     write_csv(out / "epochs.csv", pd.DataFrame(state.epochs))
     write_csv(out / "steps.csv", pd.DataFrame([asdict(s) for s in kept], columns=list(StepRecord.__dataclass_fields__)))

@@ -1,8 +1,10 @@
 rule study_summary:
     """A study's tidy table (one row per run and metric) and its record (study.json): what it varies,
-    fixes and measures, read by its figure and by the book."""
+    fixes and measures, read by its figure and by the book; each run's outcome judged against its corpus's
+    unigram baseline (rnnbench.outcome)."""
     input:
         metrics=study_metric_files,
+        baselines=paths.table(RESULTS_DIR, "baselines"),
     output:
         table=report(
             paths.study_summary(RESULTS_DIR, "{study}"),
