@@ -238,9 +238,10 @@ def our_runs(records: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
                 "commit": record.get("commit", ""),
                 "stale_reason": record.get("stale", ""),
                 "corpus_stats": record.get("corpus_stats"),  # a reference run's own split, when it has one
+                "dynamic": record.get("dynamic"),  # its dynamic-evaluation record (rnnbench.dynamic_record), if any
             }
         )
-    table = pd.DataFrame(rows, columns=[*OUR_COLUMNS, "corpus_stats"])
+    table = pd.DataFrame(rows, columns=[*OUR_COLUMNS, "corpus_stats", "dynamic"])
     table["context"] = table["context"].astype("Int64")
     return table
 
@@ -340,6 +341,7 @@ def comparison_table(
                 "notes": row.stale_reason,
             }
         )
+    mine += _dynamic_rows(mine, ours, published)
     mine = pd.DataFrame(mine, columns=list(COMPARISON_COLUMNS))
     families = {f: i for i, f in enumerate(("ff", "rnn", "lstm"))}
     mine = (
@@ -506,6 +508,40 @@ def _pareto(group: pd.DataFrame) -> pd.Series:
         beaten = (others["parameters"] <= group.at[i, "parameters"]) & (others["test_ppl"] < group.at[i, "test_ppl"])
         flags[i] = not beaten.any()
     return flags
+
+
+DYNAMIC_MODEL = "RNN LM, dynamic evaluation"  # the published row a dynamically evaluated run stands beside
+
+
+def _dynamic_rows(mine: list[dict], ours: pd.DataFrame, published: pd.DataFrame) -> list[dict]:
+    """A row for each run with a dynamic-evaluation record: its test perplexity learning as it reads, set beside
+    the published dynamic row of its corpus, with the record's own static perplexity (batch 1) in its notes."""
+    rows = []
+    records = dict(zip(ours["run_id"], ours["dynamic"]))
+    for row in mine:
+        record = records.get(row["model"])
+        if not record or row["origin"] == "published":
+            continue
+        ref = published[(published["corpus"] == row["corpus"]) & (published["model"] == DYNAMIC_MODEL)]
+        value = record.get("dynamic_ppl")
+        comparable = row["comparable"] == "yes" and len(ref) and value is not None and not record.get("diverged")
+        rows.append(
+            {
+                **row,
+                "model": f"{row['model']} dynamic",
+                "description": f"{row['description']}, dynamic evaluation (SGD rate {record.get('lr')})",
+                "test_ppl": _number(value),
+                "valid_ppl": math.nan,
+                "reference_model": ref["model"].iloc[0] if len(ref) else "",
+                "reference_ppl": float(ref["test_ppl"].iloc[0]) if len(ref) else math.nan,
+                "ratio_to_reference": _number(value) / float(ref["test_ppl"].iloc[0]) if comparable else math.nan,
+                "comparable": "yes"
+                if comparable
+                else (row["comparable"] if row["comparable"] != "yes" else "no record"),
+                "notes": f"static at batch 1, same segments: {_number(record.get('static_ppl')):.1f}",
+            }
+        )
+    return rows
 
 
 def _why_not_comparable(row, ref, stats: Mapping[str, Any]) -> str:

@@ -320,6 +320,7 @@ def comparison_tables(
     from rnnbench import comparison as cmp
     from rnnbench import paths
     from rnnbench.published import load_published, published_path
+    from rnnbench.dynamic_record import dynamic_metrics
     from rnnbench.reference import read_reference, reference_files, stale_runs
     from rnnbench.summary import benchmark_table
 
@@ -330,6 +331,7 @@ def comparison_tables(
             **cmp.read_run(paths.run_dir(results, run_id), scale),
             "studies": list(studies),
             "source": os.path.relpath(paths.run_dir(results, run_id), results),
+            "dynamic": dynamic_metrics(results, run_id),
         }
         for run_id, studies in runs.items()
     ]
@@ -346,6 +348,7 @@ def comparison_tables(
             "commit": run.provenance.get("commit", ""),
             "cpu_seconds": run.provenance.get("cpu_seconds"),
             "corpus_stats": run.provenance.get("corpus"),
+            "dynamic": run.dynamic,
         }
         for run in reference
     ]

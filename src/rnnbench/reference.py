@@ -4,7 +4,8 @@
       README.md                 the command, the commit and the CPU time that produced them
       runs.csv                  one row per run: study, seed, perplexities, epochs, CPU seconds, commit
       runs/<run_id>/            a run's small outputs, as training wrote them: config.json, epochs.csv,
-                                metrics.json, and provenance.json (study, config files, commit, command,
+                                metrics.json, dynamic.json (where it was also scored under dynamic
+                                evaluation), and provenance.json (study, config files, commit, command,
                                 package versions, CPU seconds); never weights or checkpoints
 
 Like a paper's published table, they are results from one commit; unlike it, they can be checked. A run is
@@ -28,6 +29,7 @@ import pandas as pd
 from rnnbench.io import write_csv, write_json
 
 RUN_FILES = ("config.json", "epochs.csv", "metrics.json")  # copied as training wrote them
+DYNAMIC_FILE = "dynamic.json"  # copied too where the run was scored under dynamic evaluation (rnnbench.dynamic)
 MANIFEST = "runs.csv"
 MANIFEST_COLUMNS = (
     "run_id",
@@ -53,6 +55,7 @@ class ReferenceRun:
     epochs: pd.DataFrame  # epochs.csv
     provenance: dict[str, Any]  # provenance.json
     folder: Path
+    dynamic: dict[str, Any] | None = None  # dynamic.json, when the run was also scored under dynamic evaluation
 
 
 def run_folder(reference_dir: str | Path, run_id: str) -> Path:
@@ -82,6 +85,7 @@ def read_reference(reference_dir: str | Path) -> list[ReferenceRun]:
                 epochs=pd.read_csv(folder / "epochs.csv"),
                 provenance=provenance,
                 folder=folder,
+                dynamic=_read_json(folder / DYNAMIC_FILE) if (folder / DYNAMIC_FILE).is_file() else None,
             )
         )
     return runs
@@ -92,7 +96,7 @@ def reference_files(reference_dir: str | Path) -> list[str]:
     runs_dir = Path(reference_dir) / "runs"
     if not runs_dir.is_dir():
         return []
-    return sorted(str(p) for p in runs_dir.glob("*/*") if p.name in (*RUN_FILES, "provenance.json"))
+    return sorted(str(p) for p in runs_dir.glob("*/*") if p.name in (*RUN_FILES, DYNAMIC_FILE, "provenance.json"))
 
 
 def stale_runs(runs: Sequence[ReferenceRun], repository: str | Path) -> dict[str, str]:
@@ -168,6 +172,8 @@ def collect(
             target.mkdir(parents=True, exist_ok=True)
             for name in RUN_FILES:
                 shutil.copyfile(source / name, target / name)
+            if (source / DYNAMIC_FILE).is_file():
+                shutil.copyfile(source / DYNAMIC_FILE, target / DYNAMIC_FILE)
             benchmark_path = Path(paths.train_benchmark(str(results), cfg.run_id))
             benchmark = pd.read_csv(benchmark_path, sep="\t") if benchmark_path.is_file() else None
             epochs = pd.read_csv(source / "epochs.csv")

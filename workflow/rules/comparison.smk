@@ -22,6 +22,7 @@ rule comparison:
         metrics=[paths.run_metrics(RESULTS_DIR, run_id) for run_id in COMPARISON_RUNS],
         epochs=[paths.run_epochs(RESULTS_DIR, run_id) for run_id in COMPARISON_RUNS],
         reference=reference_files(REFERENCE_DIR) if REFERENCE_DIR else [],
+        dynamic=paths.dynamic_outputs(CFG),
         benchmarks=[paths.train_benchmark(RESULTS_DIR, run_id) for run_id in COMPARISON_RUNS],
         corpora=[paths.corpus_stats(RESULTS_DIR, key) for key in COMPARISON_CORPORA],
     output:
