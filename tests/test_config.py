@@ -661,13 +661,14 @@ def test_mistakes_that_used_to_fail_in_a_job_fail_at_load(config, expected):
     [
         (
             {"results_dir": ""},
-            "config.results_dir: '' is empty, which would put every output at the file system's root",
+            "config.results_dir: '' is empty, which would put every output at /runs, /tables",
         ),
         ({"results_dir": "/"}, f"config.results_dir: '/' holds the checkout {REPO}: removing the results would remove"),
         ({"results_dir": "."}, f"config.results_dir: '.' holds the checkout {REPO}"),
         ({"results_dir": "src"}, f"config.results_dir: 'src' is inside the checkout's src/ ({REPO / 'src'})"),
         ({"results_dir": "workflow"}, "config.results_dir: 'workflow' is inside the checkout's workflow/"),
         ({"cache_dir": "config/cache"}, "config.cache_dir: 'config/cache' is inside the checkout's config/"),
+        ({"cache_dir": ""}, "config.cache_dir: '' is empty, which would put the cache in the working directory"),
     ],
 )
 def test_an_output_folder_over_the_source_tree_is_refused(monkeypatch, config, expected):

@@ -91,7 +91,7 @@ def test_config_typo_fails_before_any_job_naming_the_key(tmp_path, fixed, named)
         (
             {"results_dir": ""},
             {},
-            "config.results_dir: '' is empty, which would put every output at the file system's root",
+            "config.results_dir: '' is empty, which would put every output at /runs, /tables",
         ),
         ({"results_dir": "src"}, {}, "config.results_dir: 'src' is inside the checkout's src/"),
         # the cache variable is read by the workflow too (config.yaml leaves cache_dir null)

@@ -310,9 +310,14 @@ def load_config(source: str | Path | Mapping[str, Any], *, checkout: str | Path 
     top = schema()["properties"]
     resolved = {key: raw.get(key, prop.get("default")) for key, prop in top.items()}
     checkout = checkout if checkout is not None else locations.package_checkout()
-    results_dir = _output_folder(resolved["results_dir"], "config.results_dir", checkout, "e.g. results/<name>")
+    results_dir = _output_folder(
+        resolved["results_dir"], "config.results_dir", checkout, "e.g. results/<name>", "every output at /runs, /tables"
+    )
     cache_dir, cache_named = locations.resolve("cache_dir", resolved["cache_dir"], "config.cache_dir")
-    _output_folder(cache_dir, cache_named, checkout, f"e.g. {locations.DEFAULTS['cache_dir']}", writable=False)
+    # whether the cache can be written is asked once the corpora it must hold are known (_check_cache)
+    _output_folder(
+        cache_dir, cache_named, checkout, "e.g. data/cache", "the cache in the working directory", writable=False
+    )
     studies = {name: _study(name, body) for name, body in resolved["studies"].items()}
     config = Config(
         data_dir=locations.expand(resolved["data_dir"]) if resolved["data_dir"] is not None else None,
@@ -348,13 +353,14 @@ def load_config(source: str | Path | Mapping[str, Any], *, checkout: str | Path 
     return config
 
 
-def _output_folder(folder: str, named: str, checkout: str | Path | None, example: str, *, writable: bool = True) -> str:
-    """``folder`` (``~`` expanded) if outputs may go there, else a ConfigError naming ``named`` (rnnbench.locations)."""
+def _output_folder(
+    folder: str, named: str, checkout: str | Path | None, example: str, if_empty: str, *, writable: bool = True
+) -> str:
+    """``folder`` (``~`` expanded) if outputs may go there, else a ConfigError naming ``named`` (rnnbench.locations);
+    ``if_empty`` says where an empty one would put them."""
     allowed = f"allowed: a folder of its own outside the checkout's source tree ({example}; made if missing)"
     if not folder:
-        raise ConfigError(
-            f"{named}: {folder!r} is empty, which would put every output at the file system's root; {allowed}"
-        )
+        raise ConfigError(f"{named}: {folder!r} is empty, which would put {if_empty}; {allowed}")
     expanded = locations.expand(folder)
     problem = locations.source_tree_problem(expanded, checkout) or (
         locations.unwritable(expanded) if writable else None
@@ -373,12 +379,14 @@ def _check_cache(config: Config, named: str) -> None:
         return
     from rnnbench.data.corpora import cache_entry, resolve_options  # numpy: only for a cache that cannot be written
 
-    needed = {(cfg.corpus, json.dumps(dict(cfg.corpus_options), sort_keys=True)) for cfg in config.all_runs().values()}
-    needed |= {(a.measure["corpus"], "{}") for a in config.analyses.values() if a.study is None}
+    needed = {cfg.corpus_key: (cfg.corpus, dict(cfg.corpus_options)) for cfg in config.all_runs().values()}
+    needed |= {a.measure["corpus"]: (a.measure["corpus"], {}) for a in config.analyses.values() if a.study is None}
     missing = sorted(
-        name
-        for name, options in needed
-        if not Path(f"{cache_entry(name, resolve_options(name, json.loads(options)), config.cache_dir)}.npz").is_file()
+        {
+            name
+            for name, options in needed.values()
+            if not Path(f"{cache_entry(name, resolve_options(name, options), config.cache_dir)}.npz").is_file()
+        }
     )
     if missing:
         raise ConfigError(
