@@ -34,6 +34,7 @@ SOURCE_FOLDERS = (
     "benchmarks",
     "config",
     "profiles",
+    "reference",  # the committed paper-scale results (rnnbench.reference): outputs must not overwrite them
     "reports",
     "src",
     "tests",
