@@ -245,11 +245,13 @@ def expected_outputs(config: Config, worked_tables: list[str]) -> list[str]:
 
 
 def run_records(config: Config) -> list[str]:
-    """The corpus records, each run's outputs and Snakemake's benchmark of each training and analysis job."""
+    """The corpus records, each run's outputs and Snakemake's benchmark of each training, dynamic-evaluation and
+    analysis job."""
     results = config.results_dir
     runs = config.all_runs()
     outputs = [corpus_stats(results, key) for key in sorted({cfg.corpus_key for cfg in runs.values()})]
     outputs += [path for run_id in sorted(runs) for path in run_outputs(results, run_id)]
+    outputs += [dynamic_benchmark(results, run_id) for run_id in config.dynamic_run_ids()]
     return outputs + [analysis_benchmark(results, name) for name in config.analyses]
 
 

@@ -4,7 +4,11 @@ rule study_summary:
     unigram baseline (rnnbench.outcome)."""
     input:
         metrics=study_metric_files,
-        baselines=paths.table(RESULTS_DIR, "baselines"),
+        # a language-model study's runs are judged against their corpus's unigram model; agreement runs
+        # against chance, which needs no table
+        baselines=lambda wc: (
+            [] if CFG.studies[wc.study].corpus == "agreement" else [paths.table(RESULTS_DIR, "baselines")]
+        ),
     output:
         table=report(
             paths.study_summary(RESULTS_DIR, "{study}"),

@@ -10,5 +10,5 @@ jobs.study_summary(
     record_file=snakemake.output.record,
     provenance_file=snakemake.output.provenance,
     provenance={**snakemake.params.provenance, "config": snakemake.config},
-    baselines=snakemake.input.baselines,
+    baselines=next(iter(snakemake.input.baselines), None),
 )
