@@ -58,6 +58,27 @@ def test_unroll_third_step_carries_the_prefix():
     assert np.abs(h - h3).max() > 0.01
 
 
+def test_unroll_weights_are_the_chapter_matrices_entry_by_entry():
+    t = chapter.unroll_weights()
+    w = t[t.tensor == "W"].set_index(["row", "column"])["value"]
+    assert w[(1, 1)] == 0.6 and w[(1, 2)] == -0.3 and w[(2, 1)] == 0.2 and w[(2, 2)] == 0.5  # as printed
+    u = t[t.tensor == "U"].set_index(["row", "column"])["value"]
+    assert u[(1, 2)] == 0.1 and u[(2, 1)] == -0.2  # (row, column): not the transpose
+    b = t[t.tensor == "b_h"]
+    assert b["value"].tolist() == [0.05, -0.05] and b["column"].isna().all()
+    # The trace rebuilt from this table alone is the unroll table's: what the book's explorable does.
+    W = np.zeros((2, 2))
+    U = np.zeros((2, 2))
+    for r in t[t.tensor != "b_h"].itertuples():
+        (W if r.tensor == "W" else U)[r.row - 1, r.column - 1] = r.value
+    h = np.zeros(2)
+    trace = chapter.unroll()
+    for step in (1, 2, 3):
+        rows = trace[trace.step == step]
+        h = np.tanh(W @ rows.x.to_numpy() + U @ h + b["value"].to_numpy())
+        np.testing.assert_allclose(h, rows.h, rtol=0, atol=1e-15)
+
+
 # ----------------------------------------------------------------------------------------------- parameter tables
 
 
@@ -291,6 +312,7 @@ def test_the_worked_table_job_writes_each_table_atomically(tmp_path):
 def test_every_table_builds_tidy():
     expected = {
         "unroll",
+        "unroll_weights",
         "params_ff_vs_rnn",
         "params_totals",
         "crossover_grid",

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from rnnbench import paths
 
-BOOK_FILES = ("_quarto*.yml", "*.qmd", "*.typ", "*.css")  # what a render reads from reports/
+BOOK_FILES = ("_quarto*.yml", "*.qmd", "*.typ", "*.css", "*.scss", "*.js")  # what a render reads from reports/
 PROFILE = "workflow"  # reports/_quarto-workflow.yml
 PDF = "rnnbench-report.pdf"  # book.output-file in _quarto.yml
 

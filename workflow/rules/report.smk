@@ -39,6 +39,8 @@ rule report:
             + glob.glob("reports/_quarto-*.yml")
             + glob.glob("reports/*.typ")
             + glob.glob("reports/*.css")
+            + glob.glob("reports/*.scss")
+            + glob.glob("reports/*.js")
         ),
         # an edit re-renders the book
     output:

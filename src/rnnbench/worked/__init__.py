@@ -26,6 +26,7 @@ from rnnbench.worked.chapter import (
     params_ff_vs_rnn,
     params_totals,
     unroll,
+    unroll_weights,
 )
 from rnnbench.worked.claims import seed_claims, seed_discrepancies
 from rnnbench.worked.lessons import (
@@ -38,6 +39,7 @@ from rnnbench.worked.lessons import (
 
 TABLES: dict[str, Callable[[], pd.DataFrame]] = {
     "unroll": unroll,
+    "unroll_weights": unroll_weights,
     "params_ff_vs_rnn": params_ff_vs_rnn,
     "params_totals": params_totals,
     "crossover_grid": crossover_grid,

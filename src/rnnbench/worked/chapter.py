@@ -56,6 +56,19 @@ def unroll() -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def unroll_weights() -> pd.DataFrame:
+    """The chapter's W, U and b_h as printed, one row per entry (row and column from 1, as unroll's units are);
+    b_h is a vector, so its column is empty. The book's explorable starts from these and recomputes the trace."""
+    rows = [
+        {"tensor": name, "row": i + 1, "column": j + 1, "value": matrix[i, j]}
+        for name, matrix in (("W", UNROLL_W), ("U", UNROLL_U))
+        for i in range(matrix.shape[0])
+        for j in range(matrix.shape[1])
+    ]
+    rows += [{"tensor": "b_h", "row": i + 1, "column": None, "value": v} for i, v in enumerate(UNROLL_B)]
+    return pd.DataFrame(rows).astype({"column": "Int64"})
+
+
 # --------------------------------------------------------------------------------------------------------------
 # Parameter tables (chapter: |V| = 10,000, d = 100, H = 500).
 
