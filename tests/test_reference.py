@@ -80,17 +80,19 @@ def test_collect_copies_the_small_outputs_of_finished_runs_and_their_provenance(
         "provenance.json",
     ]
     assert run.provenance["commit"] == "abc1234" and run.provenance["config_files"] == FILES
-    assert run.provenance["cpu_seconds"] == 210.0  # 100 + 110 s of epochs, no job record
+    assert (run.provenance["cpu_seconds"], run.provenance["cpu_measured_by"]) == (210.0, "epochs (wall)")
     table = pd.read_csv(repo / "reference" / "runs.csv")
     assert table.to_dict("records") == manifest([run]).to_dict("records")
     assert list(table["test_ppl"]) == [121.0]
 
 
-def test_cpu_seconds_take_the_job_record_when_it_covers_more():
-    epochs = pd.DataFrame({"seconds": [100.0, 110.0]})
-    assert cpu_seconds(epochs, None) == 210.0
-    assert cpu_seconds(epochs, pd.DataFrame({"cpu_time": [260.5]})) == 260.5  # validation and test counted too
-    assert cpu_seconds(epochs, pd.DataFrame({"cpu_time": [90.0]})) == 210.0  # a resumed run's last job only
+def test_cpu_seconds_come_from_the_job_record_when_it_covers_every_epoch():
+    epochs = pd.DataFrame({"seconds": [100.0, 110.0]})  # 210 s of training, wall
+    assert cpu_seconds(epochs, None) == (210.0, "epochs (wall)")
+    # one job of 230 s covered both epochs: its 180 s of CPU are the run's (a busy machine: wall > CPU)
+    assert cpu_seconds(epochs, pd.DataFrame({"s": [230.0], "cpu_time": [180.0]})) == (180.0, "job")
+    # a resumed run's last job (90 s) saw only part of it: the epochs' wall time bounds its CPU
+    assert cpu_seconds(epochs, pd.DataFrame({"s": [90.0], "cpu_time": [85.0]})) == (210.0, "epochs (wall)")
 
 
 def test_a_reference_run_is_stale_once_its_study_or_the_run_id_code_moves_on(tmp_path):

@@ -42,6 +42,7 @@ MANIFEST_COLUMNS = (
     "epochs",
     "max_epochs",
     "cpu_seconds",
+    "cpu_measured_by",
     "commit",
 )
 
@@ -132,13 +133,18 @@ def stale_runs(runs: Sequence[ReferenceRun], repository: str | Path) -> dict[str
     return stale
 
 
-def cpu_seconds(epochs: pd.DataFrame, benchmark: pd.DataFrame | None) -> float:
-    """The CPU time of a one-thread run, at least: its epochs' training seconds, or Snakemake's record of its
-    last job when that is larger (a run never resumed: the record covers validation and test too)."""
+def cpu_seconds(epochs: pd.DataFrame, benchmark: pd.DataFrame | None) -> tuple[float, str]:
+    """(seconds, how they were measured) of a one-thread run's CPU time.
+
+    "job": Snakemake's record of the training job, whose wall time covers every epoch (the run was never
+    resumed), so its CPU time is the whole run's, validation and test included. "epochs (wall)": the run was
+    resumed across jobs, so no record covers it all; its epochs' training seconds are wall time, an upper bound
+    of one thread's CPU time (equal on an idle core, larger on a busy machine)."""
     trained = float(epochs["seconds"].sum()) if "seconds" in epochs else math.nan
-    if benchmark is not None and len(benchmark) and "cpu_time" in benchmark:
-        return max(trained, float(benchmark["cpu_time"].iloc[-1]))
-    return trained
+    if benchmark is not None and len(benchmark) and {"s", "cpu_time"} <= set(benchmark):
+        if float(benchmark["s"].iloc[-1]) >= trained:
+            return float(benchmark["cpu_time"].iloc[-1]), "job"
+    return trained, "epochs (wall)"
 
 
 def collect(
@@ -187,7 +193,7 @@ def collect(
                     "commit": commit,
                     "command": command,
                     "packages": dict(packages),
-                    "cpu_seconds": cpu_seconds(epochs, benchmark),
+                    **dict(zip(("cpu_seconds", "cpu_measured_by"), cpu_seconds(epochs, benchmark))),
                     "threads": cfg.threads,
                     # The split and vocabulary it was measured on, for the comparison with a paper's.
                     "corpus": _read_json(corpus_stats) if corpus_stats.is_file() else None,
@@ -211,6 +217,7 @@ def manifest(runs: Sequence[ReferenceRun]) -> pd.DataFrame:
             "epochs": run.metrics.get("epochs"),
             "max_epochs": run.config["max_epochs"],
             "cpu_seconds": run.provenance.get("cpu_seconds"),
+            "cpu_measured_by": run.provenance.get("cpu_measured_by"),
             "commit": run.provenance.get("commit"),
         }
         for run in runs
