@@ -294,7 +294,7 @@ def _reference_collect(args: argparse.Namespace) -> int:
         args.reference_dir,
         repository=repository,
         command=" ".join(["rnnbench", *sys.argv[1:]]),
-        commit=git_commit(repository),
+        commit=git_commit(repository, ignore=[str(args.reference_dir)]),  # the code's commit, not the folder's
         packages=package_versions(),
     )
     print(f"collected {len(collected)} run(s) into {args.reference_dir}: {', '.join(collected) or 'none'}")

@@ -26,7 +26,7 @@ def config_hash(config: Mapping[str, Any]) -> str:
     return hashlib.sha256(json.dumps(config, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
-def git_commit(checkout: str | Path) -> str:
+def git_commit(checkout: str | Path, *, ignore: Sequence[str] = ()) -> str:
     """The commit checked out in ``checkout``, with ``+dirty`` when tracked files have uncommitted changes.
 
     ``checkout`` is the workflow's own folder (Snakemake's ``workflow.basedir``), not the working
@@ -37,8 +37,12 @@ def git_commit(checkout: str | Path) -> str:
         commit = subprocess.run(
             ["git", "rev-parse", "HEAD"], cwd=cwd, capture_output=True, text=True, check=True
         ).stdout.strip()
+        excluded = [f":(exclude){path}" for path in ignore]  # e.g. the folder being written
         dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"], cwd=cwd, capture_output=True, text=True
+            ["git", "status", "--porcelain", "--untracked-files=no", "--", ".", *excluded],
+            cwd=cwd,
+            capture_output=True,
+            text=True,
         ).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return "unknown (not a git checkout)"
