@@ -99,7 +99,7 @@ def corpus_rows(frame: pd.DataFrame, corpus: str) -> pd.DataFrame:
                 "test_ppl": row.test_ppl,
                 "ratio": Markdown(f"{cell_sig(row.ratio)} of {escape(row.reference_model)}")
                 if pd.notna(row.ratio)
-                else Markdown(escape(row.comparable)),
+                else Markdown(escape(row.comparable.split(":")[0])),  # the reason in full: the section below
             }
         )
     for row in mine.itertuples():
