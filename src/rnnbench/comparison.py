@@ -45,6 +45,7 @@ import numpy as np
 import pandas as pd
 
 from rnnbench.params import crossover_context, ff_minus_rnn
+from rnnbench.published import COLUMNS as PUBLISHED_COLUMNS
 from rnnbench.published import reference_rows
 
 SCALES = ("reference", "paper", "short")
@@ -104,17 +105,8 @@ COMPARISON_COLUMNS = (
     "comparable",
     "seed",
     "commit",
-    "source",
-    "table",
-    "page",
-    "split",
-    "train_tokens",
-    "valid_tokens",
-    "test_tokens",
-    "vocab_size",
-    "counting",
-    "checked_against",
-    "notes",
+    # the published table's description of each row, from its source on (ours fill in theirs)
+    *PUBLISHED_COLUMNS[PUBLISHED_COLUMNS.index("source") :],
 )
 CROSSOVER_COLUMNS = (
     "corpus",
