@@ -313,3 +313,37 @@ def test_crossover_figure_marks_the_analytic_tie(tmp_path):
     assert "1 run(s) without a comparable perplexity" in ax.get_title()
     save(fig, str(tmp_path / "crossover.png"))
     assert (tmp_path / "crossover.png").stat().st_size > 0
+
+
+def test_the_reference_summary_keeps_a_dynamic_row_apart_from_the_static_seeds():
+    from rnnbench.report_comparison import reference_runs
+
+    def row(model, seed, ppl, reference, ref_ppl):
+        return {
+            "corpus": "ptb", "family": "rnn", "studies": "paper_rnn_ptb", "origin": "ours (reference)",
+            "model": model, "seed": seed, "test_ppl": ppl, "valid_ppl": ppl + 7, "epochs": 16,
+            "status": "converged", "commit": "abcdef123", "parameters": 1, "description": f"RNN, seed {seed}",
+            "reference_model": reference, "reference_ppl": ref_ppl, "comparable": "yes",
+        }  # fmt: skip
+
+    frame = pd.DataFrame(
+        [
+            row("rnn-a", 1, 120.0, "RNN LM", 124.7),
+            row("rnn-b", 2, 126.0, "RNN LM", 124.7),
+            row("rnn-b dynamic", 2, 117.0, "RNN LM, dynamic evaluation", 123.2),
+        ]
+    )
+    static, dynamic = reference_runs(frame).to_dict("records")
+    # two seeds: mean 123, range 120-126, straddling 124.7; the dynamic row alone, against 123.2
+    assert (static["test_ppl"], static["test_min"], static["test_max"], static["seeds"]) == (
+        123.0,
+        120.0,
+        126.0,
+        "1, 2",
+    )
+    assert static["ratio"] == pytest.approx(123.0 / 124.7) and static["description"] == "RNN"
+    assert (dynamic["test_ppl"], dynamic["reference_model"], dynamic["seeds"]) == (
+        117.0,
+        "RNN LM, dynamic evaluation",
+        "2",
+    )

@@ -123,8 +123,10 @@ def reference_runs(frame: pd.DataFrame) -> pd.DataFrame:
     seeds' mean test perplexity and range, epochs, status, commit, and the ratio of the mean to the
     published row it is measured against (only where every seed is comparable: same vocabulary, not stale)."""
     mine = frame[frame["origin"] == "ours (reference)"]
+    # a run scored under dynamic evaluation is a row of its own ("<run> dynamic"), beside the published dynamic row
+    mine = mine.assign(_dynamic=mine["model"].str.endswith(" dynamic"))
     rows = []
-    for (corpus, family, study), runs in mine.groupby(["corpus", "family", "studies"], sort=False):
+    for (corpus, family, study, _), runs in mine.groupby(["corpus", "family", "studies", "_dynamic"], sort=False):
         measured = runs.dropna(subset=["test_ppl"])
         fresh = runs[runs["status"] != "stale"]
         comparable = (runs["comparable"] == "yes").all() and len(measured) == len(runs)
