@@ -293,10 +293,9 @@ def comparison_table(
         commit="",
     )
     mine = []
-    own_stats = ours["corpus_stats"] if "corpus_stats" in ours else pd.Series([None] * len(ours), index=ours.index)
-    for row, own in zip(ours[ours["corpus"].isin(corpora)].itertuples(), own_stats[ours["corpus"].isin(corpora)]):
+    for row in ours[ours["corpus"].isin(corpora)].itertuples():
         ref = references.get((row.corpus, row.family))
-        stats = own or (corpus_stats or {}).get(row.corpus, {})
+        stats = getattr(row, "corpus_stats", None) or (corpus_stats or {}).get(row.corpus, {})
         why_not = _why_not_comparable(row, ref, stats)
         comparable = not why_not
         mine.append(
