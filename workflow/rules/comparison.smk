@@ -71,8 +71,8 @@ rule comparison:
         runs=COMPARISON_RUNS,
         scale=COMPARISON.scale,
         crossover=COMPARISON.crossover,
-        reference=REFERENCE_DIR,
-        repository=workflow.basedir,
+        reference=lambda wc: REFERENCE_DIR,  # its files are the rule's inputs; the folder names where they sit
+        repository=lambda wc: workflow.basedir,  # whose config files the reference runs are checked against
         provenance=provenance_for("comparison"),
     script:
         "../scripts/comparison.py"
