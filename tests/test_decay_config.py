@@ -164,3 +164,36 @@ def test_an_untrained_lstm_point_is_measured_with_the_lstms_own_quantities():
     assert set(backward["quantity"]) == {"h", "x", "c"}  # the cell state's gradient as well
     assert backward["distance"].max() == 19
     assert rates["radius_rate"].isna().all()  # no diag(f') U to predict from
+
+
+def test_a_window_longer_than_the_generated_split_is_refused_in_the_job_with_the_key_and_its_exact_length(tmp_path):
+    from rnnbench import jobs
+
+    # The default agreement test split: 2,000 sentences, at most 52,000 tokens by the grammar, 29,846 generated.
+    # 40,000 steps pass the config's bound and are refused once the corpus exists, before anything is written.
+    measure = {"corpus": "agreement", "split": "test", "steps": 40_000, "sequences": 2}
+    cfg = load_config(config(a={**UNTRAINED, "measure": measure}))
+    analysis, points = cfg.analyses["a"], cfg.analysis_points("a")
+    job_points = [
+        {
+            "keys": dict(p.keys),
+            "untrained": dict(p.untrained),
+            "model": None,
+            "corpus": "agreement",
+            "corpus_options": {},
+        }
+        for p in points
+    ]
+    out = tmp_path / "analysis"
+    outs = {name: str(out / f"{name}.csv") for name in paths.ANALYSIS_TABLES["gradient_decay"]}
+    outs |= {f"{name}_provenance": str(out / f"{name}.json") for name in paths.ANALYSIS_TABLES["gradient_decay"]}
+    outs["record"] = str(out / "analysis.json")
+    with pytest.raises(ConfigError) as caught:
+        jobs.decay_analysis(
+            analysis.record(points), job_points, outs, data_dir=None, cache_dir=str(tmp_path), provenance={}
+        )
+    assert str(caught.value) == (
+        "analyses.a.measure.steps: 40000 needs windows of 40,001 tokens, and the agreement test split has 29,846; "
+        "allowed: steps <= 29,845, or more test_sentences"
+    )
+    assert not out.exists()

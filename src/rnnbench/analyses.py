@@ -215,13 +215,23 @@ def _check_windows(analysis: Analysis, points: list[AnalysisPoint], where: str) 
         corpora[(name, repr(sorted(options.items())))] = (name, dict(options))
     for name, options in corpora.values():
         size = known_sizes(name, options).max_tokens.get(split)
-        if size is not None and steps + 1 > size:
-            exact = name in ("ptb", "brown")  # the agreement corpus's length is known once generated: a bound here
-            allowed = f"steps <= {size - 1:,}" if exact else f"fewer steps, or more {split}_sentences"
-            raise ConfigError(
-                f"{where}.measure.steps: {steps} needs windows of {steps + 1:,} tokens, and the {name} {split} split "
-                f"has {'' if exact else 'at most '}{size:,}; allowed: {allowed}"
-            )
+        if size is not None:
+            # the agreement corpus's length is known once generated: a bound here, checked exactly in the job
+            check_window(where, steps, name, split, size, exact=name in ("ptb", "brown"))
+
+
+def check_window(where: str, steps: int, corpus: str, split: str, size: int, *, exact: bool = True) -> None:
+    """Refuse `steps` when a window of `steps` + 1 tokens does not fit a `split` of `size` tokens (`exact`: the
+    split's length, else a bound on it); `where` is the analysis's config path, as in every message."""
+    if steps + 1 <= size:
+        return
+    allowed = f"steps <= {size - 1:,}" if exact else "fewer steps"
+    if corpus == "agreement":
+        allowed += f", or more {split}_sentences"
+    raise ConfigError(
+        f"{where}.measure.steps: {steps} needs windows of {steps + 1:,} tokens, and the {corpus} {split} split "
+        f"has {'' if exact else 'at most '}{size:,}; allowed: {allowed}"
+    )
 
 
 def _study_points(analysis: Analysis, config: "Config", where: str) -> list[AnalysisPoint]:

@@ -145,6 +145,7 @@ def decay_analysis(
     """
     import time
 
+    from rnnbench.analyses import check_window
     from rnnbench.decay import decay_point, network, passage_decay
     from rnnbench.decay.analysis import DTYPES
 
@@ -161,9 +162,12 @@ def decay_analysis(
             tables["passage"].append(table)
         else:
             fit = tuple(measure["fit"]) if measure["fit"] is not None else None
+            ids = getattr(corpus, measure["split"])
+            # the config's check knew only a bound for a generated corpus; its real length is known now
+            check_window(f"analyses.{record['name']}", measure["steps"], point["corpus"], measure["split"], len(ids))
             curves, rates = decay_point(
                 source,
-                getattr(corpus, measure["split"]),
+                ids,
                 len(corpus.vocab),
                 steps=measure["steps"],
                 count=measure["sequences"],
