@@ -224,19 +224,20 @@ def test_higher_order_fits_its_own_training_text_better():
 
 
 def test_unigram_perplexity_by_hand():
-    # train "the cat the sat": p(the) = 1/2, p(cat) = p(sat) = 1/4; test "the cat": ppl = (1/2 * 1/4)^(-1/2) = sqrt 8
+    # train "the cat the sat", 4 tokens over 5 words, add-one: (c + 1) / (4 + 5) = 1/9, 2/9, 1/9, 2/9, 3/9;
+    # test "the cat": ppl = (3/9 * 2/9)^(-1/2) = sqrt(81 / 6)
     model = Unigram.fit(ids("the cat the sat"), len(VOCAB))
-    assert model.probabilities.tolist() == [0.0, 0.25, 0.0, 0.25, 0.5]
+    assert model.probabilities * 9 == pytest.approx([1, 2, 1, 2, 3])
     score = model.score(ids("the cat"))
-    assert (score.n_tokens, score.zero_prob) == (2, 0)
-    assert score.perplexity == pytest.approx(math.sqrt(8))
+    assert score.n_tokens == 2
+    assert score.perplexity == pytest.approx(math.sqrt(81 / 6))
 
 
-def test_unigram_leaves_out_and_counts_words_never_seen_in_training():
-    # "dog" never occurs in train: probability 0, left out of the perplexity and counted; "the" alone: ppl 2
+def test_unigram_scores_a_word_never_seen_in_training_with_its_added_count():
+    # "dog" never occurs in train: p = 1/9, counted like every other token; "the dog": (3/9 * 1/9)^(-1/2) = sqrt 27
     score = Unigram.fit(ids("the cat the sat"), len(VOCAB)).score(ids("the dog"))
-    assert (score.n_tokens, score.zero_prob) == (1, 1)
-    assert score.perplexity == pytest.approx(2.0)
+    assert score.n_tokens == 2
+    assert score.perplexity == pytest.approx(math.sqrt(27))
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -344,7 +345,7 @@ def test_baseline_tables_are_tidy_with_one_row_per_corpus_model_and_split(cache_
     agree_ppl = ppl[ppl["corpus_key"] == "agreement-0000"].set_index(["model", "split"])["perplexity"]
     assert agree_ppl["kn3", "test"] < agree_ppl["unigram", "test"]
     toy_test = ppl[(ppl["corpus_key"] == "toy-0000") & (ppl["split"] == "test")]
-    assert (toy_test["n_tokens"] == 600).all() and (toy_test["zero_prob"] == 0).all()
+    assert (toy_test["n_tokens"] == 600).all()
     disc = tables["kn_discounts"]
     assert disc.groupby("corpus_key")["ngram_order"].apply(list).to_dict() == {
         "agreement-0000": [1, 2, 3],
@@ -390,5 +391,5 @@ def test_kn5_on_ptb_is_within_three_percent_of_mikolov(ptb):
     ours = model.score(ptb.test).perplexity
     assert abs(ours / mikolov - 1) < 0.03, (ours, mikolov)
     unigram = Unigram.fit(ptb.train, len(ptb.vocab)).score(ptb.test)
-    assert unigram.zero_prob == 0  # PTB's vocabulary is its training text's: every test word was seen
+    assert unigram.n_tokens == ptb.test.size
     assert unigram.perplexity > 4 * ours

@@ -33,9 +33,11 @@ An order whose count-of-counts give no such discounts (no n-gram seen three time
 distinct words, so the unigrams' continuation counts have n3 = 0. FALLBACK_DISCOUNTS are KenLM's
 (lmplz --discount_fallback).
 
-The unigram model is the maximum-likelihood estimate c(w)/N over the training stream. A test token whose
-word never occurs in training has probability 0 under it; such tokens are left out of its perplexity and
-counted (``zero_prob``), as SRILM reports "zeroprobs", rather than making the perplexity infinite.
+The unigram model is add-one (Laplace): (c(w) + 1) / (N + V) over the training stream's N tokens and the V
+words of the vocabulary. A word the training stream never holds (Brown's vocabulary counts words over the
+whole corpus) keeps a probability, so the unigram scores every token a network is scored on: a maximum-
+likelihood unigram would have to leave those tokens out, and its perplexity would be over an easier text.
+On PTB, whose vocabulary is its training text's, the added counts move the perplexity by a fraction of 1%.
 
 Tables, vectorised with numpy: the m-grams of order m are numbered by np.unique over integer keys
 ``index of the (m-1)-gram context * (|V| + 1) + word``, so a 5-gram key stays far inside int64.
@@ -61,8 +63,7 @@ class Score:
     """Summed negative log-likelihood (nats) of the predicted tokens of a split."""
 
     nll_sum: float
-    n_tokens: int  # tokens predicted and counted in the perplexity
-    zero_prob: int = 0  # tokens left out because the model gives them probability 0 (unigram only)
+    n_tokens: int  # tokens predicted, every one counted in the perplexity
 
     @property
     def perplexity(self) -> float:
@@ -93,7 +94,7 @@ def _check_ids(ids: np.ndarray, vocab_size: int, what: str) -> np.ndarray:
 
 @dataclass(frozen=True)
 class Unigram:
-    counts: np.ndarray  # (V,) int64: how often each word occurs in the training stream
+    counts: np.ndarray  # (V,) int64: how often each word occurs in the training stream (before the added one)
 
     @classmethod
     def fit(cls, train: np.ndarray, vocab_size: int) -> Unigram:
@@ -104,13 +105,11 @@ class Unigram:
 
     @property
     def probabilities(self) -> np.ndarray:
-        return self.counts / self.counts.sum()  # (V,)
+        return (self.counts + 1) / (self.counts.sum() + self.counts.size)  # (V,) add-one
 
     def score(self, ids: np.ndarray) -> Score:
         ids = _check_ids(ids, self.counts.size, "unigram scored stream")
-        p = self.probabilities[ids]  # (N,)
-        seen = p > 0
-        return Score(float(-np.log(p[seen]).sum()), int(seen.sum()), int((~seen).sum()))
+        return Score(float(-np.log(self.probabilities[ids]).sum()), int(ids.size))
 
 
 # ---------------------------------------------------------------------------------------------- Kneser-Ney

@@ -1,13 +1,12 @@
 """The baselines' tables for one prepared corpus: perplexities, Kneser-Ney discounts, agreement heuristics.
 
-    perplexity      corpus_key, corpus, model, order, split, perplexity, n_tokens, zero_prob
+    perplexity      corpus_key, corpus, model, order, split, perplexity, n_tokens
     discounts       corpus_key, corpus, model, order, ngram_order, ngrams, n1..n4, D1, D2, D3plus, estimated
     agreement       corpus_key, split, distance, heuristic, accuracy, n   (corpora with agreement probes)
 
 Both models are estimated on the whole training split and score the whole validation and test splits,
-whatever slice of them a run reads; model is "unigram" or "kn<order>" (e.g. kn5). zero_prob counts the
-tokens a model gives probability 0 and leaves out of n_tokens (the unigram's words never seen in training;
-Kneser-Ney has none).
+whatever slice of them a run reads; model is "unigram" (add-one) or "kn<order>" (e.g. kn5). Both give every
+word of the vocabulary a probability: n_tokens is every predicted token of the split, as for a network.
 """
 
 from __future__ import annotations
@@ -26,7 +25,7 @@ from rnnbench.data.synthetic import EOS
 log = logging.getLogger(__name__)
 
 SCORED_SPLITS = ("valid", "test")
-PERPLEXITY_COLUMNS = ("corpus_key", "corpus", "model", "order", "split", "perplexity", "n_tokens", "zero_prob")
+PERPLEXITY_COLUMNS = ("corpus_key", "corpus", "model", "order", "split", "perplexity", "n_tokens")
 DISCOUNT_COLUMNS = (
     *("corpus_key", "corpus", "model", "order", "ngram_order", "ngrams"),
     *("n1", "n2", "n3", "n4", "D1", "D2", "D3plus", "estimated"),
@@ -58,7 +57,6 @@ def perplexity_tables(corpus_key: str, corpus: Corpus, order: int) -> tuple[pd.D
                     "split": split,
                     "perplexity": score.perplexity,
                     "n_tokens": score.n_tokens,
-                    "zero_prob": score.zero_prob,
                 }
             )
     log.info(
