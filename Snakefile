@@ -10,17 +10,22 @@ from snakemake.utils import min_version
 
 min_version("9.0")
 
-from rnnbench.config import config_files_in_merge_order, load_config, merge_config_files
+from rnnbench.config import check_config_files, config_files_in_merge_order, load_config
 from rnnbench.locks import clear_stale_locks
 
-# The config files in the order they are merged, each over the ones before: config/config.yaml, then each
-# --configfile in command-line order (Snakemake's own list puts a `configfile:` last), then --config KEY=VALUE.
-# Read here with the loader that refuses duplicate keys and names the file and line of any error.
+# Snakemake merges config/config.yaml, then each --configfile in command-line order, then --config KEY=VALUE,
+# into `config`. Its YAML loader keeps the last of two equal keys without a word and names no line of a syntax
+# error, so each file is read first by one that refuses both, naming the file and the lines: a check only, the
+# merged config is Snakemake's. CONFIG_FILES: the files in that order, for provenance.
 CONFIG_FILES = config_files_in_merge_order(
     f"{workflow.basedir}/config/config.yaml", workflow.config_settings.configfiles
 )
-config.clear()
-config.update(merge_config_files(CONFIG_FILES, workflow.config_settings.config))
+check_config_files(CONFIG_FILES)
+
+
+configfile: f"{workflow.basedir}/config/config.yaml"
+
+
 # Validated against workflow/schemas/config.schema.yaml here, at parse time: a typo fails before any job.
 CFG = load_config(config, checkout=workflow.basedir)
 

@@ -20,6 +20,12 @@ batch 10, as word_language_model):
   Adam, for-loop    a reference row: the same with torch's Adam as it runs on CPU unless asked for its fused
                     kernel (a loop over the parameters, several passes each), so that the fused update's gain
                     can be read beside it
+  Adam, torch.optim fused
+                    torch's public API for the same update, torch.optim.Adam(fused=True): the same kernel as
+                    rnnbench's Adam, plus the import of torch._dynamo that building any torch.optim optimiser
+                    costs a fresh process (rnnbench.optim's docstring), with the embedding's gradient dense
+                    (torch's fused Adam takes no sparse gradient); so that the private operator's whole-run
+                    gain can be read beside it
   Adam, embedding gradient dense
                     a reference row: rnnbench's Adam given the embedding's whole gradient, as backward writes it
                     when the embedding is not sparse, where the loop scatters the rows a step used into a kept
@@ -140,12 +146,18 @@ def timed_parts(timers: plain_loop.Timers):
 
 
 def run_ours(
-    output: str, threads: int, args, optimizer: str = "sgd", adam_loop: bool = False, dense_embedding: bool = False
+    output: str,
+    threads: int,
+    args,
+    optimizer: str = "sgd",
+    torch_adam: str | None = None,
+    dense_embedding: bool = False,
 ) -> dict:
     cfg = run_config(output, threads, args.train_tokens, args.eval_tokens, optimizer)
     # Both in this child process only.
-    if adam_loop:
-        train_module.make_optimizer = lambda cfg, model: torch.optim.Adam(model.parameters(), lr=cfg.lr)
+    if torch_adam is not None:  # "for-loop" or "fused": torch.optim.Adam instead of rnnbench.optim.Adam
+        fused = torch_adam == "fused"
+        train_module.make_optimizer = lambda cfg, model: torch.optim.Adam(model.parameters(), lr=cfg.lr, fused=fused)
     if dense_embedding:
         optim.sparse_embedding_gradients = lambda model: None  # train_module calls it through the module
     timers = plain_loop.Timers()
@@ -203,7 +215,10 @@ CONTENDERS = {
     "rnnbench train_run, full": lambda t, args: run_ours("full", t, args),
     "rnnbench train_run, adaptive [1000, 5000]": lambda t, args: run_ours("adaptive", t, args),
     "rnnbench train_run, adaptive, Adam": lambda t, args: run_ours("adaptive", t, args, "adam"),
-    "  (adaptive, Adam, torch's for-loop Adam)": lambda t, args: run_ours("adaptive", t, args, "adam", True),
+    "  (adaptive, Adam, torch's for-loop Adam)": lambda t, args: run_ours("adaptive", t, args, "adam", "for-loop"),
+    "  (adaptive, Adam, torch.optim fused)": lambda t, args: run_ours(
+        "adaptive", t, args, "adam", "fused", dense_embedding=True
+    ),
     "  (adaptive, Adam, embedding gradient dense)": lambda t, args: run_ours(
         "adaptive", t, args, "adam", dense_embedding=True
     ),

@@ -13,6 +13,7 @@ import yaml
 from rnnbench.config import (
     ConfigError,
     RunConfig,
+    check_config_files,
     config_files_in_merge_order,
     load_config,
     merge_config_files,
@@ -540,6 +541,36 @@ def test_config_files_are_listed_in_merge_order(tmp_path, monkeypatch):
     given = [tmp_path / "config" / "smoke.yaml", tmp_path / "more.yaml", default]
     assert config_files_in_merge_order(default, given) == ["config/config.yaml", "config/smoke.yaml", "more.yaml"]
     assert config_files_in_merge_order(default, []) == ["config/config.yaml"]
+
+
+def test_checking_config_files_names_the_file_and_lines_of_a_duplicate_key(tmp_path):
+    good, bad = tmp_path / "good.yaml", tmp_path / "bad.yaml"
+    good.write_text("threads: 1\n")
+    bad.write_text("run:\n  hidden: 5\n  hidden: 6\n")
+    check_config_files([good])
+    with pytest.raises(ConfigError, match=r"bad\.yaml:3: key 'hidden' given twice in one mapping \(lines 2 and 3\)"):
+        check_config_files([good, bad])
+
+
+def test_the_workflow_merges_configfiles_in_order_and_the_command_line_config_last(tmp_path):
+    # Snakemake's own merge: config/config.yaml, then smoke.yaml and a.yaml in that order, then --config
+    first = tmp_path / "a.yaml"
+    first.write_text(f"results_dir: {tmp_path / 'from-file'}\n")
+    command = [sys.executable, "-m", "snakemake", "-n", "results", "--cores", "1"]
+    command += ["--configfile", "config/smoke.yaml", str(first)]
+    done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert f"{tmp_path / 'from-file'}/runs/" in done.stdout
+    override = subprocess.run(
+        [*command, "--config", f"results_dir={tmp_path / 'from-command-line'}"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert override.returncode == 0, override.stderr[-3000:]
+    assert f"{tmp_path / 'from-command-line'}/runs/" in override.stdout
+    assert "from-file" not in override.stdout
 
 
 def test_merge_applies_command_line_settings_last(tmp_path):

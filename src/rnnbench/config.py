@@ -38,7 +38,13 @@ from rnnbench.schema import (
 )
 from rnnbench.analyses import Analysis, AnalysisPoint, analysis_points, parse_analysis
 from rnnbench.comparison_config import Comparison, parse_comparison
-from rnnbench.configfile import ConfigError, config_files_in_merge_order, merge_config_files, read_yaml
+from rnnbench.configfile import (
+    ConfigError,
+    check_config_files,
+    config_files_in_merge_order,
+    merge_config_files,
+    read_yaml,
+)
 
 __all__ = [  # the config files' functions are part of this module's interface
     "Config",
@@ -47,6 +53,7 @@ __all__ = [  # the config files' functions are part of this module's interface
     "Study",
     "check_settings",
     "checked_corpus_options",
+    "check_config_files",
     "config_files_in_merge_order",
     "json_settings",
     "load_config",

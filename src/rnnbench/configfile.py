@@ -72,9 +72,16 @@ def read_yaml(path: str | Path, *, text: str | None = None) -> dict[str, Any]:
 
 
 def config_files_in_merge_order(default: str | Path, given: Sequence[str | Path]) -> list[str]:
-    """The workflow's config files as they are merged, each over the ones before: its default file, then the
-    ``--configfile`` files in command-line order; relative to the working directory, each listed once."""
+    """The workflow's config files as Snakemake merges them, each over the ones before: its default file, then
+    the ``--configfile`` files in command-line order; relative to the working directory, each listed once."""
     return list(dict.fromkeys(os.path.relpath(path) for path in (default, *given)))
+
+
+def check_config_files(paths: Sequence[str | Path]) -> None:
+    """Read each config file with `read_yaml`, for its errors only: a config that another loader merged (the
+    workflow's, by Snakemake) is checked for what that loader lets through, duplicate keys above all."""
+    for path in dict.fromkeys(Path(p) for p in paths):
+        read_yaml(path)
 
 
 def merge_config_files(paths: Sequence[str | Path], overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
