@@ -10,7 +10,7 @@ import pytest
 
 from rnnbench import jobs
 from rnnbench.config import ConfigError, load_config, merge_config_files
-from rnnbench.findings import stats
+from rnnbench.findings import findings_table, stats
 from rnnbench.findings.catalog import CLAIMS, ROLES
 from rnnbench.findings.evidence import Evidence, Roles
 from rnnbench.findings.registry import COLUMNS, FAILS, HOLDS, NOT_SHOWN, PARTLY, SEEDS, Part, combine, judge
@@ -372,3 +372,20 @@ def test_every_quote_is_the_seeds_own_words():
         assert c.seed in SEEDS
         assert c.quote in (folder / c.seed).read_text(encoding="utf-8"), c.id
     assert len({c.id for c in CLAIMS}) == len(CLAIMS)
+
+
+def test_the_book_links_each_claim_to_the_sections_its_evidence_has(tmp_path):
+    from rnnbench import report_findings as rf
+
+    roles = clipping_folder(tmp_path, list(UNCLIPPED))
+    (tmp_path / "analyses" / "radii").mkdir(parents=True)
+    (tmp_path / "analyses" / "radii" / "analysis.json").write_text(json.dumps({"kind": "gradient_decay"}))
+    evidence = "studies/clipping_ptb; analyses/radii; analyses/absent; studies/absent; tables/benchmarks.csv"
+    tables = {"tables/benchmarks.csv": "sec-benchmarks"}
+    assert rf.sections(evidence, tables, tmp_path) == ["sec-study-clipping-ptb", "sec-analysis-radii", "sec-benchmarks"]
+    out = tmp_path / "tables" / "findings.csv"
+    table, _ = findings_table(tmp_path, Roles(studies=roles.studies, worked=False))
+    out.parent.mkdir(exist_ok=True)
+    table.to_csv(out, index=False)
+    counts = rf.verdict_counts(rf.findings(tmp_path))
+    assert sum(counts.values()) == len(CLAIMS) and counts[HOLDS] >= 2  # clip_direction and clip_quality

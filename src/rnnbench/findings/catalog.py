@@ -6,7 +6,19 @@ from __future__ import annotations
 
 from rnnbench.findings import clipping, decay, truncation, window
 from rnnbench.findings.evidence import Evidence
-from rnnbench.findings.registry import CHAPTER, FAILS, HOLDS, LESSON_001, LESSON_003, Claim, Judged, Need, Part, num
+from rnnbench.findings.registry import (
+    CHAPTER,
+    FAILS,
+    HOLDS,
+    LESSON_001,
+    LESSON_003,
+    LEVEL,
+    Claim,
+    Judged,
+    Need,
+    Part,
+    num,
+)
 
 
 def _study(role: str) -> Need:
@@ -17,6 +29,7 @@ def _analysis(role: str) -> Need:
     return Need("analysis", role)
 
 
+PCT = f"{LEVEL:.0%}"  # the rules' interval, as they print it
 LESSON_REACH = "lesson_gradient_reach"  # a worked table (rnnbench.worked), built whenever tables.worked is on
 
 
@@ -43,7 +56,7 @@ CLAIMS: tuple[Claim, ...] = (
         "So the model reads a sentence through a slot of fixed width. Everything outside falls away, exactly as it did for the counter.",
         (_study("window"),),
         "per window width n−1: agreement accuracy at head-verb distance n−1 minus at n, one value per seed",
-        "holds if every window's accuracy falls measurably from distance n−1 to n (95% t-interval over seeds above 0)",
+        f"holds if every window's accuracy falls measurably from distance n−1 to n ({PCT} t-interval over seeds above 0)",
         window.blind,
     ),
     Claim(
@@ -52,7 +65,7 @@ CLAIMS: tuple[Claim, ...] = (
         "So the state at step $t$ depends on every word read so far. There is no window and no cliff.",
         (_study("recurrence"),),
         "per recurrence size: the drop in agreement accuracy between adjacent head-verb distances, one value per seed",
-        "holds if no adjacent drop is measurably above 0 (95% t-intervals over seeds, Bonferroni over the pairs)",
+        f"holds if no adjacent drop is measurably above 0 ({PCT} t-intervals over seeds, Bonferroni over the pairs)",
         window.no_cliff,
     ),
     Claim(
@@ -61,7 +74,7 @@ CLAIMS: tuple[Claim, ...] = (
         "Widening the window is not a fix. The hidden matrix $W_h$ has shape $(n-1)d \\times H$, so its size grows with every word you admit.",
         (_study("window_width"),),
         "parameters each added word of context adds; the study's metric, widest minus next-widest window, seed means",
-        "holds if every added word adds parameters and the widest window is not measurably better than the next (Welch 95% interval)",
+        f"holds if every added word adds parameters and the widest window is not measurably better than the next (Welch {PCT} interval)",
         window.widening,
     ),
     Claim(
@@ -70,7 +83,7 @@ CLAIMS: tuple[Claim, ...] = (
         "Gradients decay geometrically with distance.",
         (_analysis("trained_decay"),),
         "per trained run, final weights: least-squares fit of log ‖∂L/∂h‖ against distance, its slope and R²",
-        "holds if every fit has R² ≥ 0.9 and a slope measurably below 0 (95% interval of the fit)",
+        f"holds if every fit has R² ≥ 0.9 and a slope measurably below 0 ({PCT} interval of the fit)",
         decay.geometric,
     ),
     Claim(
@@ -79,7 +92,7 @@ CLAIMS: tuple[Claim, ...] = (
         "If every eigenvalue of $U$ satisfies $|\\lambda| < 1$, the product shrinks towards zero. Gradients vanish.",
         (_analysis("radius"),),
         "per untrained tanh network with ρ(U) < 1: the rate of ‖∂L/∂h‖, log of its per-step factor",
-        "holds if every such rate is measurably below 0 (95% interval over seeds, or of the fit for one seed)",
+        f"holds if every such rate is measurably below 0 ({PCT} interval over seeds, or of the fit for one seed)",
         decay.vanish,
     ),
     Claim(
@@ -88,7 +101,7 @@ CLAIMS: tuple[Claim, ...] = (
         "If any eigenvalue satisfies $|\\lambda| > 1$, the product grows without bound. Gradients explode.",
         (_analysis("radius"),),
         "per untrained tanh network with ρ(U) > 1: the rate of ‖∂L/∂h‖, log of its per-step factor",
-        "holds if every such rate is measurably above 0 (95% interval over seeds, or of the fit for one seed)",
+        f"holds if every such rate is measurably above 0 ({PCT} interval over seeds, or of the fit for one seed)",
         decay.explode,
     ),
     Claim(
@@ -97,7 +110,7 @@ CLAIMS: tuple[Claim, ...] = (
         "Only $|\\lambda| = 1$ survives, and nothing in training holds it there.",
         (_analysis("trained_decay"),),
         "per trained setting, final weights: the rate of ‖∂L/∂h‖ (0 is |λ| = 1); ρ(U) at initialisation and at the end",
-        "holds if every trained setting's rate is measurably away from 0 (95% interval over seeds, or of the fit for one seed)",
+        f"holds if every trained setting's rate is measurably away from 0 ({PCT} interval over seeds, or of the fit for one seed)",
         decay.not_held,
     ),
     Claim(
@@ -106,7 +119,7 @@ CLAIMS: tuple[Claim, ...] = (
         "A derivative capped at $0.25$ shrinks the gradient by at least a factor of four at every step.",
         (_analysis("activation"),),
         "per untrained sigmoid network: the measured per-step factor exp(rate) of ‖∂L/∂h‖",
-        "holds if no sigmoid network's per-step factor is measurably above 1/4 (95% interval)",
+        f"holds if no sigmoid network's per-step factor is measurably above 1/4 ({PCT} interval)",
         decay.sigmoid_quarter,
     ),
     Claim(
@@ -115,7 +128,7 @@ CLAIMS: tuple[Claim, ...] = (
         "Clipping changes how far the step goes and never which way it points",
         (_study("clipping"),),
         "per corpus: the smallest mean cosine between clipped and unclipped update over learned norm-clipped runs that clipped a step",
-        "holds if that cosine is 1 (within 1e-6) on every corpus",
+        f"holds if that cosine is 1 (within {clipping.COSINE_TOLERANCE:g}) on every corpus",
         clipping.direction,
     ),
     Claim(
@@ -124,7 +137,7 @@ CLAIMS: tuple[Claim, ...] = (
         "Exploding gradients have a one line remedy.",
         (_study("clipping"),),
         "per corpus, rate and threshold where an unclipped run diverged: how many norm-clipped runs diverged, of their seeds",
-        "holds if at every rate where an unclipped run diverged, no norm-clipped run diverged",
+        "holds if at every rate where an unclipped run diverged, no norm-clipped run diverged (every run counts, learned or not)",
         clipping.divergence,
     ),
     Claim(
@@ -133,7 +146,7 @@ CLAIMS: tuple[Claim, ...] = (
         "which is why it costs nothing in quality.",
         (_study("clipping"),),
         "per corpus, rate where no unclipped run diverged, and threshold: the study's metric, clipped minus unclipped, seed means of learned runs (relative to unclipped)",
-        "holds if no threshold that clipped a step is measurably worse than no clipping (Welch 95% interval of the difference)",
+        f"holds if no threshold that clipped a step is measurably worse than no clipping (Welch {PCT} interval of the difference)",
         clipping.quality,
     ),
     Claim(
@@ -142,7 +155,7 @@ CLAIMS: tuple[Claim, ...] = (
         "It does nothing whatever for vanishing gradients.",
         (_analysis("clipping_decay"),),
         "the rate of ‖∂L/∂h‖ in learned runs of a clipping study, clipped minus unclipped at the same learning rate",
-        "holds if no clipped setting's gradient decays measurably more slowly than the unclipped runs' (Welch 95% interval)",
+        f"holds if no clipped setting's gradient decays measurably more slowly than the unclipped runs' (Welch {PCT} interval)",
         clipping.vanishing,
     ),
     Claim(
@@ -151,7 +164,7 @@ CLAIMS: tuple[Claim, ...] = (
         "Any dependency spanning a segment boundary is invisible to training.",
         (_study("truncation_reach"),),
         "per truncation length k: agreement accuracy on head-verb distances beyond k, full-sentence BPTT minus k-truncated, seed means",
-        "holds if for every k full-sentence BPTT is measurably more accurate beyond k (Welch 95% interval above 0)",
+        f"holds if for every k full-sentence BPTT is measurably more accurate beyond k (Welch {PCT} interval above 0)",
         truncation.invisible,
     ),
     Claim(
@@ -160,7 +173,7 @@ CLAIMS: tuple[Claim, ...] = (
         "Unrolling a sequence of thousands of steps is expensive in memory and slow.",
         (_study("truncation_cost"),),
         "longest against shortest truncation: training tokens per second and the training job's peak memory, seed means",
-        "holds if the longest unrolling is measurably slower and measurably larger in peak memory (Welch 95% intervals)",
+        f"holds if the longest unrolling is measurably slower and measurably larger in peak memory (Welch {PCT} intervals)",
         truncation.cost,
     ),
     Claim(
@@ -169,7 +182,7 @@ CLAIMS: tuple[Claim, ...] = (
         "What follows is the fix, and it comes with a property nobody expects from a fix: the network that applies it is smaller than the one that fails.",
         (_study("window"), _study("recurrence")),
         "per window paired with the recurrence of the nearest parameter count (within 1.25×): the study metric, recurrence minus window, seed means",
-        "holds if at every matched pair the recurrence is measurably better (Welch 95% interval)",
+        f"holds if at every matched pair the recurrence is measurably better (Welch {PCT} interval)",
         window.beats,
     ),
     Claim(

@@ -28,6 +28,9 @@ LESSON_001 = "001_be007dee4de86cc7.txt"  # "The vanilla RNN"
 LESSON_003 = "003_401d9ba6a152dbcc.txt"  # "Recurrent Neural Networks"
 SEEDS = (CHAPTER, LESSON_001, LESSON_003)
 
+# The confidence of every interval a rule reads (rnnbench.findings.stats), and so of "measurable".
+LEVEL = 0.95
+
 COLUMNS = ("id", "seed", "quote", "evidence", "statistic", "value", "rule", "verdict", "reason")
 
 

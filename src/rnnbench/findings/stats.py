@@ -19,7 +19,9 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-LEVEL = 0.95
+from rnnbench.findings.registry import LEVEL
+
+__all__ = ["LEVEL", "NO_CHANGE", "Fit", "Interval", "difference", "direction", "fit", "mean_interval"]
 # What a change inside the seeds' noise is called: never a direction.
 NO_CHANGE = "no measurable change"
 
