@@ -31,6 +31,7 @@ import bookcheck
 from rnnbench import jobs, markdown, paths, plots, report
 from rnnbench.config import Config, load_config, merge_config_files
 from rnnbench.dynamic_record import FIELDS
+from rnnbench.findings.evidence import Roles
 from rnnbench.provenance import write_provenance
 from rnnbench.summary import study_record
 from rnnbench.worked import TABLES
@@ -211,6 +212,10 @@ def build_results(results: Path) -> Config:
         record = dict.fromkeys(FIELDS) | {"run_id": run_id, "split": "test", "diverged": False, "grid": []}
         record |= {"lr": 1.0, "tokens": 4999, "static_ppl": 300.0 - 10 * i, "dynamic_ppl": 270.0 - 10 * i}
         Path(paths.run_dynamic(str(results), run_id)).write_text(json.dumps(record), encoding="utf-8")
+    # The findings (rule findings_table), judged on everything above.
+    jobs.findings_table(
+        str(results), Roles.from_config(config).record(), **table(paths.FINDINGS_TABLE), provenance=provenance
+    )
     return config
 
 

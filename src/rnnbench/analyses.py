@@ -59,6 +59,8 @@ class Analysis:
     measure: Mapping[str, Any]
     hue: str
     panel: str | None
+    # What the analysis is evidence for in the findings (rnnbench.findings); analysis.json leaves it out.
+    roles: tuple[str, ...] = ()
 
     def record(self, points: list[AnalysisPoint]) -> dict[str, Any]:
         """analysis.json: what the analysis is, read by its figure and by the book."""
@@ -108,6 +110,7 @@ def parse_analysis(
         )
     kind = body.get("kind", properties["kind"]["default"])
     figure = body.get("figure", {})
+    roles = tuple(body.get("roles", properties["roles"]["default"]))
     if "untrained" in network:
         spec = network["untrained"]
         vary = {key: tuple(values) for key, values in spec.get("vary", {}).items()}
@@ -144,6 +147,7 @@ def parse_analysis(
             measure,
             figure.get("hue") or (next(iter(vary)) if vary else "seed"),
             figure.get("panel"),
+            roles,
         )
     else:
         study = network["study"]
@@ -166,6 +170,7 @@ def parse_analysis(
             measure,
             figure.get("hue") or "snapshot",
             figure.get("panel"),
+            roles,
         )
     return analysis
 

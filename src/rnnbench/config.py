@@ -194,6 +194,8 @@ class Study:
     vary: Mapping[str, tuple[Any, ...]]
     seeds: tuple[int, ...]
     metric: str
+    # What the study is evidence for in the findings (rnnbench.findings): not a run setting, so no run id sees it.
+    roles: tuple[str, ...] = ()
 
     @property
     def x(self) -> str:
@@ -399,6 +401,7 @@ def _study(name: str, body: Mapping[str, Any]) -> Study:
         vary=vary,
         seeds=seeds,
         metric=metric,
+        roles=tuple(body.get("roles", study_props["roles"]["default"])),
     )
 
 

@@ -283,6 +283,27 @@ def baseline_tables(
         )
 
 
+def findings_table(
+    results: str,
+    roles: Mapping[str, Any],
+    out: str,
+    *,
+    provenance_file: str,
+    provenance: Mapping[str, Any],
+) -> None:
+    """Each claim of the seeds judged on the results folder ``results`` (rnnbench.findings); ``roles`` is
+    rnnbench.findings.evidence.Roles.record() of the config: which studies and analyses carry each role. The
+    provenance record names every file a claim read."""
+    from rnnbench.findings import findings_table as judge
+    from rnnbench.findings.evidence import Roles
+
+    table, read = judge(results, Roles.from_record(roles))
+    write_csv(out, table)
+    for row in table.itertuples(index=False):
+        log.info("%s: %s%s", row.id, row.verdict, f" ({row.reason})" if row.reason else "")
+    write_provenance(provenance_file, producer="rnnbench.findings.findings_table", inputs=read, **provenance)
+
+
 def worked_table(name: str, out: str, *, provenance_file: str, provenance: Mapping[str, Any]) -> None:
     from rnnbench.worked import TABLES
 

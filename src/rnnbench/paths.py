@@ -20,6 +20,7 @@
       tables/{baselines,kn_discounts,agreement_baselines}.csv  count-based baselines of every prepared corpus
       tables/{comparison,crossover,matched_parameters,matched_time}.csv  our runs beside the published rows
       tables/learning_curves.csv         those runs' validation perplexity epoch by epoch (reference runs too)
+      tables/findings.csv                each claim of the seeds: its evidence (by role), statistic, rule, verdict
       figures/<name>.{png,pdf}           figures the book shows beside a worked table
       figures/crossover.{png,pdf}        test perplexity against parameter count, both families
       figures/learning_curves.{png,pdf}  validation perplexity against tokens seen, the comparison's runs
@@ -213,6 +214,30 @@ CROSSOVER_FIGURE = "crossover"
 LEARNING_CURVES_FIGURE = "learning_curves"
 
 
+# Each claim of the seeds judged on these results (rule findings_table, rnnbench.findings).
+FINDINGS_TABLE = "findings"
+
+
+def findings_inputs(config: Config, worked_tables: list[str]) -> list[str]:
+    """What the findings read, for the rule's inputs: the summary and record of every study with a role, the
+    tables and record of every analysis with one, the training benchmarks, and the lesson's worked table of
+    the gradient reaching token 1 (when the worked tables are built). A run's own files (agreement.csv,
+    config.json) come with its metrics.json, which its study's summary already waits for."""
+    results = config.results_dir
+    inputs = []
+    for name, study in config.studies.items():
+        if study.roles:
+            inputs += [study_summary(results, name), study_record(results, name)]
+    for name, analysis in config.analyses.items():
+        if analysis.roles:
+            inputs += [analysis_table(results, name, t) for t in ANALYSIS_TABLES[analysis.kind]]
+            inputs.append(analysis_record(results, name))
+    inputs.append(table(results, "benchmarks"))
+    if "lesson_gradient_reach" in worked_tables:
+        inputs.append(table(results, "lesson_gradient_reach"))
+    return inputs
+
+
 def comparison_outputs(config: Config) -> list[str]:
     """The comparison's tables and figure (none when the config's `comparison` names no study)."""
     if not config.comparison:
@@ -273,6 +298,7 @@ def tables_and_figures(config: Config, worked_tables: list[str]) -> list[str]:
         if analysis.kind == "gradient_decay":
             outputs += [analysis_figure(results, name, fmt) for fmt in FIGURE_FORMATS]
     outputs += comparison_outputs(config)
+    outputs.append(table(results, FINDINGS_TABLE))
     records = dict.fromkeys(provenance(p) for p in outputs)  # a figure's formats share one
     return (
         outputs

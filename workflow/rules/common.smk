@@ -3,6 +3,7 @@ import glob
 import os
 
 from rnnbench import paths
+from rnnbench.findings.evidence import Roles
 from rnnbench.reference import reference_files
 from rnnbench.summary import study_record
 from rnnbench.worked import TABLES
@@ -12,6 +13,7 @@ RUNS = CFG.all_runs()  # run_id -> RunConfig, shared runs appear once
 CORPORA = {cfg.corpus_key: cfg for cfg in RUNS.values()}  # corpus_key -> a run that reads it
 WORKED_TABLES = list(TABLES) if CFG.tables["worked"] else []
 RESULTS = paths.expected_outputs(CFG, WORKED_TABLES)
+FINDINGS_ROLES = Roles.from_config(CFG)  # role -> the studies and analyses that carry it (rnnbench.findings)
 REPORT = paths.report_book(RESULTS_DIR)  # the book of these results, under <results_dir>/report/
 # The cache folder as the config resolved it (its value, else $RNNBENCH_CACHE, else data/cache: rnnbench.locations);
 # the data folder as the config gives it, resolved by each job with the same rule. Both are rule params, and a

@@ -125,3 +125,31 @@ rule baseline_tables:
         provenance=provenance_for("baseline_tables"),
     script:
         "../scripts/baseline_tables.py"
+
+
+rule findings_table:
+    """Each empirical claim of the seeds: the evidence its role names in the config, its statistic, its one-line
+    rule and the verdict computed from the results (holds, fails, partly, not shown)."""
+    input:
+        evidence=paths.findings_inputs(CFG, WORKED_TABLES),
+    output:
+        table=report(
+            paths.table(RESULTS_DIR, paths.FINDINGS_TABLE),
+            caption="../report/findings_table.rst",
+            category="Tables",
+            subcategory="Findings",
+            labels={"table": paths.FINDINGS_TABLE},
+        ),
+        provenance=paths.provenance(paths.table(RESULTS_DIR, paths.FINDINGS_TABLE)),
+    log:
+        paths.log(RESULTS_DIR, "findings_table", paths.FINDINGS_TABLE),
+    localrule: True
+    conda:
+        "../envs/rnnbench.yaml"
+    params:
+        # a function of the job, as Snakemake's lint asks of a path prefix of its inputs
+        results=lambda wc: RESULTS_DIR,
+        roles=FINDINGS_ROLES.record(),
+        provenance=provenance_for("findings_table"),
+    script:
+        "../scripts/findings_table.py"

@@ -1,0 +1,42 @@
+"""The seeds' conclusions, computed: each empirical claim of the chapter and the two lessons, the evidence it
+reads (studies and analyses found by the role the config gives them), its statistic, a decision rule in one
+line, and a verdict computed from the results.
+
+    findings_table(results, roles)   tables/findings.csv: one row per claim (registry.COLUMNS), and the files read
+
+Modules: stats (intervals over seeds, fits), evidence (roles and results), registry (claims, parts, verdicts),
+catalog (every claim, CLAIMS, and the claims each role serves, ROLES), and the judges by subject: window,
+decay, clipping, truncation. The workflow's files import `evidence.Roles` alone, so nothing here is imported
+until a table is made.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from rnnbench.findings.evidence import Roles
+    from rnnbench.findings.registry import Finding
+
+
+def findings(results: str | Path, roles: Roles) -> tuple[list[Finding], list[str]]:
+    """Every claim judged on the results folder ``results``; and every file read, in order."""
+    from rnnbench.findings.catalog import CLAIMS
+    from rnnbench.findings.evidence import Evidence
+    from rnnbench.findings.registry import judge
+
+    evidence = Evidence(results, roles)
+    return [judge(claim, evidence) for claim in CLAIMS], list(evidence.read)
+
+
+def findings_table(results: str | Path, roles: Roles) -> tuple[pd.DataFrame, list[str]]:
+    """tables/findings.csv as a frame (columns registry.COLUMNS), and the files it read."""
+    import pandas as pd
+
+    from rnnbench.findings.registry import COLUMNS
+
+    found, read = findings(results, roles)
+    return pd.DataFrame([f.row() for f in found], columns=list(COLUMNS)), read

@@ -1,0 +1,90 @@
+"""The chapter's claims about truncated backpropagation through time, judged on studies by role.
+
+invisible   (truncation_reach: agreement)  beyond k steps, k-truncated runs are measurably less accurate
+            than full-sentence BPTT (bptt 0) on the same distances
+cost        (truncation_cost)  the longest unrolling trains measurably fewer tokens a second, and its job
+            peaks measurably higher in memory, than the shortest
+"""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from rnnbench.findings import stats
+from rnnbench.findings.evidence import Evidence, learned
+from rnnbench.findings.registry import FAILS, HOLDS, NOT_SHOWN, Judged, Part, interval, num
+
+FULL = 0  # bptt 0: full-sentence BPTT, no boundary inside a sentence
+
+
+def beyond(table: pd.DataFrame, k: int) -> float:
+    """Probe-weighted accuracy over the head-verb distances longer than ``k`` (NaN when there are none)."""
+    rows = table[table["distance"] > k]
+    n = rows["n"].sum()
+    return float((rows["accuracy"] * rows["n"]).sum() / n) if n else math.nan
+
+
+def invisible(ev: Evidence) -> Judged:
+    parts, read = [], []
+    for name in ev.studies("truncation_reach"):
+        read.append(f"studies/{name}")
+        runs = ev.runs(name)
+        full = learned(runs[runs["bptt"] == FULL])
+        for k, group in runs[runs["bptt"] > FULL].groupby("bptt", sort=True):
+            label, ok = f"{name}, k = {int(k)}", learned(group)
+            if len(full) < 2:
+                parts.append(Part(label, NOT_SHOWN, note=f"{len(full)} full-BPTT runs (bptt 0) learned; needs two"))
+                continue
+            a = [beyond(ev.accuracy(r), k) for r in full["run_id"]]
+            b = [beyond(ev.accuracy(r), k) for r in ok["run_id"]]
+            if any(math.isnan(v) for v in a + b):
+                parts.append(Part(label, NOT_SHOWN, note=f"no head-verb distance longer than {int(k)}"))
+                continue
+            iv = stats.difference(a, b)
+            if iv is None:
+                parts.append(Part(label, NOT_SHOWN, note=f"{len(ok)} of its {len(group)} runs learned; needs two"))
+                continue
+            lost = stats.direction(iv) == "above"
+            value = f"accuracy beyond {int(k)}, full − truncated {interval(iv)}"
+            parts.append(Part(label, HOLDS if lost else FAILS, value, "" if lost else stats.NO_CHANGE))
+    return Judged(tuple(read), tuple(parts))
+
+
+def _order(bptt: float) -> float:
+    return math.inf if bptt == FULL else bptt  # full-sentence BPTT is the longest unrolling
+
+
+def cost(ev: Evidence) -> Judged:
+    parts, read = [], []
+    for name in ev.studies("truncation_cost"):
+        read += [f"studies/{name}", "tables/benchmarks.csv"]
+        runs = ev.runs(name)
+        memory = ev.table("benchmarks").groupby("run_id")["max_rss_mb"].mean()
+        runs = runs.assign(max_rss_mb=runs["run_id"].map(memory))
+        lengths = sorted(runs["bptt"].unique(), key=_order)
+        if len(lengths) < 2:
+            parts.append(Part(name, NOT_SHOWN, note="one truncation length: nothing to compare"))
+            continue
+        short, long = lengths[0], lengths[-1]
+        names = {FULL: "full"}
+        pair = f"bptt {names.get(long, int(long))} against {int(short)}"
+        at_short, at_long = learned(runs[runs["bptt"] == short]), learned(runs[runs["bptt"] == long])
+        for what, column, unit, expected in (
+            ("slow", "tokens_per_second", " tokens/s", "below"),
+            ("memory", "max_rss_mb", " MB", "above"),
+        ):
+            label = f"{name}, {what}, {pair}"
+            a, b = at_long[column].dropna(), at_short[column].dropna()
+            iv = stats.difference(a, b)
+            if iv is None:
+                parts.append(
+                    Part(label, NOT_SHOWN, note=f"{len(a)} and {len(b)} runs learned; needs two each", aspect=what)
+                )
+                continue
+            seen = stats.direction(iv)
+            value = f"{num(float(a.mean()))} against {num(float(b.mean()))}{unit}, long − short {interval(iv)}"
+            note = "" if seen == expected else (stats.NO_CHANGE if seen == stats.NO_CHANGE else "the other way")
+            parts.append(Part(label, HOLDS if seen == expected else FAILS, value, note, aspect=what))
+    return Judged(tuple(dict.fromkeys(read)), tuple(parts))

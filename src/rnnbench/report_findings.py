@@ -1,0 +1,59 @@
+"""What the book's first chapter reads: tables/findings.csv (rule findings_table), each claim's verdict, the
+number behind it, and the sections of the book its evidence has.
+
+    findings()            the table, one row per claim, every cell as written (an empty value stays empty)
+    verdict_counts(t)     verdict -> how many claims have it, in rnnbench.findings.registry.VERDICTS order
+    sections(evidence)    the book's labels of the sections a claim's evidence has: a study's section, an
+                          analysis's, or the section the chapter's ``tables`` map names for a table
+
+Returns values and labels; the sentences are reports/findings.qmd's. No torch, no scipy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+import pandas as pd
+
+from rnnbench import paths
+from rnnbench.findings.registry import COLUMNS, LEVEL, VERDICTS  # noqa: F401  (the chapter reads rf.LEVEL)
+from rnnbench.report import _missing, _root, label_slug, study_names
+
+
+def findings(results: str | Path | None = None) -> pd.DataFrame:
+    path = Path(paths.table(_root(results), paths.FINDINGS_TABLE))
+    if not path.is_file():
+        raise _missing(path)
+    table = pd.read_csv(path, dtype=str, keep_default_na=False)
+    missing = [c for c in COLUMNS if c not in table.columns]
+    if missing:
+        raise ValueError(f"{path}: no column {', '.join(missing)}; rebuild it with `snakemake results`")
+    return table
+
+
+def verdict_counts(table: pd.DataFrame) -> dict[str, int]:
+    unknown = sorted(set(table["verdict"]) - set(VERDICTS))
+    if unknown:
+        raise ValueError(f"tables/findings.csv: verdict {', '.join(map(repr, unknown))}; known: {', '.join(VERDICTS)}")
+    return {v: int((table["verdict"] == v).sum()) for v in VERDICTS}
+
+
+def sections(evidence: str, tables: Mapping[str, str] | None = None, results: str | Path | None = None) -> list[str]:
+    """Labels of the sections that show a claim's evidence ("studies/x; analyses/y; tables/z.csv"), each once,
+    only those this book has: a study with results, a gradient-decay analysis, a table ``tables`` maps."""
+    import json
+
+    labels = []
+    studies = set(study_names(results))
+    for item in (part.strip() for part in evidence.split(";")):
+        kind, _, name = item.partition("/")
+        if kind == "studies" and name in studies:
+            labels.append(f"sec-study-{label_slug(name)}")
+        elif kind == "analyses" and name:
+            record = Path(paths.analysis_record(_root(results), name))
+            if record.is_file() and json.loads(record.read_text(encoding="utf-8")).get("kind") == "gradient_decay":
+                labels.append(f"sec-analysis-{label_slug(name)}")
+        elif kind == "tables" and tables and item in tables:
+            labels.append(tables[item])
+    return list(dict.fromkeys(labels))
