@@ -175,8 +175,8 @@ def test_a_setting_whose_seeds_all_failed_is_hatched_and_named_in_the_figures():
     study = {"name": "truncation_agreement", "vary": ["bptt"]}
     heatmap = distance_heatmap(distances, study, source="data: x").axes[0]
     assert [t.get_text() for t in heatmap.get_yticklabels()] == [
-        "full sentence (2 of 3 learned)",
-        "2 (none of 3 learned)",
+        "full sentence\n(2 of 3 learned)",
+        "2\n(none of 3 learned)",
     ]
     assert [p.get_hatch() for p in heatmap.patches] == ["///"]  # the row of k = 2, not white (chance)
     assert [t.get_text() for t in heatmap.get_legend().get_texts()] == ["no seed learned"]
@@ -184,7 +184,7 @@ def test_a_setting_whose_seeds_all_failed_is_hatched_and_named_in_the_figures():
     drawn = [line for line in curves.get_lines() if line.get_marker() == "o" and len(line.get_xdata())]
     assert len(drawn) == 1  # k = 2 has no line: only its hollow legend entry
     legend = [t.get_text() for t in curves.get_legend().get_texts()]
-    assert legend == ["full sentence (2 of 3 learned)", "2 (none of 3 learned)"]
+    assert legend == ["full sentence\n(2 of 3 learned)", "2\n(none of 3 learned)"]
 
 
 def ppl_metrics(test, valid, diverged=0, step=None, tokens=1000.0):

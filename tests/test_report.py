@@ -728,6 +728,10 @@ def test_a_study_section_chooses_its_best_run_on_validation_and_ranks_no_failed_
         "the worst, at `clip_mode` = norm, seed 2: 118 (validation perplexity 122)."
     ) in section
     assert "1 of the 4 runs did not learn (`clip_mode` = norm, seed 3" in section
+    assert (
+        "Where not every seed learned: 2 of 3 seeds learned at `clip_mode` = norm and 0 of 1 seeds learned at "
+        "`clip_mode` = none."
+    ) in section
     assert "(900)" in section  # shown in brackets in the table, never ranked
     assert "validation perplexity" in report.study_table("clip", results).columns.map(report.METRIC_LABELS.get).tolist()
 

@@ -49,13 +49,13 @@ def _learned(distances: pd.DataFrame, setting: str, value) -> tuple[int, int]:
     return int(row["seeds_learned"]), int(row["runs"])
 
 
-def _counted(setting: str, value, distances: pd.DataFrame) -> str:
-    """A setting's name, with how many of its seeds learned when any failed."""
+def _counted(setting: str, value, distances: pd.DataFrame, sep: str = " ") -> str:
+    """A setting's name, with how many of its seeds learned when any failed (after ``sep``)."""
     k, n = _learned(distances, setting, value)
     name = _setting_name(setting, value)
     if k == n:
         return name
-    return f"{name} (none of {n} learned)" if k == 0 else f"{name} ({k} of {n} learned)"
+    return f"{name}{sep}(none of {n} learned)" if k == 0 else f"{name}{sep}({k} of {n} learned)"
 
 
 def _title(ax, study: Mapping, what: str) -> None:
@@ -71,8 +71,11 @@ def distance_heatmap(distances: pd.DataFrame, study: Mapping, *, source: str = "
     _theme()
     fig, ax = plt.subplots(figsize=(WIDTH, HEIGHT), layout="constrained")
     values = list(dict.fromkeys(distances[setting]))
-    grid = distances.pivot_table(index=setting, columns="distance", values="accuracy_mean", aggfunc="first")
-    grid = grid.reindex(values)
+    grid = distances.pivot_table(
+        index=setting, columns="distance", values="accuracy_mean", aggfunc="first", dropna=False
+    )
+    # every distance a column, every setting a row, even where no seed learned (all NaN)
+    grid = grid.reindex(index=values, columns=sorted(distances["distance"].unique()))
     sns.heatmap(
         grid,
         ax=ax,
@@ -83,7 +86,8 @@ def distance_heatmap(distances: pd.DataFrame, study: Mapping, *, source: str = "
         linewidths=0.3,
         cbar_kws={"label": "accuracy (learned seeds' mean)"},
     )
-    ax.set_yticklabels([_counted(setting, v, distances) for v in values], rotation=0)
+    # the count on a line of its own: a long label would squeeze the grid
+    ax.set_yticklabels([_counted(setting, v, distances, sep="\n") for v in values], rotation=0, fontsize=8)
     none = [row for row, v in enumerate(values) if _learned(distances, setting, v)[0] == 0]
     for row in none:
         ax.add_patch(
@@ -132,7 +136,7 @@ def distance_curves(distances: pd.DataFrame, study: Mapping, *, source: str = ""
                 marker="o",
                 markerfacecolor="none",
                 linestyle="none",
-                label=_counted(setting, value, distances),
+                label=_counted(setting, value, distances, sep="\n"),
             )
             continue
         ax.plot(
@@ -141,7 +145,7 @@ def distance_curves(distances: pd.DataFrame, study: Mapping, *, source: str = ""
             color=colour,
             marker="o",
             markersize=3,
-            label=_counted(setting, value, distances),
+            label=_counted(setting, value, distances, sep="\n"),
         )
         if (rows["accuracy_max"] > rows["accuracy_min"]).any():
             ax.fill_between(
@@ -151,6 +155,10 @@ def distance_curves(distances: pd.DataFrame, study: Mapping, *, source: str = ""
             ax.axvline(value + 0.5, color=colour, linestyle="--", linewidth=0.8)
     ax.axhline(CHANCE, color="0.4", linestyle=":", linewidth=1)
     ax.set_ylim(0.0, 1.02)
+    if len(distances):
+        ax.set_xlim(distances["distance"].min() - 0.5, distances["distance"].max() + 0.5)
+    if not (distances.groupby(setting, sort=False)["seeds_learned"].first() > 0).any():
+        ax.text(0.5, 0.75, "no seed learned at any setting", transform=ax.transAxes, ha="center", color=FAILED_COLOR)
     ax.set_xlabel("head-verb distance (words)")
     ax.set_ylabel("agreement accuracy")
     ax.legend(title=_words(setting), fontsize=7, title_fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))

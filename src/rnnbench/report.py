@@ -337,6 +337,8 @@ def study_section(study: str, results: str | Path | None = None, staging: str | 
             f"{integer(n).capitalize()} of the {integer(n_runs)} runs could not be judged (no unigram baseline for "
             f"their corpus in tables/baselines.csv), so {'they are' if n != 1 else 'it is'} not counted as learned."
         )
+    if len(seeds) > 1 and vary and (diverged | failed | unjudged).any():
+        lines.append(_seeds_learned_sentence(summary_counts(study, results), vary))
     unmeasured = int((~diverged & wide[metric].isna()).sum())
     if unmeasured:
         lines.append(
@@ -364,6 +366,27 @@ def study_section(study: str, results: str | Path | None = None, staging: str | 
         "",
     ]
     return Markdown("\n".join(lines))
+
+
+def summary_counts(study: str, results: str | Path | None = None) -> pd.DataFrame:
+    """Per combination of the study's varied settings: runs, seeds_learned, seeds_failed, diverged_runs
+    (rnnbench.ablations.setting_table over the study's summary)."""
+    from rnnbench.ablations import setting_table
+
+    return setting_table(study_summary(study, results), list(study_about(study, results)["vary"]), [])
+
+
+def _seeds_learned_sentence(counts: pd.DataFrame, vary: Sequence[str]) -> str:
+    """ "k of n seeds learned" for every setting where some seed failed; the figure's means are over those k."""
+    failed = counts[counts["seeds_failed"] > 0]
+    parts = [
+        f"{integer(row['seeds_learned'])} of {integer(row['runs'])} seeds learned at {_setting(row, vary, [])}"
+        for _, row in failed.iterrows()
+    ]
+    return (
+        f"Where not every seed learned: {words(parts)}. The figure's mean and range at a setting are over the seeds "
+        "that learned, and a setting with none has no mean."
+    )
 
 
 def _study_display(wide: pd.DataFrame, metric: str, failed: pd.Series) -> pd.DataFrame:
