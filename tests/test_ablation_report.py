@@ -2,6 +2,7 @@
 
 import json
 import math
+import re
 
 import pandas as pd
 import pytest
@@ -10,12 +11,15 @@ from rnnbench import ablation_report as ab
 from rnnbench.ablation_plots import distance_curves, distance_heatmap, norm_trace
 
 
-def write_study(root, name, about, runs, metrics):
-    """runs: list of (run_id, {varied settings and seed}); metrics: run_id -> {metric: value}."""
+def write_study(root, name, about, runs, metrics, outcomes=None):
+    """runs: list of (run_id, {varied settings and seed}); metrics: run_id -> {metric: value}; outcomes: run_id ->
+    its outcome where it is not the default ("diverged" for a run whose diverged metric is set, else "learned")."""
     folder = root / "studies" / name
     folder.mkdir(parents=True)
+    outcomes = outcomes or {}
+    judged = {r: outcomes.get(r, "diverged" if metrics[r].get("diverged") else "learned") for r, _ in runs}
     rows = [
-        {"study": name, "run_id": run, **point, "metric": m, "value": v}
+        {"study": name, "run_id": run, **point, "outcome": judged[run], "metric": m, "value": v}
         for run, point in runs
         for m, v in metrics[run].items()
     ]
@@ -24,13 +28,16 @@ def write_study(root, name, about, runs, metrics):
     return folder
 
 
-def distance_rows(setting, value, accuracies, probes=10):
+def distance_rows(setting, value, accuracies, probes=10, learned=1, runs=1):
     return [
         {
             setting: value,
             "distance": d,
-            "seeds": 1,
-            "probes": probes,
+            "runs": runs,
+            "seeds_learned": learned,
+            "seeds_failed": runs - learned,
+            "diverged_runs": 0,
+            "probes": probes if learned else 0,
             "accuracy_mean": a,
             "accuracy_min": a,
             "accuracy_max": a,
@@ -149,9 +156,162 @@ def test_figures_draw_distance_and_trace_tables():
             "grad_norm": [1.0, math.inf, 2.0],
             "clipped": False,
             "clip_cosine": 1.0,
+            "outcome": ["diverged", "diverged", "did not learn"],
             "diverged": [True, True, False],
             "last": [False, True, True],
         }
     )
     fig = norm_trace(trace, {"name": "clipping_ptb", "vary": ["clip_mode", "lr"]}, source="data: x")
     assert fig.axes[0].get_yscale() == "log"
+    legend = [t.get_text() for t in fig.axes[-1].get_legend().get_texts()]
+    assert "diverged" in legend and "did not learn" in legend
+
+
+def test_a_setting_whose_seeds_all_failed_is_hatched_and_named_in_the_figures():
+    distances = pd.DataFrame(
+        distance_rows("bptt", 0, [(1, 0.9), (2, 0.8)], learned=2, runs=3)
+        + distance_rows("bptt", 2, [(1, float("nan")), (2, float("nan"))], learned=0, runs=3)
+    )
+    study = {"name": "truncation_agreement", "vary": ["bptt"]}
+    heatmap = distance_heatmap(distances, study, source="data: x").axes[0]
+    assert [t.get_text() for t in heatmap.get_yticklabels()] == [
+        "full sentence\n(2 of 3 learned)",
+        "2\n(none of 3 learned)",
+    ]
+    assert [p.get_hatch() for p in heatmap.patches] == ["///"]  # the row of k = 2, not white (chance)
+    assert [t.get_text() for t in heatmap.get_legend().get_texts()] == ["no seed learned"]
+    curves = distance_curves(distances, study, source="data: x").axes[0]
+    drawn = [line for line in curves.get_lines() if line.get_marker() == "o" and len(line.get_xdata())]
+    assert len(drawn) == 1  # k = 2 has no line: only its hollow legend entry
+    legend = [t.get_text() for t in curves.get_legend().get_texts()]
+    assert legend == ["full sentence\n(2 of 3 learned)", "2\n(none of 3 learned)"]
+
+
+def ppl_metrics(test, valid, diverged=0, step=None, tokens=1000.0):
+    return {
+        "test_ppl": test,
+        "valid_ppl": valid,
+        "diverged": diverged,
+        "diverged_step": step,
+        "tokens_per_second": tokens,
+        "clipped_fraction": 0.0,
+        "clip_cosine_mean": float("nan"),
+        "grad_norm_median": 1.0,
+        "grad_norm_q95": 3.0,
+        "grad_norm_max": 9.0,
+    }
+
+
+@pytest.fixture
+def truncation_results(tmp_path):
+    """truncation_ptb, three seeds per length, where the test split would choose otherwise than validation:
+
+    bptt 5    seeds 1, 2 learned (valid 400, 404; test 380, 384); seed 3 did not learn (valid 2,000, test 1,900)
+    bptt 35   seeds 1, 3 learned (valid 390, 392; test 395, 397); seed 2 diverged
+
+    Over the seeds that learned, bptt 5 has valid 402 and test 382, bptt 35 valid 391 and test 396: chosen on
+    validation, 35 is best, though its test perplexity is the higher. With seed 3 averaged in, bptt 5's test
+    mean would be (380 + 384 + 1,900) / 3 = 888.
+    """
+    runs = [(f"t{k}-{s}", {"bptt": k, "seed": s}) for k in (5, 35) for s in (1, 2, 3)]
+    metrics = {
+        "t5-1": ppl_metrics(380.0, 400.0, tokens=900.0),
+        "t5-2": ppl_metrics(384.0, 404.0, tokens=1100.0),
+        "t5-3": ppl_metrics(1900.0, 2000.0, tokens=5000.0),
+        "t35-1": ppl_metrics(395.0, 390.0, tokens=3000.0),
+        "t35-2": ppl_metrics(7.9e11, float("nan"), diverged=1, step=9, tokens=100.0),
+        "t35-3": ppl_metrics(397.0, 392.0, tokens=3200.0),
+    }
+    about = {"family": "rnn", "corpus": "ptb", "metric": "test_ppl", "vary": ["bptt"], "fixed": {}}
+    write_study(tmp_path, "truncation_ptb", about, runs, metrics, {"t5-3": "did not learn"})
+    (tmp_path / "tables").mkdir()
+    bench = pd.DataFrame(
+        {
+            "rule": "train",
+            "run_id": [r for r, _ in runs],
+            "repeat": 0,
+            "wall_seconds": [10.0, 12.0, 99.0, 20.0, 1.0, 22.0],
+            "cpu_seconds": [9.0, 11.0, 90.0, 19.0, 1.0, 21.0],
+            "max_rss_mb": [400.0, 402.0, 999.0, 500.0, 300.0, 504.0],
+        }
+    )
+    bench.to_csv(tmp_path / "tables" / "benchmarks.csv", index=False)
+    return tmp_path
+
+
+def test_truncation_cost_is_over_the_seeds_that_learned(truncation_results):
+    cost = ab.truncation_cost("truncation_ptb", truncation_results).set_index("bptt")
+    assert cost.loc[5, ["runs", "seeds_learned", "seeds_failed", "diverged_runs"]].tolist() == [3, 2, 1, 0]
+    assert cost.loc[35, ["runs", "seeds_learned", "seeds_failed", "diverged_runs"]].tolist() == [3, 2, 1, 1]
+    assert cost.loc[5, "test_ppl_mean"] == pytest.approx(382.0)  # (380 + 384) / 2, not 888
+    assert cost.loc[35, "valid_ppl_mean"] == pytest.approx(391.0)
+    assert cost.loc[5, "tokens_per_second_mean"] == pytest.approx(1000.0)  # (900 + 1,100) / 2; seed 3's 5,000 out
+    assert cost.loc[5, "wall_seconds"] == pytest.approx(11.0) and cost.loc[35, "max_rss_mb"] == pytest.approx(502.0)
+
+
+def test_the_best_truncation_length_is_chosen_on_validation(truncation_results, tmp_path):
+    text = ab.truncation_section(truncation_results, staging=tmp_path / "staged")
+    assert (
+        "Of the 2 truncation lengths with a seed that learned, the best on validation perplexity (mean over those "
+        "seeds; the test split plays no part in the choice) is bptt = 35, where test perplexity is 396 (395–397); "
+        "the worst is bptt = 5, at 382 (380–384)."
+    ) in text
+    assert re.search(r"\|\s+5 \|\s+2 of 3 \|\s+382 \(380–384\) \|", text)  # the table: bptt, learned, mean
+    assert "888" not in text and "1,900" not in text
+
+
+def test_seed_outcomes_give_the_counts_the_book_states(truncation_results):
+    counts = ab.seed_outcomes(["truncation_ptb", "no_such_study"], truncation_results)
+    assert list(counts["setting"]) == ["`bptt` = 5", "`bptt` = 35"]
+    assert counts[["runs", "seeds_learned", "seeds_failed", "diverged_runs"]].values.tolist() == [
+        [3, 2, 1, 0],
+        [3, 2, 1, 1],
+    ]
+
+
+def test_clipping_table_and_section_leave_failed_seeds_out_and_count_them(tmp_path):
+    """clipping_ptb at rate 1: unclipped, seed 1 learned (200), seed 2 did not learn (900), seed 3 diverged;
+    value clipping, all three failed (two did not learn, one diverged)."""
+    runs = [(f"{m}{s}", {"clip_mode": m, "lr": 1.0, "seed": s}) for m in ("none", "value") for s in (1, 2, 3)]
+    metrics = {
+        "none1": ppl_metrics(200.0, 210.0),
+        "none2": ppl_metrics(900.0, 910.0),
+        "none3": ppl_metrics(7.9e11, float("nan"), diverged=1, step=30),
+        "value1": ppl_metrics(950.0, 960.0),
+        "value2": ppl_metrics(990.0, 995.0),
+        "value3": ppl_metrics(float("nan"), float("nan"), diverged=1, step=20),
+    }
+    about = {"family": "rnn", "corpus": "ptb", "metric": "test_ppl", "vary": ["clip_mode", "lr"], "fixed": {"clip": 15}}
+    outcomes = {"none2": "did not learn", "value1": "did not learn", "value2": "did not learn"}
+    write_study(tmp_path, "clipping_ptb", about, runs, metrics, outcomes)
+    table = ab.clipping_table(["clipping_ptb"], tmp_path).set_index("clipping")
+    assert table.loc["none", ["runs", "seeds_learned", "seeds_failed", "diverged_runs"]].tolist() == [3, 1, 2, 1]
+    assert table.loc["none", "test_ppl_mean"] == 200.0  # not (200 + 900) / 2: seed 2 did not learn
+    assert table.loc["value ±15", "seeds_learned"] == 0 and math.isnan(table.loc["value ±15", "test_ppl_mean"])
+    text = ab.clipping_section("ptb", tmp_path, staging=tmp_path / "staged")
+    assert "1 of 3 unclipped runs diverged, at step 30" in text  # divergence counts every run
+    row = lambda *cells: re.search(r"\|\s*" + r"\s*\|\s*".join(map(re.escape, cells)) + r"\s*\|", text)
+    assert row("none", "1", "1 of 3", "1 of 3", "200")  # clipping, lr, learned, diverged, test perplexity
+    assert row("value ±15", "1", "0 of 3", "1 of 3", "none learned")
+    assert "900" not in text and "950" not in text
+
+
+def test_a_window_whose_matched_rnn_learned_in_no_seed_is_not_compared(window_results, tmp_path):
+    rnn = window_results / "studies" / "recurrence_agreement"
+    summary = pd.read_csv(rnn / "summary.csv")
+    summary.loc[summary["run_id"] == "r60", "outcome"] = "did not learn"
+    summary.to_csv(rnn / "summary.csv", index=False)
+    nan = float("nan")
+    rows = distance_rows("hidden", 60, [(d, nan) for d in (1, 2, 3, 4)], learned=0)
+    pd.DataFrame(rows + distance_rows("hidden", 115, [(1, 1.0)])).to_csv(rnn / "distance.csv", index=False)
+    for study in ("window_agreement", "recurrence_agreement"):
+        for name in ("distance-heatmap", "distance-curves"):
+            for fmt in ("png", "pdf"):
+                (window_results / "studies" / study / f"{name}.{fmt}").write_bytes(b"x")
+    pairs = ab.window_against_recurrence("window_agreement", "recurrence_agreement", window_results)
+    assert pairs[["ff_learned", "ff_runs", "rnn_learned", "rnn_runs"]].values.tolist() == [[1, 1, 0, 1]]
+    assert math.isnan(pairs["rnn_within"].iloc[0]) and bool(pairs["beyond"].iloc[0])
+    text = ab.window_section(window_results, staging=tmp_path / "staged")
+    assert "window 0.950 / 0.450, RNN (H = 60) – / –" in text
+    assert "no comparison is made" in text and "beats the window" not in text
+    assert "nan" not in text

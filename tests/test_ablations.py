@@ -1,5 +1,6 @@
-"""The ablations' tables, on cases worked by hand: accuracy per distance over seeds, reach of a window or a
-segment, the norm trace and clipping read from step records, measurements over seeds, matched sizes."""
+"""The ablations' tables, on cases worked by hand: accuracy per distance over the seeds that learned, reach of a
+window or a segment, the norm trace and clipping read from step records, measurements over the seeds that learned
+with the failed ones counted, matched sizes."""
 
 import math
 
@@ -24,30 +25,52 @@ def agreement(rows):
 
 @pytest.fixture
 def bptt_runs():
-    """Two truncation lengths, two seeds each; the second seed at k = 2 diverged (no agreement table)."""
-    record = {"run_ids": ["a1", "a2", "b1", "b2"], "vary": ["bptt"]}
-    points = [{"bptt": 10, "seed": 1}, {"bptt": 10, "seed": 2}, {"bptt": 2, "seed": 1}, {"bptt": 2, "seed": 2}]
-    metrics = [{"diverged": False}, {"diverged": False}, {"diverged": False}, {"diverged": True}]
-    return runs_frame(record, points, metrics)
+    """Three truncation lengths, three seeds each. At k = 10 two seeds learned and the third did not; at k = 2
+    one learned, one diverged (no agreement table) and one did not learn; at k = 1 none learned."""
+    record = {"name": "truncation", "run_ids": ["a1", "a2", "a3", "b1", "b2", "b3", "c1", "c2", "c3"], "vary": ["bptt"]}
+    points = [{"bptt": k, "seed": seed} for k in (10, 2, 1) for seed in (1, 2, 3)]
+    outcomes = {
+        "a1": "learned",
+        "a2": "learned",
+        "a3": "did not learn",
+        "b1": "learned",
+        "b2": "diverged",
+        "b3": "did not learn",
+        "c1": "did not learn",
+        "c2": "diverged",
+        "c3": "did not learn",
+    }
+    return runs_frame(record, points, outcomes)
 
 
-def test_accuracy_per_distance_is_the_mean_and_range_over_the_seeds_that_did_not_diverge(bptt_runs):
+def test_accuracy_per_distance_is_the_mean_and_range_over_the_seeds_that_learned(bptt_runs):
     tables = {
         "a1": agreement([(1, 10, 1.0), (5, 4, 0.5)]),
         "a2": agreement([(1, 10, 0.8), (5, 6, 0.75)]),
+        "a3": agreement([(1, 10, 0.5), (5, 5, 0.2)]),  # did not learn: counted, never averaged in
         "b1": agreement([(1, 10, 0.9), (5, 5, 0.4)]),
+        "b3": agreement([(1, 10, 0.5), (5, 5, 0.5)]),
+        "c1": agreement([(1, 10, 0.5), (5, 5, 0.5)]),
+        "c3": agreement([(1, 10, 0.5), (5, 5, 0.5)]),
     }
     table = distance_table(bptt_runs, tables, ["bptt"])
-    # Config order of the setting (10 before 2), then distance.
-    assert list(zip(table["bptt"], table["distance"])) == [(10, 1), (10, 5), (2, 1), (2, 5)]
+    # Config order of the setting (10, 2, 1), then distance.
+    assert list(zip(table["bptt"], table["distance"])) == [(10, 1), (10, 5), (2, 1), (2, 5), (1, 1), (1, 5)]
     k10_d5 = table.iloc[1]
-    assert k10_d5["seeds"] == 2 and k10_d5["probes"] == 10  # 4 + 6 probes
-    assert k10_d5["accuracy_mean"] == pytest.approx(0.625)  # (0.5 + 0.75) / 2: each seed one measurement
+    assert (k10_d5["runs"], k10_d5["seeds_learned"], k10_d5["seeds_failed"], k10_d5["diverged_runs"]) == (3, 2, 1, 0)
+    assert k10_d5["probes"] == 10  # 4 + 6 probes of the two seeds that learned; a3's 5 left out
+    # (0.5 + 0.75) / 2 = 0.625, each seed one measurement; with a3 it would be (0.5 + 0.75 + 0.2) / 3 = 0.483
+    assert k10_d5["accuracy_mean"] == pytest.approx(0.625)
     assert (k10_d5["accuracy_min"], k10_d5["accuracy_max"]) == (0.5, 0.75)
     assert k10_d5["accuracy_sd"] == pytest.approx(math.sqrt(2 * 0.125**2))  # sample sd of 0.5, 0.75
     k2_d1 = table.iloc[2]
-    assert k2_d1["seeds"] == 1 and k2_d1["accuracy_mean"] == pytest.approx(0.9)  # the diverged seed left out
-    assert math.isnan(k2_d1["accuracy_sd"])
+    # one learned (0.9), one diverged, one did not learn (0.5): the mean is b1's alone
+    assert (k2_d1["runs"], k2_d1["seeds_learned"], k2_d1["seeds_failed"], k2_d1["diverged_runs"]) == (3, 1, 2, 1)
+    assert k2_d1["accuracy_mean"] == pytest.approx(0.9) and math.isnan(k2_d1["accuracy_sd"])
+    # no seed learned at k = 1: its distances are listed, with no mean, and marked by seeds_learned = 0
+    k1 = table[table["bptt"] == 1]
+    assert len(k1) == 2 and (k1["seeds_learned"] == 0).all() and (k1["seeds_failed"] == 3).all()
+    assert k1["accuracy_mean"].isna().all() and (k1["probes"] == 0).all()
 
 
 def test_a_run_that_finished_without_its_agreement_table_is_an_error(bptt_runs):
@@ -55,13 +78,20 @@ def test_a_run_that_finished_without_its_agreement_table_is_an_error(bptt_runs):
         distance_table(bptt_runs, {"a1": agreement([(1, 1, 1.0)]), "b1": agreement([(1, 1, 1.0)])}, ["bptt"])
 
 
+def test_a_run_missing_from_the_summary_is_an_error():
+    with pytest.raises(ValueError, match="run r2 of study s has no outcome"):
+        runs_frame({"name": "s", "run_ids": ["r1", "r2"]}, [{"seed": 1}, {"seed": 2}], {"r1": "learned"})
+
+
 def test_reach_splits_distances_at_the_width_and_weights_by_probes():
     distances = pd.DataFrame(
         {
-            "context": [2, 2, 2, 0, 0],
-            "distance": [1, 2, 3, 1, 9],
-            "probes": [10, 30, 20, 5, 5],
-            "accuracy_mean": [0.9, 0.7, 0.5, 0.6, 0.8],
+            "context": [2, 2, 2, 0, 0, 4],
+            "distance": [1, 2, 3, 1, 9, 1],
+            "runs": [2, 2, 2, 2, 2, 2],
+            "seeds_learned": [2, 2, 2, 1, 1, 0],
+            "probes": [10, 30, 20, 5, 5, 0],
+            "accuracy_mean": [0.9, 0.7, 0.5, 0.6, 0.8, math.nan],
         }
     )
     reach = reach_table(distances, "context").set_index("context")
@@ -73,6 +103,9 @@ def test_reach_splits_distances_at_the_width_and_weights_by_probes():
     assert reach.loc[0, "width"] == math.inf
     assert reach.loc[0, "within_accuracy"] == pytest.approx(0.7)
     assert math.isnan(reach.loc[0, "beyond_accuracy"]) and reach.loc[0, "beyond_probes"] == 0
+    # The setting's seed counts come along; where no seed learned there is no accuracy.
+    assert (reach.loc[0, "seeds_learned"], reach.loc[0, "runs"]) == (1, 2)
+    assert reach.loc[4, "seeds_learned"] == 0 and math.isnan(reach.loc[4, "within_accuracy"])
 
 
 def test_fraction_clipped_and_cosine_are_read_from_the_step_records():
@@ -91,7 +124,7 @@ def test_the_trace_holds_the_first_seeds_runs_and_marks_where_a_diverged_run_sto
     runs = runs_frame(
         record,
         [{"clip_mode": "none", "seed": 1}, {"clip_mode": "none", "seed": 2}, {"clip_mode": "value", "seed": 1}],
-        [{"diverged": True}, {"diverged": False}, {"diverged": False}],
+        {"n1": "diverged", "n2": "learned", "v1": "did not learn"},
     )
     step = lambda norms: pd.DataFrame(
         {"step": range(1, len(norms) + 1), "loss": 5.0, "grad_norm": norms, "clipped": False, "clip_cosine": 1.0}
@@ -101,45 +134,75 @@ def test_the_trace_holds_the_first_seeds_runs_and_marks_where_a_diverged_run_sto
     last = trace[trace["last"]]
     assert list(zip(last["run_id"], last["step"], last["grad_norm"])) == [("n1", 2, 80.0), ("v1", 3, 3.0)]
     assert trace.loc[trace["run_id"] == "n1", "diverged"].all()
+    assert set(trace.loc[trace["run_id"] == "v1", "outcome"]) == {"did not learn"}
 
 
-def test_setting_table_takes_metrics_over_seeds_that_did_not_diverge_and_divergence_steps_over_those_that_did():
+def summary_rows(runs):
+    """A long summary (as summary.csv) from (run, lr, seed, outcome, {metric: value}) tuples."""
     rows = []
-    for run, lr, seed, ppl, diverged, step, clipped in [
-        ("a", 1.0, 1, 200.0, 0, None, 0.25),
-        ("b", 1.0, 2, 220.0, 0, None, 0.75),
-        ("c", 5.0, 1, None, 1, 12, 0.0),
-        ("d", 5.0, 2, 300.0, 0, None, 0.5),
-        ("e", 5.0, 3, None, 1, 7, 0.0),
-    ]:
-        for metric, value in [
-            ("test_ppl", ppl),
-            ("diverged", diverged),
-            ("diverged_step", step),
-            ("clipped_fraction", clipped),
-        ]:
-            rows.append(
-                {
-                    "run_id": run,
-                    "lr": lr,
-                    "seed": seed,
-                    "metric": metric,
-                    "value": float("nan") if value is None else float(value),
-                }
-            )
-    table = setting_table(pd.DataFrame(rows), ["lr"], ["test_ppl", "clipped_fraction", "diverged_step"]).set_index("lr")
-    every = setting_table(pd.DataFrame(rows), ["lr"], ["clipped_fraction"], every_run=["clipped_fraction"]).set_index(
-        "lr"
+    for run, lr, seed, state, metrics in runs:
+        for metric, value in metrics.items():
+            value = float("nan") if value is None else float(value)
+            rows.append({"run_id": run, "lr": lr, "seed": seed, "outcome": state, "metric": metric, "value": value})
+    return pd.DataFrame(rows)
+
+
+def measured(ppl, valid, diverged=0, step=None, clipped=0.5):
+    return {
+        "test_ppl": ppl,
+        "valid_ppl": valid,
+        "diverged": diverged,
+        "diverged_step": step,
+        "clipped_fraction": clipped,
+    }
+
+
+@pytest.fixture
+def three_seeds():
+    """Three settings of three seeds each, judged as rnnbench.outcome would against a unigram of 1,000:
+
+    lr 1    two learned (200, 220), one did not learn (900: above 0.75 x 1,000)
+    lr 2    one learned (300), one did not learn (800), one diverged (blew up to 7.9e11 before it was caught)
+    lr 5    none learned: two did not learn (950, 990), one diverged with no perplexity
+    """
+    return summary_rows(
+        [
+            ("a1", 1.0, 1, "learned", measured(200.0, 210.0, clipped=0.25)),
+            ("a2", 1.0, 2, "learned", measured(220.0, 230.0, clipped=0.75)),
+            ("a3", 1.0, 3, "did not learn", measured(900.0, 910.0, clipped=0.0)),
+            ("b1", 2.0, 1, "learned", measured(300.0, 310.0)),
+            ("b2", 2.0, 2, "did not learn", measured(800.0, 805.0)),
+            ("b3", 2.0, 3, "diverged", measured(7.9e11, None, diverged=1, step=12, clipped=1.0)),
+            ("c1", 5.0, 1, "did not learn", measured(950.0, 960.0)),
+            ("c2", 5.0, 2, "diverged", measured(None, None, diverged=1, step=7, clipped=1.0)),
+            ("c3", 5.0, 3, "did not learn", measured(990.0, 995.0)),
+        ]
     )
-    assert every.loc[5.0, "clipped_fraction_mean"] == pytest.approx(0.5 / 3)  # 0.0, 0.5, 0.0: diverged runs count
-    assert table.loc[1.0, "runs"] == 2 and table.loc[1.0, "diverged_runs"] == 0
+
+
+def test_setting_table_averages_the_seeds_that_learned_and_counts_the_rest(three_seeds):
+    table = setting_table(three_seeds, ["lr"], ["test_ppl", "clipped_fraction", "diverged_step"]).set_index("lr")
+    counts = table[["runs", "seeds_learned", "seeds_failed", "diverged_runs"]]
+    assert counts.loc[1.0].tolist() == [3, 2, 1, 0]
+    assert counts.loc[2.0].tolist() == [3, 1, 2, 1]
+    assert counts.loc[5.0].tolist() == [3, 0, 3, 1]
+    # lr 1: (200 + 220) / 2 = 210, not (200 + 220 + 900) / 3 = 440
     assert table.loc[1.0, "test_ppl_mean"] == pytest.approx(210.0)
-    assert table.loc[1.0, "clipped_fraction_mean"] == pytest.approx(0.5)
-    assert table.loc[5.0, "diverged_runs"] == 2
-    assert table.loc[5.0, "test_ppl_mean"] == pytest.approx(300.0)  # the one seed that trained
-    assert table.loc[5.0, "clipped_fraction_mean"] == pytest.approx(0.5)  # diverged runs' 0.0 left out
-    assert (table.loc[5.0, "diverged_step_min"], table.loc[5.0, "diverged_step_max"]) == (7, 12)
+    assert (table.loc[1.0, "test_ppl_min"], table.loc[1.0, "test_ppl_max"]) == (200.0, 220.0)
+    assert table.loc[1.0, "clipped_fraction_mean"] == pytest.approx(0.5)  # (0.25 + 0.75) / 2; a3's 0.0 left out
+    # lr 2: the one seed that learned, 300; neither 800 nor 7.9e11 enters the mean or the range
+    assert table.loc[2.0, ["test_ppl_mean", "test_ppl_min", "test_ppl_max"]].tolist() == [300.0, 300.0, 300.0]
+    assert table.loc[2.0, "clipped_fraction_mean"] == pytest.approx(0.5)  # the diverged run's 1.0 left out
+    # lr 5: no seed learned, so no mean
+    assert table.loc[5.0, ["test_ppl_mean", "test_ppl_min", "test_ppl_max", "clipped_fraction_mean"]].isna().all()
+    # the divergence step is the diverged runs' own measure
+    assert table.loc[2.0, "diverged_step_mean"] == 12 and table.loc[5.0, "diverged_step_min"] == 7
     assert math.isnan(table.loc[1.0, "diverged_step_mean"])
+
+
+def test_setting_table_refuses_a_summary_without_outcomes(three_seeds):
+    with pytest.raises(ValueError, match="no 'outcome' column.*rule study_summary"):
+        setting_table(three_seeds.drop(columns="outcome"), ["lr"], ["test_ppl"])
 
 
 def test_each_window_is_paired_with_the_rnn_of_the_nearest_parameter_count():

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from rnnbench.outcome import CHANCE_Z, LEARNED_FRACTION, chance_threshold, outcome
+from rnnbench.outcome import CHANCE_Z, LEARNED_FRACTION, UNKNOWN, chance_threshold, learned, outcome, seed_counts
 
 
 def test_a_language_model_learned_only_clearly_below_the_unigram_perplexity():
@@ -41,3 +41,18 @@ def test_a_run_cannot_be_judged_without_its_baseline():
         outcome({"test_ppl": 150.0})
     with pytest.raises(ValueError, match="agreement_probes"):
         outcome({"agreement_accuracy": 0.9})
+
+
+def test_a_settings_seeds_are_counted_once_and_only_learned_counts_as_learned():
+    # three seeds: one learned, one diverged, one did not learn
+    assert seed_counts(["learned", "diverged", "did not learn"]) == {
+        "runs": 3,
+        "seeds_learned": 1,
+        "seeds_failed": 2,
+        "diverged_runs": 1,
+    }
+    # a run that could not be judged (no baseline) is not counted as learned
+    assert seed_counts(["learned", UNKNOWN])["seeds_failed"] == 1
+    assert learned(["learned", "did not learn", "diverged", UNKNOWN]) == [True, False, False, False]
+    with pytest.raises(ValueError, match="'learnt' is not one of"):
+        seed_counts(["learnt"])

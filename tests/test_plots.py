@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import matplotlib.collections
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
@@ -13,9 +14,10 @@ from rnnbench import plots
 
 
 def summary(rows, metric="agreement_accuracy", setting="clip_mode"):
-    """Long summary (as summary.csv) from (setting value, seed, metric value, diverged) tuples."""
+    """Long summary (as summary.csv) from (setting value, seed, metric value, diverged[, outcome]) tuples; the
+    outcome is "diverged" for a diverged run and "learned" for the rest unless the tuple names it."""
     out = []
-    for i, (value, seed, measured, diverged) in enumerate(rows):
+    for i, (value, seed, measured, diverged, *state) in enumerate(rows):
         keys = {
             "study": "s",
             "run_id": f"run-{i}",
@@ -23,6 +25,7 @@ def summary(rows, metric="agreement_accuracy", setting="clip_mode"):
             "corpus": "agreement",
             "seed": seed,
             setting: value,
+            "outcome": state[0] if state else ("diverged" if diverged else "learned"),
         }
         out += [{**keys, "metric": metric, "value": measured}, {**keys, "metric": "diverged", "value": float(diverged)}]
     return pd.DataFrame(out)
@@ -45,6 +48,18 @@ def study(setting="clip_mode", metric="agreement_accuracy", vary=None):
 def joined_lines(ax):
     """Lines of two or more points drawn with a visible line style (a line joining x positions)."""
     return [line for line in ax.get_lines() if len(line.get_xdata()) > 1 and line.get_linestyle() not in ("None", "")]
+
+
+def hollow(ax):
+    """Markers drawn without a face (runs that did not learn): the offsets of faceless scatter points."""
+    found = []
+    for collection in ax.collections:
+        if not isinstance(collection, matplotlib.collections.PathCollection):  # error bars are line collections
+            continue
+        faces = collection.get_facecolors()
+        if len(collection.get_offsets()) and (len(faces) == 0 or (faces[:, 3] == 0).all()):
+            found += [tuple(o) for o in collection.get_offsets()]
+    return found
 
 
 def crosses(ax):
@@ -152,3 +167,48 @@ def test_a_summary_from_the_workflow_draws_and_saves(tmp_path):
     assert fig.axes[0].get_ylabel() == "test perplexity"
     plots.save(fig, str(tmp_path / "figure.pdf"))
     assert (tmp_path / "figure.pdf").read_bytes().startswith(b"%PDF")
+
+
+def test_a_run_that_did_not_learn_is_hollow_and_in_no_mean():
+    """Three seeds at bptt 10: 0.60 and 0.66 learned, 0.51 did not (chance). The line's mean is 0.63, not
+    (0.60 + 0.66 + 0.51) / 3 = 0.59, and its band stops at 0.60; the third seed is a hollow point at 0.51."""
+    table = summary(
+        [
+            (2, 1, 0.70, 0),
+            (2, 2, 0.72, 0),
+            (10, 1, 0.60, 0),
+            (10, 2, 0.66, 0),
+            (10, 3, 0.51, 0, "did not learn"),
+        ],
+        setting="bptt",
+    )
+    ax = plots.study_figure(table, study("bptt"), source="t").axes[0]
+    (line,) = joined_lines(ax)
+    assert np.allclose(line.get_ydata(), [0.71, 0.63])
+    band = ax.collections[0].get_paths()[0].vertices[:, 1]
+    assert math.isclose(band.min(), 0.60) and math.isclose(band.max(), 0.72)
+    assert hollow(ax) == [(10.0, 0.51)]
+    assert "did not learn" in [t.get_text() for t in ax.get_legend().get_texts()]
+    assert "1 of 5 did not learn (hollow ○, in no mean)" in ax.get_title()
+
+
+def test_a_setting_whose_seeds_all_failed_has_no_mean_point():
+    table = summary(
+        [
+            ("none", 1, 0.50, 0, "did not learn"),
+            ("none", 2, float("nan"), 1),
+            ("norm", 1, 0.62, 0),
+        ]
+    )
+    ax = plots.study_figure(table, study(), source="t").axes[0]
+    means = [line for line in ax.get_lines() if line.get_marker() == "o" and len(line.get_xdata())]
+    assert [list(line.get_xdata()) for line in means] == [[1.0]]  # only norm's mean; none has none
+    assert hollow(ax) == [(0.0, 0.50)] and crosses(ax) == 1
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert "did not learn" in legend and "diverged" in legend
+
+
+def test_a_summary_without_outcomes_is_refused():
+    table = summary([("none", 1, 0.5, 0)]).drop(columns="outcome")
+    with pytest.raises(ValueError, match="no 'outcome' column"):
+        plots.study_figure(table, study(), source="t")

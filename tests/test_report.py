@@ -54,11 +54,14 @@ class Fixture:
 
 
 def _metrics(i: int, cfg, diverged: bool) -> dict:
-    """Plausible metrics of run i; a diverged run has no perplexity or accuracy, as train.py writes it."""
+    """Plausible metrics of run i; a diverged run has no perplexity or accuracy, as train.py writes it. Run 1 of
+    each study did not learn (rnnbench.outcome): a perplexity above 0.75 times the unigram model's (about 32 on
+    the fixture's random text of 32 words), an accuracy at chance; the others learned."""
+    test_ppl = 40.0 if i == 1 else 20.0 - 0.5 * i
     metrics = {
         "run_id": cfg.run_id,
-        "test_ppl": 7.9e11 if diverged else 400.0 - 25.0 * i,  # a blown-up run's number, never a result
-        "valid_ppl": None if diverged else 410.0 - 25.0 * i,
+        "test_ppl": 7.9e11 if diverged else test_ppl,  # a blown-up run's number, never a result
+        "valid_ppl": None if diverged else test_ppl + 0.5,
         "epochs": 1,
         "steps": 30,
         "diverged": diverged,
@@ -75,7 +78,8 @@ def _metrics(i: int, cfg, diverged: bool) -> dict:
         "clip_cosine_mean": {"norm": 1.0, "value": 0.9}.get(cfg.clip_mode),
     }
     if cfg.corpus == "agreement" and not diverged:
-        metrics["agreement_accuracy"] = 0.5 + 0.05 * i
+        metrics["agreement_accuracy"] = 0.5 if i == 1 else 0.6 + 0.04 * i
+        metrics["agreement_probes"] = 1500
     return metrics
 
 
@@ -102,6 +106,12 @@ def build_results(results: Path) -> Config:
 
     for name in TABLES:
         jobs.worked_table(name, **table(name), provenance=provenance)
+
+    # The baselines first: each language-model study's runs are judged against them (rule study_summary).
+    runs = config.all_runs()
+    corpora = {cfg.corpus_key: cfg.corpus for cfg in runs.values()}
+    _baselines(results, config, corpora, provenance)
+    baselines = paths.table(str(results), "baselines")
 
     first_study = next(iter(config.studies))
     for study_name, study in config.studies.items():
@@ -131,10 +141,11 @@ def build_results(results: Path) -> Config:
             record_file=record,
             provenance_file=paths.provenance(summary),
             provenance=provenance,
+            baselines=None if study.corpus == "agreement" else baselines,
         )
         figures = [paths.study_figure(str(results), study_name, fmt) for fmt in paths.FIGURE_FORMATS]
         jobs.study_figure(summary, record, figures, provenance_file=paths.provenance(figures[0]), provenance=provenance)
-        _write_extras(results, config, study_name, points, configs, metric_files, record, provenance)
+        _write_extras(results, config, study_name, points, configs, summary, record, provenance)
 
     for name in plots.BOOK_FIGURES:
         figures = [paths.book_figure(str(results), name, fmt) for fmt in paths.FIGURE_FORMATS]
@@ -146,7 +157,6 @@ def build_results(results: Path) -> Config:
             provenance=provenance,
         )
 
-    runs = config.all_runs()
     benchmark_files = []
     for i, run_id in enumerate(sorted(runs)):
         path = results / "benchmarks" / "train" / f"{run_id}.tsv"
@@ -156,7 +166,6 @@ def build_results(results: Path) -> Config:
         benchmark_files.append(str(path))
     jobs.benchmark_table(sorted(runs), benchmark_files, **table("benchmarks"), provenance=provenance)
 
-    corpora = {cfg.corpus_key: cfg.corpus for cfg in runs.values()}
     stats_files = []
     for key, corpus in sorted(corpora.items()):
         path = Path(paths.corpus_stats(str(results), key))
@@ -173,7 +182,6 @@ def build_results(results: Path) -> Config:
         path.write_text(json.dumps(stats), encoding="utf-8")
         stats_files.append(str(path))
     jobs.corpus_table(sorted(corpora), stats_files, **table("corpora"), provenance=provenance)
-    _baselines(results, config, corpora, provenance)
     for name in config.analyses:
         _analysis(config, name, results, provenance)
 
@@ -243,7 +251,7 @@ def _baselines(results: Path, config: Config, corpora: dict, provenance: dict) -
         write_provenance(paths.provenance(out), producer="rnnbench.baselines.tables.baseline_tables", **provenance)
 
 
-def _write_extras(results, config, study_name, points, configs, metric_files, record, provenance) -> None:
+def _write_extras(results, config, study_name, points, configs, summary, record, provenance) -> None:
     """A study's per-distance and norm-trace tables and figures, from hand-written agreement.csv / steps.csv."""
     from rnnbench.ablations import study_extras
 
@@ -276,7 +284,7 @@ def _write_extras(results, config, study_name, points, configs, metric_files, re
             kind,
             study_record(config, study_name),
             list(points),
-            metric_files,
+            summary,
             run_files,
             out,
             provenance_file=paths.provenance(out),
@@ -643,22 +651,18 @@ def test_a_narrow_table_is_sized_by_each_format():
     assert all(len(line) <= markdown.PANDOC_COLUMNS for line in report.markdown_table(frame).splitlines())
 
 
-def _diverged_study(tmp_path: Path) -> Path:
-    """A study of three runs by hand: norm clipping trained, value and none diverged (one blew up to a
-    finite 7.9e11, one has no perplexity)."""
+def _hand_study(tmp_path: Path, runs, vary=("clip_mode",), seeds=(1,)) -> Path:
+    """A study "clip" on PTB by hand: runs are (run_id, {setting: value, "seed": s}, test_ppl, valid_ppl, diverged,
+    reason, outcome) tuples."""
     results = tmp_path / "results"
     study = results / "studies" / "clip"
     study.mkdir(parents=True)
-    runs = [
-        ("r-norm", "norm", 30.9, 0, None),
-        ("r-none", "none", 7.9e11, 1, "loss_above_uniform"),
-        ("r-value", "value", float("nan"), 1, "non_finite_loss"),
-    ]
     rows = []
-    for run_id, mode, ppl, diverged, reason in runs:
-        keys = {"study": "clip", "run_id": run_id, "family": "rnn", "corpus": "ptb", "seed": 1, "clip_mode": mode}
+    for run_id, point, ppl, valid, diverged, reason, state in runs:
+        keys = {"study": "clip", "run_id": run_id, "family": "rnn", "corpus": "ptb", **point, "outcome": state}
         rows += [
             {**keys, "metric": "test_ppl", "value": ppl},
+            {**keys, "metric": "valid_ppl", "value": valid},
             {**keys, "metric": "diverged", "value": diverged},
             {**keys, "metric": "diverged_step", "value": 12 if diverged else float("nan")},
         ]
@@ -672,9 +676,9 @@ def _diverged_study(tmp_path: Path) -> Path:
         "family": "rnn",
         "corpus": "ptb",
         "metric": "test_ppl",
-        "vary": ["clip_mode"],
+        "vary": list(vary),
         "fixed": {},
-        "seeds": [1],
+        "seeds": list(seeds),
         "run_ids": [r[0] for r in runs],
     }
     (study / "study.json").write_text(json.dumps(about))
@@ -683,15 +687,71 @@ def _diverged_study(tmp_path: Path) -> Path:
     return results
 
 
+def _diverged_study(tmp_path: Path) -> Path:
+    """Three runs: norm clipping learned, value and none diverged (one blew up to a finite 7.9e11, one has no
+    perplexity)."""
+    nan = float("nan")
+    return _hand_study(
+        tmp_path,
+        [
+            ("r-norm", {"clip_mode": "norm", "seed": 1}, 30.9, 31.2, 0, None, "learned"),
+            ("r-none", {"clip_mode": "none", "seed": 1}, 7.9e11, nan, 1, "loss_above_uniform", "diverged"),
+            ("r-value", {"clip_mode": "value", "seed": 1}, nan, nan, 1, "non_finite_loss", "diverged"),
+        ],
+    )
+
+
 def test_a_study_section_marks_diverged_runs(tmp_path):
     results = _diverged_study(tmp_path)
     table = report.study_table("clip", results)
     assert list(table["diverged"]) == ["no", "yes: loss above uniform, step 12", "yes: non finite loss, step 12"]
     section = report.study_section("clip", results, staging=tmp_path / "figures")
     assert "2 of the 3 runs diverged (`clip_mode` = none and `clip_mode` = value)" in section
-    assert "The one run that trained has test perplexity 30.9" in section  # 7.9e11 is not ranked
+    assert "The one run that learned has test perplexity 30.9" in section  # 7.9e11 is not ranked
     assert "(7.90 × 10¹¹)" in section  # printed, in brackets, not hidden
     assert (tmp_path / "figures" / "study-clip.pdf").is_file()
+
+
+def test_a_study_section_chooses_its_best_run_on_validation_and_ranks_no_failed_run(tmp_path):
+    """Four runs of three seeds at one setting and one at another: on test, b (118) would be best; on validation
+    a (120) is, so a is the best run and its test 125 is what is printed. c did not learn (900), d diverged."""
+    nan = float("nan")
+    results = _hand_study(
+        tmp_path,
+        [
+            ("a", {"clip_mode": "norm", "seed": 1}, 125.0, 120.0, 0, None, "learned"),
+            ("b", {"clip_mode": "norm", "seed": 2}, 118.0, 122.0, 0, None, "learned"),
+            ("c", {"clip_mode": "norm", "seed": 3}, 900.0, 905.0, 0, None, "did not learn"),
+            ("d", {"clip_mode": "none", "seed": 1}, nan, nan, 1, "non_finite_loss", "diverged"),
+        ],
+        seeds=(1, 2, 3),
+    )
+    section = report.study_section("clip", results, staging=tmp_path / "figures")
+    assert (
+        "Among the runs that learned, the best run, chosen on validation perplexity so that the test split plays no "
+        "part in the choice, is at `clip_mode` = norm, seed 1: test perplexity 125 (validation perplexity 120); "
+        "the worst, at `clip_mode` = norm, seed 2: 118 (validation perplexity 122)."
+    ) in section
+    assert "1 of the 4 runs did not learn (`clip_mode` = norm, seed 3" in section
+    assert (
+        "Where not every seed learned: 2 of 3 seeds learned at `clip_mode` = norm and 0 of 1 seeds learned at "
+        "`clip_mode` = none."
+    ) in section
+    assert "(900)" in section  # shown in brackets in the table, never ranked
+    assert "validation perplexity" in report.study_table("clip", results).columns.map(report.METRIC_LABELS.get).tolist()
+
+
+def test_a_study_section_without_validation_numbers_says_so_instead_of_ranking_on_test(tmp_path):
+    nan = float("nan")
+    results = _hand_study(
+        tmp_path,
+        [
+            ("a", {"clip_mode": "norm", "seed": 1}, 125.0, nan, 0, None, "learned"),
+            ("b", {"clip_mode": "none", "seed": 1}, 118.0, nan, 0, None, "learned"),
+        ],
+    )
+    with pytest.raises(ValueError, match="have no valid_ppl.*never on the test split"):
+        report.study_section("clip", results, staging=tmp_path / "figures")
 
 
 QMD = """# A chapter {#sec-a}

@@ -3,6 +3,9 @@
 distance_heatmap   agreement accuracy, head-verb distance x the study's first varied setting
 distance_curves    accuracy against distance, one line per value of that setting, seeds' range as a band
 norm_trace         pre-clip gradient norm step by step (log y), one line per run, a panel per second setting
+
+Means and ranges are over the seeds that learned (rnnbench.ablations); a setting where some seed failed says
+how many learned, and one where none did is drawn as such (hatched row, hollow legend marker), not as chance.
 """
 
 from __future__ import annotations
@@ -10,12 +13,13 @@ from __future__ import annotations
 import textwrap
 from collections.abc import Mapping
 
+import matplotlib.patches as mpatches
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from rnnbench.plots import DIVERGED_COLOR, HEIGHT, WIDTH, _source, _theme
+from rnnbench.plots import DIVERGED_COLOR, FAILED_COLOR, FAILED_LABELS, HEIGHT, WIDTH, _source, _theme
 
 CHANCE = 0.5  # two verb forms: a model that ignores the head is right half the time
 
@@ -39,19 +43,39 @@ def _words(setting: str) -> str:
     return SETTING_WORDS.get(setting, setting.replace("_", " "))
 
 
+def _learned(distances: pd.DataFrame, setting: str, value) -> tuple[int, int]:
+    """(seeds that learned, runs) of one setting of a distance table."""
+    row = distances[distances[setting] == value].iloc[0]
+    return int(row["seeds_learned"]), int(row["runs"])
+
+
+def _counted(setting: str, value, distances: pd.DataFrame, sep: str = " ") -> str:
+    """A setting's name, with how many of its seeds learned when any failed (after ``sep``)."""
+    k, n = _learned(distances, setting, value)
+    name = _setting_name(setting, value)
+    if k == n:
+        return name
+    return f"{name}{sep}(none of {n} learned)" if k == 0 else f"{name}{sep}({k} of {n} learned)"
+
+
 def _title(ax, study: Mapping, what: str) -> None:
     ax.set_title("\n".join(textwrap.wrap(f"{study.get('name', '')}: {what}", 60)), fontsize=9)
 
 
 def distance_heatmap(distances: pd.DataFrame, study: Mapping, *, source: str = "") -> plt.Figure:
-    """Seed-mean agreement accuracy, one row per value of the study's first varied setting (config order),
-    one column per head-verb distance; a diverging palette centred on chance (0.5)."""
+    """Agreement accuracy (mean over the seeds that learned), one row per value of the study's first varied
+    setting (config order), one column per head-verb distance; a diverging palette centred on chance (0.5).
+    A row whose seeds all failed is hatched grey (not white, which is chance), and a row label says how many
+    seeds learned where any failed."""
     setting = study["vary"][0]
     _theme()
     fig, ax = plt.subplots(figsize=(WIDTH, HEIGHT), layout="constrained")
     values = list(dict.fromkeys(distances[setting]))
-    grid = distances.pivot_table(index=setting, columns="distance", values="accuracy_mean", aggfunc="first")
-    grid = grid.reindex(values)
+    grid = distances.pivot_table(
+        index=setting, columns="distance", values="accuracy_mean", aggfunc="first", dropna=False
+    )
+    # every distance a column, every setting a row, even where no seed learned (all NaN)
+    grid = grid.reindex(index=values, columns=sorted(distances["distance"].unique()))
     sns.heatmap(
         grid,
         ax=ax,
@@ -60,9 +84,20 @@ def distance_heatmap(distances: pd.DataFrame, study: Mapping, *, source: str = "
         vmax=1.0,
         center=CHANCE,
         linewidths=0.3,
-        cbar_kws={"label": "accuracy (mean over seeds)"},
+        cbar_kws={"label": "accuracy (learned seeds' mean)"},
     )
-    ax.set_yticklabels([_setting_name(setting, v) for v in values], rotation=0)
+    # the count on a line of its own: a long label would squeeze the grid
+    ax.set_yticklabels([_counted(setting, v, distances, sep="\n") for v in values], rotation=0, fontsize=8)
+    none = [row for row, v in enumerate(values) if _learned(distances, setting, v)[0] == 0]
+    for row in none:
+        ax.add_patch(
+            mpatches.Rectangle(
+                (0, row), grid.shape[1], 1, facecolor="0.85", edgecolor=FAILED_COLOR, hatch="///", linewidth=0
+            )
+        )
+    if none:
+        patch = mpatches.Patch(facecolor="0.85", edgecolor=FAILED_COLOR, hatch="///", label="no seed learned")
+        ax.legend(handles=[patch], fontsize=7, loc="upper left", bbox_to_anchor=(0.0, -0.18), frameon=False)
     ax.set_xlabel("head-verb distance (words)")
     ax.set_ylabel(_words(setting))
     if setting in ("bptt", "context"):  # the reach of each row: dependencies beyond it cross the line
@@ -83,8 +118,8 @@ def distance_heatmap(distances: pd.DataFrame, study: Mapping, *, source: str = "
 
 def distance_curves(distances: pd.DataFrame, study: Mapping, *, source: str = "") -> plt.Figure:
     """Accuracy against head-verb distance, one line per value of the first varied setting: the mean over
-    seeds, the seeds' range shaded; a dotted line at chance; for a window or segment length, its reach
-    marked on its line."""
+    the seeds that learned, their range shaded; a dotted line at chance; for a window or segment length, its
+    reach marked on its line. A setting whose seeds all failed has no line, only a hollow legend entry."""
     setting = study["vary"][0]
     _theme()
     fig, ax = plt.subplots(figsize=(WIDTH, HEIGHT), layout="constrained")
@@ -93,13 +128,24 @@ def distance_curves(distances: pd.DataFrame, study: Mapping, *, source: str = ""
     for value in values:
         rows = distances[distances[setting] == value].sort_values("distance")
         colour = palette[value]
+        if _learned(distances, setting, value)[0] == 0:
+            ax.plot(
+                [],
+                [],
+                color=FAILED_COLOR,
+                marker="o",
+                markerfacecolor="none",
+                linestyle="none",
+                label=_counted(setting, value, distances, sep="\n"),
+            )
+            continue
         ax.plot(
             rows["distance"],
             rows["accuracy_mean"],
             color=colour,
             marker="o",
             markersize=3,
-            label=_setting_name(setting, value),
+            label=_counted(setting, value, distances, sep="\n"),
         )
         if (rows["accuracy_max"] > rows["accuracy_min"]).any():
             ax.fill_between(
@@ -109,18 +155,23 @@ def distance_curves(distances: pd.DataFrame, study: Mapping, *, source: str = ""
             ax.axvline(value + 0.5, color=colour, linestyle="--", linewidth=0.8)
     ax.axhline(CHANCE, color="0.4", linestyle=":", linewidth=1)
     ax.set_ylim(0.0, 1.02)
+    if len(distances):
+        ax.set_xlim(distances["distance"].min() - 0.5, distances["distance"].max() + 0.5)
+    if not (distances.groupby(setting, sort=False)["seeds_learned"].first() > 0).any():
+        ax.text(0.5, 0.75, "no seed learned at any setting", transform=ax.transAxes, ha="center", color=FAILED_COLOR)
     ax.set_xlabel("head-verb distance (words)")
     ax.set_ylabel("agreement accuracy")
     ax.legend(title=_words(setting), fontsize=7, title_fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     reach = " (dashed: each setting's reach)" if setting in ("bptt", "context") else ""
-    _title(ax, study, f"accuracy against distance, mean and range over seeds{reach}")
+    _title(ax, study, f"accuracy against distance, mean and range over the seeds that learned{reach}")
     _source(fig, source)
     return fig
 
 
 def norm_trace(trace: pd.DataFrame, study: Mapping, *, source: str = "") -> plt.Figure:
     """Pre-clip gradient norm per recorded step on a log axis, one line per value of the study's first varied
-    setting, one panel per value of the second (if any); a diverged run ends in a red cross."""
+    setting, one panel per value of the second (if any); a diverged run ends in a red cross, a run that
+    finished but did not learn in a hollow grey circle."""
     vary = list(study["vary"])
     line, panel = vary[0], (vary[1] if len(vary) > 1 else None)
     panels = list(dict.fromkeys(trace[panel])) if panel else [None]
@@ -156,6 +207,17 @@ def norm_trace(trace: pd.DataFrame, study: Mapping, *, source: str = "") -> plt.
             )
             if bool(run["diverged"].iloc[0]):
                 ax.scatter(run["step"].iloc[-1:], norms.iloc[-1:], marker="x", s=40, color=DIVERGED_COLOR, zorder=4)
+            elif run["outcome"].iloc[0] != "learned":
+                ax.scatter(
+                    run["step"].iloc[-1:],
+                    norms.iloc[-1:],
+                    marker="o",
+                    s=36,
+                    facecolors="none",
+                    edgecolors=FAILED_COLOR,
+                    linewidths=1.0,
+                    zorder=4,
+                )
         ax.set_yscale("log")
         ax.set_xlabel("optimiser step")
         if p is not None:
@@ -164,6 +226,12 @@ def norm_trace(trace: pd.DataFrame, study: Mapping, *, source: str = "") -> plt.
     handles, labels = axes[0][0].get_legend_handles_labels()
     if trace["diverged"].any():
         handles.append(plt.Line2D([], [], color=DIVERGED_COLOR, marker="x", linestyle="", label="diverged"))
+    finished = trace[~trace["diverged"].astype(bool) & (trace["outcome"] != "learned")]
+    for state in dict.fromkeys(finished["outcome"]):
+        label = FAILED_LABELS.get(state, str(state))
+        handles.append(
+            plt.Line2D([], [], color=FAILED_COLOR, marker="o", markerfacecolor="none", linestyle="", label=label)
+        )
     axes[0][-1].legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     seed = trace["seed"].iloc[0] if len(trace) else ""
     fig.suptitle(

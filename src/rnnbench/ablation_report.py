@@ -1,6 +1,11 @@
 """What the book's ablation sections read: the studies' extra tables and figures, and the tables its prose
 quotes (clipping per setting, truncation's cost, each window against its matched recurrence).
 
+Every mean and range over seeds here is over the seeds that learned (rnnbench.outcome, as each study's summary
+holds it); each table says how many of a setting's seeds learned, and a setting none of whose seeds learned
+has no mean. A best setting is chosen on validation only (rnnbench.selection). seed_outcomes gives the counts
+the book's sentences state ("k of n seeds learned").
+
 Reads results only (rnnbench.report's folder conventions); no torch.
 """
 
@@ -14,6 +19,9 @@ import pandas as pd
 
 from rnnbench import paths
 from rnnbench.ablations import matched_pairs, reach_table, setting_table
+from rnnbench.markdown import Markdown, fixed, integer, markdown_table, sig, words
+from rnnbench.outcome import COUNT_COLUMNS
+from rnnbench.selection import best_and_worst, selection_metric
 from rnnbench.report import (
     STAGING_DIR,
     _missing,
@@ -40,10 +48,47 @@ CLIP_METRICS = (
 )
 
 
+# The studies each ablation section reads (clipping: one set per corpus).
+TRUNCATION_STUDIES = ("truncation_ptb", "truncation_agreement")
+WINDOW_STUDIES = ("window_agreement", "recurrence_agreement")
+
+
 def have(*studies: str, results: str | Path | None = None) -> bool:
     """Whether every one of ``studies`` has results here (a config may leave any of them out)."""
     present = set(study_names(results))
     return all(s in present for s in studies)
+
+
+def clipping_studies(corpus: str, results: str | Path | None = None) -> list[str]:
+    """The clipping studies of ``corpus`` that have results here: mode, norm threshold, value threshold."""
+    names = (f"clipping_{corpus}", f"clip_threshold_{corpus}", f"value_threshold_{corpus}")
+    return [s for s in names if have(s, results=results)]
+
+
+def seed_outcomes(studies: list[str], results: str | Path | None = None) -> pd.DataFrame:
+    """Per study and combination of its varied settings: how many seeds learned, failed and diverged.
+
+        study, setting (its values as markdown, `key` = value), runs, seeds_learned, seeds_failed, diverged_runs
+
+    The counts behind the book's "k of n seeds learned"; studies without results here are left out."""
+    frames = []
+    for study in studies:
+        if not have(study, results=results):
+            continue
+        vary = list(study_about(study, results)["vary"])
+        table = setting_table(study_summary(study, results), vary, [])
+        labels = [_setting_label(vary, row) for _, row in table.iterrows()]
+        frames.append(table.assign(study=study, setting=labels)[["study", "setting", *COUNT_COLUMNS]])
+    columns = ["study", "setting", *COUNT_COLUMNS]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=columns)
+
+
+def _setting_label(vary: list[str], row: pd.Series) -> Markdown:
+    return Markdown(", ".join(f"`{key}` = {_value(row[key])}" for key in vary))
+
+
+def _value(value) -> str:
+    return f"{value:g}" if isinstance(value, float) else str(value)
 
 
 def extra_table(study: str, kind: str, results: str | Path | None = None) -> pd.DataFrame:
@@ -68,11 +113,11 @@ def extra_file(study: str, name: str, kind: str = "png") -> str:
 
 def clipping_table(studies: list[str], results: str | Path | None = None) -> pd.DataFrame:
     """Every clipping setting of ``studies`` (a mode study: none/value; a threshold study: norm at each
-    threshold) per learning rate: runs, diverged runs, the metric over the seeds that trained, and the
-    clipping measurements over every run (a diverged run's up to its divergence; diverged_step over the
-    runs that diverged).
+    threshold) per learning rate: its runs, how many learned, failed and diverged, and the metric and the
+    clipping measurements over the seeds that learned (diverged_step over the runs that diverged).
 
-        clipping, clip_mode, clip, lr, runs, diverged_runs, <metric>_mean/_min/_max, <CLIP_METRICS>_mean/_min/_max
+        clipping, clip_mode, clip, lr, runs, seeds_learned, seeds_failed, diverged_runs,
+        <metric>_mean/_min/_max, <CLIP_METRICS>_mean/_min/_max
     """
     frames = []
     for study in studies:
@@ -82,12 +127,7 @@ def clipping_table(studies: list[str], results: str | Path | None = None) -> pd.
         for key in ("clip_mode", "clip", "lr"):
             if key not in summary.columns:
                 summary[key] = fixed.get(key)
-        table = setting_table(
-            summary,
-            ["clip_mode", "clip", "lr"],
-            [about["metric"], *CLIP_METRICS],
-            every_run=[m for m in CLIP_METRICS if m != "diverged_step"],
-        )
+        table = setting_table(summary, ["clip_mode", "clip", "lr"], [about["metric"], *CLIP_METRICS])
         frames.append(table.assign(study=study, metric=about["metric"]))
     # A setting two studies share (value clipping at 15 at the same rate) is the same runs: listed once.
     table = pd.concat(frames, ignore_index=True).drop_duplicates(["clip_mode", "clip", "lr"])
@@ -109,8 +149,10 @@ def clipping_rows(table: pd.DataFrame, mode: str) -> pd.DataFrame:
 
 
 def truncation_cost(study: str, results: str | Path | None = None) -> pd.DataFrame:
-    """Per truncation length: the metric over seeds, training tokens per second (metrics.json) and the
-    training job's wall seconds, CPU seconds and peak memory (tables/benchmarks.csv), each a mean over seeds."""
+    """Per truncation length: how many seeds learned, failed and diverged; the metric, the metric its best
+    length is chosen by (rnnbench.selection) and training tokens per second (metrics.json), and the training
+    job's wall seconds, CPU seconds and peak memory (tables/benchmarks.csv), each a mean over the seeds that
+    learned."""
     about = study_about(study, results)
     metric = about["metric"]
     summary = study_summary(study, results)
@@ -118,11 +160,12 @@ def truncation_cost(study: str, results: str | Path | None = None) -> pd.DataFra
     if not bench_path.is_file():
         raise _missing(bench_path)
     bench = pd.read_csv(bench_path).groupby("run_id", as_index=False).mean(numeric_only=True)
-    per_setting = setting_table(summary, ["bptt"], [metric, "tokens_per_second"])
-    runs = summary.drop_duplicates("run_id")[["run_id", "bptt"]].merge(bench, on="run_id", how="left")
-    cost = runs.groupby("bptt", sort=False)[
-        [c for c in ("wall_seconds", "cpu_seconds", "max_rss_mb") if c in runs]
-    ].mean()
+    measured = list(dict.fromkeys([metric, selection_metric(metric), "tokens_per_second"]))
+    per_setting = setting_table(summary, ["bptt"], measured)
+    runs = summary.drop_duplicates("run_id")
+    runs = runs[runs["outcome"] == "learned"][["run_id", "bptt"]].merge(bench, on="run_id", how="left")
+    columns = [c for c in ("wall_seconds", "cpu_seconds", "max_rss_mb") if c in bench]
+    cost = runs.groupby("bptt", sort=False)[columns].mean()
     return per_setting.merge(cost.reset_index(), on="bptt", how="left")
 
 
@@ -132,12 +175,19 @@ def reach(study: str, setting: str, results: str | Path | None = None) -> pd.Dat
 
 
 def window_against_recurrence(ff_study: str, rnn_study: str, results: str | Path | None = None) -> pd.DataFrame:
-    """Each window paired with the Elman RNN of the nearest parameter count, both counts stated, and both
-    models' accuracy on the dependencies within the window's width and beyond it (means over seeds)."""
+    """Each window paired with the Elman RNN of the nearest parameter count, both counts stated, both sides'
+    seeds that learned out of their runs (ff_learned/ff_runs, rnn_learned/rnn_runs), and both models' accuracy
+    on the dependencies within the window's width and beyond it (means over the seeds that learned; NaN where
+    none did); ``beyond``: whether any head-verb distance lies beyond the window, ``beyond_probes`` the probes
+    there over the window's seeds that learned."""
     ff_summary, rnn_summary = study_summary(ff_study, results), study_summary(rnn_study, results)
     ff = _parameters(ff_summary, "context")
     rnn = _parameters(rnn_summary, "hidden")
     pairs = matched_pairs(ff, rnn)
+    counts = {
+        "ff": setting_table(ff_summary, ["context"], []).set_index("context"),
+        "rnn": setting_table(rnn_summary, ["hidden"], []).set_index("hidden"),
+    }
     ff_dist = extra_table(ff_study, "distance", results)
     rnn_dist = extra_table(rnn_study, "distance", results)
     rows = []
@@ -145,10 +195,14 @@ def window_against_recurrence(ff_study: str, rnn_study: str, results: str | Path
         window = ff_dist[ff_dist["context"] == pair.context]
         recurrent = rnn_dist[rnn_dist["hidden"] == pair.hidden]
         row = pair._asdict()
-        for name, table in (("ff", window), ("rnn", recurrent)):
+        for name, table, key in (("ff", window, pair.context), ("rnn", recurrent, pair.hidden)):
+            row[f"{name}_learned"] = int(counts[name].loc[key, "seeds_learned"])
+            row[f"{name}_runs"] = int(counts[name].loc[key, "runs"])
             split = reach_table(table.assign(width=pair.context), "width")
             row[f"{name}_within"] = float(split["within_accuracy"].iloc[0]) if len(split) else math.nan
             row[f"{name}_beyond"] = float(split["beyond_accuracy"].iloc[0]) if len(split) else math.nan
+        # whether the window has dependencies beyond its width at all, whatever its seeds did
+        row["beyond"] = bool((window["distance"] > pair.context).any())
         row["beyond_probes"] = int(window.loc[window["distance"] > pair.context, "probes"].sum())
         rows.append(row)
     return pd.DataFrame(rows)
@@ -162,12 +216,11 @@ def _parameters(summary: pd.DataFrame, setting: str) -> pd.DataFrame:
 # --------------------------------------------------------------------------------------------------------------
 # The sections' text: every number from the tables above.
 
-from rnnbench.markdown import Markdown, fixed, integer, markdown_table, sig, words  # noqa: E402
 from rnnbench.summary import METRIC_LABELS  # noqa: E402
 
 
 def _spread(mean: float, lo: float, hi: float, digits: int = 3) -> str:
-    """mean (min–max over seeds), or the one value when the seeds agree or there is one."""
+    """mean (min–max over the seeds that learned), or the one value when they agree or there is one."""
     if math.isnan(mean):
         return "–"
     if math.isnan(lo) or lo == hi:
@@ -183,13 +236,26 @@ def _lr_text(lr: float) -> str:
     return f"rate {lr:g}"
 
 
+def _learned_cell(learned: int, runs: int) -> str:
+    """A table cell: how many of a setting's seeds learned."""
+    return f"{integer(learned)} of {integer(runs)}"
+
+
+def _measured(row: pd.Series, metric: str, digits: int = 3) -> str:
+    """A setting's metric as a table cell: mean (range) over the seeds that learned, or "none learned"."""
+    if row["seeds_learned"] == 0:
+        return "none learned"
+    return _spread(row[f"{metric}_mean"], row[f"{metric}_min"], row[f"{metric}_max"], digits)
+
+
+def _accuracy(value: float) -> str:
+    return str(fixed(value, 3)) if not math.isnan(value) else "–"
+
+
 def clipping_section(corpus: str, results: str | Path | None = None, staging: str | Path = STAGING_DIR) -> Markdown:
-    """The clipping ablation on one corpus: its table, norm traces and the three claims, measured."""
-    studies = [
-        s
-        for s in (f"clipping_{corpus}", f"clip_threshold_{corpus}", f"value_threshold_{corpus}")
-        if have(s, results=results)
-    ]
+    """The clipping ablation on one corpus: its table, norm traces and the three claims, measured over the
+    seeds that learned (the divergence counts over every run)."""
+    studies = clipping_studies(corpus, results)
     if not studies:
         return Markdown("")
     table = clipping_table(studies, results)
@@ -206,17 +272,21 @@ def clipping_section(corpus: str, results: str | Path | None = None, staging: st
         "",
     ]
 
-    # Direction: norm clipping rescales (cosine exactly 1); value clipping may turn the update.
-    norm_clipped = norm[norm["clipped_fraction_mean"] > 0]
+    # Direction: norm clipping rescales (cosine exactly 1); value clipping may turn the update. Measured on the
+    # runs that learned, as every number of this section but the divergence counts.
+    taught = table[table["seeds_learned"] > 0]
+    norm_clipped = norm[(norm["seeds_learned"] > 0) & (norm["clipped_fraction_mean"] > 0)]
     if len(norm_clipped):
         lo, hi = norm_clipped["clip_cosine_mean_min"].min(), norm_clipped["clip_cosine_mean_max"].max()
         measured = f"{fixed(lo, 6)} in every one" if lo == hi else f"{fixed(lo, 6)} to {fixed(hi, 6)}"
         lines.append(
-            f"**Direction.** Norm clipping changes the step's length and never its direction: over every run whose "
-            f"gradient was clipped at all, the mean cosine between the clipped and the unclipped update is {measured}."
+            f"**Direction.** Norm clipping changes the step's length and never its direction: over every run that "
+            f"learned and whose gradient was clipped at all, the mean cosine between the clipped and the unclipped "
+            f"update is {measured}."
         )
-    acted = value[value["clipped_fraction_mean"] > 0]
-    idle = value[~(value["clipped_fraction_mean"] > 0)]
+    learned_value = value[value["seeds_learned"] > 0]
+    acted = learned_value[learned_value["clipped_fraction_mean"] > 0]
+    idle = learned_value[~(learned_value["clipped_fraction_mean"] > 0)]
     for clip, rows in acted.groupby("clip", sort=True):
         lines.append(
             f"Value clipping at ±{clip:g} turned the update: its mean cosine over the steps it clipped "
@@ -226,18 +296,21 @@ def clipping_section(corpus: str, results: str | Path | None = None, staging: st
     if len(idle):
         biggest = idle["grad_norm_max_max"].max()
         seen = (
-            f" (the largest global pre-clip norm of any of its runs was {sig(biggest)})"
-            if not math.isnan(biggest)
-            else ""
+            f" (the largest global pre-clip norm of any of them was {sig(biggest)})" if not math.isnan(biggest) else ""
         )
         lines.append(
-            f"Value clipping at {words(sorted({f'±{c:g}' for c in idle['clip']}))} clipped no step before its runs ended or "
-            f"diverged: no single gradient component reached the threshold{seen}, so those runs are the unclipped runs' "
-            f"twins. Mikolov's ±15 was set for a summed, not a mean, loss."
+            f"Value clipping at {words(sorted({f'±{c:g}' for c in idle['clip']}))} clipped no step of its runs that "
+            f"learned: no single gradient component reached the threshold{seen}, so those runs are the unclipped "
+            f"runs' twins. Mikolov's ±15 was set for a summed, not a mean, loss."
+        )
+    if len(table) and taught.empty:
+        lines.append(
+            f"No run of {words([f'`{s}`' for s in studies])} learned (rnnbench.outcome), so nothing is measured "
+            "here of what clipping did to the gradient of a run that trained."
         )
     lines.append("")
 
-    # Divergence: at each rate, who diverged.
+    # Divergence: at each rate, who diverged (a count over every run: divergence is what it measures).
     claims = []
     for lr in sorted(table["lr"].unique()):
         at = table[table["lr"] == lr]
@@ -278,16 +351,19 @@ def clipping_section(corpus: str, results: str | Path | None = None, staging: st
         text = "; ".join(claims)
         lines += [f"**Divergence.** {text[0].upper()}{text[1:]}.", ""]
 
-    # Cost: at a rate where no unclipped run diverged, compare the clipped runs' metric with the unclipped seeds'.
+    # Cost: at a rate where no unclipped run diverged and some learned, compare the clipped runs' metric with
+    # the unclipped seeds' that learned.
     calm = [
         lr
         for lr in sorted(table["lr"].unique())
-        if len(none[(none["lr"] == lr)]) and int(none[none["lr"] == lr]["diverged_runs"].iloc[0]) == 0
+        if len(none[none["lr"] == lr])
+        and int(none[none["lr"] == lr]["diverged_runs"].iloc[0]) == 0
+        and int(none[none["lr"] == lr]["seeds_learned"].iloc[0]) > 0
     ]
     for lr in calm:
         base = none[none["lr"] == lr].iloc[0]
         lo, hi = base[f"{metric}_min"], base[f"{metric}_max"]
-        rows = norm[(norm["lr"] == lr) & (norm["diverged_runs"] == 0)]
+        rows = norm[(norm["lr"] == lr) & (norm["diverged_runs"] == 0) & (norm["seeds_learned"] > 0)]
         inside = [f"{c:g}" for c, m in zip(rows["clip"], rows[f"{metric}_mean"]) if lo <= m <= hi]
         better = [
             f"{c:g} ({sig(m)})"
@@ -300,8 +376,8 @@ def clipping_section(corpus: str, results: str | Path | None = None, staging: st
             if (m > hi if metric.endswith("ppl") else m < lo)
         ]
         sentence = (
-            f"**Cost.** At {_lr_text(lr)}, where no unclipped run diverged, the unclipped runs reach {metric_name} "
-            f"{_spread(base[f'{metric}_mean'], lo, hi)} (mean and range over seeds)."
+            f"**Cost.** At {_lr_text(lr)}, where no unclipped run diverged, the unclipped runs that learned reach "
+            f"{metric_name} {_spread(base[f'{metric}_mean'], lo, hi)} (mean and range over those seeds)."
         )
         if inside:
             sentence += f" Norm clipping at {words(inside)} lands inside that range: it costs nothing measurable."
@@ -316,11 +392,9 @@ def clipping_section(corpus: str, results: str | Path | None = None, staging: st
         {
             "clipping": table["clipping"],
             "lr": [f"{v:g}" for v in table["lr"]],
+            "learned": [_learned_cell(k, n) for k, n in zip(table["seeds_learned"], table["runs"])],
             "diverged": [f"{integer(d)} of {integer(n)}" for d, n in zip(table["diverged_runs"], table["runs"])],
-            metric_name: [
-                _spread(m, lo, hi)
-                for m, lo, hi in zip(table[f"{metric}_mean"], table[f"{metric}_min"], table[f"{metric}_max"])
-            ],
+            metric_name: [_measured(row, metric) for _, row in table.iterrows()],
             "steps clipped": [f"{100 * v:.0f}%" if not math.isnan(v) else "–" for v in table["clipped_fraction_mean"]],
             "cosine": [fixed(v, 4) if not math.isnan(v) else "–" for v in table["clip_cosine_mean_mean"]],
             "median norm": [sig(v, plain=True) for v in table["grad_norm_median_mean"]],
@@ -329,11 +403,12 @@ def clipping_section(corpus: str, results: str | Path | None = None, staging: st
     )
     files = words([f"studies/{s}/summary.csv" for s in studies])
     lines += [
-        markdown_table(shown, align={metric_name: "right", "diverged": "right"}),
+        markdown_table(shown, align={metric_name: "right", "learned": "right", "diverged": "right"}),
         "",
-        f": Clipping on {corpus}, per setting and learning rate: runs diverged, {metric_name} over the seeds that did not "
-        f"(mean, range), share of steps clipped, mean cosine of the clipped update over clipped steps, and the pre-clip "
-        f"gradient norm's median and 95% quantile (means over every seed, a diverged run's up to its divergence). From {files}, rule study_summary. {{#tbl-{slug}}}",
+        f": Clipping on {corpus}, per setting and learning rate: seeds that learned and runs that diverged, then over "
+        f"the seeds that learned (rnnbench.outcome) {metric_name} (mean, range), share of steps clipped, mean cosine "
+        f"of the clipped update over clipped steps, and the pre-clip gradient norm's median and 95% quantile (means); "
+        f"a setting none of whose seeds learned has no mean. From {files}, rule study_summary. {{#tbl-{slug}}}",
         "",
     ]
     for study in studies:
@@ -343,7 +418,8 @@ def clipping_section(corpus: str, results: str | Path | None = None, staging: st
                 _figure(
                     image,
                     f"Pre-clip gradient norm per step, first seed of {study} (log scale); a red cross marks "
-                    f"where a run diverged. From {extra_file(study, 'norm-trace')}, rule study_extra_figure.",
+                    f"where a run diverged, a hollow circle where a run that did not learn ended. From "
+                    f"{extra_file(study, 'norm-trace')}, rule study_extra_figure.",
                     f"fig-{label_slug(study)}-norm-trace",
                 ),
                 "",
@@ -358,12 +434,13 @@ def _distance_figures(study: str, setting_words: str, results, staging) -> list[
         (
             "distance-heatmap",
             f"Agreement accuracy per head-verb distance (columns) and {setting_words} (rows), "
-            "mean over seeds; white is chance",
+            "mean over the seeds that learned; white is chance, a hatched row a setting none of whose seeds learned",
         ),
         (
             "distance-curves",
             f"Agreement accuracy against head-verb distance, one line per {setting_words}, "
-            "mean over seeds with their range shaded; dotted: chance",
+            "mean over the seeds that learned with their range shaded; dotted: chance; a hollow legend marker, "
+            "a setting none of whose seeds learned",
         ),
     ):
         image = extra_figure(study, name, results, staging)
@@ -382,59 +459,83 @@ def _reach_sentence(rows: pd.DataFrame, setting: str, name) -> str:
     parts = []
     for row in rows.itertuples(index=False):
         value = getattr(row, setting)
+        if row.seeds_learned == 0:
+            parts.append(f"{name(value)}: none of its {integer(row.runs)} seeds learned")
+            continue
+        counted = f" ({integer(row.seeds_learned)} of {integer(row.runs)} seeds learned)"
+        counted = counted if row.seeds_learned < row.runs else ""
         if math.isinf(row.width):
-            parts.append(f"{name(value)}: {fixed(row.within_accuracy, 3)} over all distances")
+            parts.append(f"{name(value)}: {fixed(row.within_accuracy, 3)} over all distances{counted}")
         elif row.beyond_probes == 0:
-            parts.append(f"{name(value)}: {fixed(row.within_accuracy, 3)} (every distance within reach)")
+            parts.append(f"{name(value)}: {fixed(row.within_accuracy, 3)} (every distance within reach){counted}")
         else:
             parts.append(
-                f"{name(value)}: {fixed(row.within_accuracy, 3)} within reach, {fixed(row.beyond_accuracy, 3)} beyond"
+                f"{name(value)}: {fixed(row.within_accuracy, 3)} within reach, {fixed(row.beyond_accuracy, 3)} "
+                f"beyond{counted}"
             )
     return "; ".join(parts)
 
 
 def truncation_section(results: str | Path | None = None, staging: str | Path = STAGING_DIR) -> Markdown:
-    """Truncation on PTB (perplexity, speed, memory) and on the agreement corpus (accuracy per distance)."""
+    """Truncation on PTB (perplexity, speed, memory) and on the agreement corpus (accuracy per distance), over
+    the seeds that learned; the best and worst truncation length chosen on validation."""
     lines = []
     if have("truncation_ptb", results=results):
         cost = truncation_cost("truncation_ptb", results)
         metric = study_about("truncation_ptb", results)["metric"]
         name = METRIC_LABELS.get(metric, metric)
-        ok = cost.dropna(subset=[f"{metric}_mean"])
+        ok = cost[cost["seeds_learned"] > 0].dropna(subset=[f"{metric}_mean"]).set_index("bptt", drop=False)
         lines += [
             "### Truncation on PTB {#sec-truncation-ptb}",
             "",
             "@tbl-truncation-ptb gives every length's numbers.",
             "",
         ]
-        if len(ok):
-            best, worst = ok.sort_values(f"{metric}_mean").iloc[0], ok.sort_values(f"{metric}_mean").iloc[-1]
-            fast, slow = (
-                ok.sort_values("tokens_per_second_mean").iloc[-1],
-                ok.sort_values("tokens_per_second_mean").iloc[0],
+        if len(ok) > 1:
+            best, worst = best_and_worst(ok, metric, suffix="_mean", what="truncation length (bptt)")
+            on = selection_metric(metric)
+            on_name = METRIC_LABELS.get(on, on)
+            chosen = f"Of the {integer(len(ok))} truncation lengths with a seed that learned, the best" + (
+                f" on {on_name} (mean over those seeds; the test split plays no part in the choice)"
+                if on != metric
+                else ""
             )
             lines.append(
-                f"Over {integer(len(ok))} truncation lengths, {name} is lowest at bptt = {int(best['bptt'])}, "
-                f"{_spread(best[f'{metric}_mean'], best[f'{metric}_min'], best[f'{metric}_max'])}, and highest at "
-                f"bptt = {int(worst['bptt'])}, {_spread(worst[f'{metric}_mean'], worst[f'{metric}_min'], worst[f'{metric}_max'])} "
-                f"(mean and range over seeds). Training reads {sig(fast['tokens_per_second_mean'])} tokens per second at "
-                f"bptt = {int(fast['bptt'])} and {sig(slow['tokens_per_second_mean'])} at bptt = {int(slow['bptt'])}: a short "
-                f"window takes one optimiser step per few tokens, and each step's fixed cost dominates."
+                f"{chosen} is bptt = {int(best['bptt'])}, where {name} is "
+                f"{_spread(best[f'{metric}_mean'], best[f'{metric}_min'], best[f'{metric}_max'])}; the worst is "
+                f"bptt = {int(worst['bptt'])}, at {_spread(worst[f'{metric}_mean'], worst[f'{metric}_min'], worst[f'{metric}_max'])}. "
+                f"Each is the mean, and in brackets the range, over the seeds that learned."
             )
-            if "max_rss_mb" in ok and ok["max_rss_mb"].notna().any():
-                lo, hi = ok.sort_values("max_rss_mb").iloc[0], ok.sort_values("max_rss_mb").iloc[-1]
-                lines.append(
-                    f"Peak memory of the training job ranges from {integer(lo['max_rss_mb'])} MB (bptt = {int(lo['bptt'])}) to "
-                    f"{integer(hi['max_rss_mb'])} MB (bptt = {int(hi['bptt'])}); at this model size the activations kept for "
-                    f"the backward pass are small beside the process itself."
-                )
+        elif len(ok) == 1:
+            only = ok.iloc[0]
+            lines.append(
+                f"Only bptt = {int(only['bptt'])} has a seed that learned: {name} "
+                f"{_spread(only[f'{metric}_mean'], only[f'{metric}_min'], only[f'{metric}_max'])}."
+            )
+        else:
+            lines.append(f"No truncation length has a seed that learned, so no {name} is compared here.")
+        speed = ok.dropna(subset=["tokens_per_second_mean"])
+        if len(speed) > 1:
+            fast = speed.sort_values("tokens_per_second_mean").iloc[-1]
+            slow = speed.sort_values("tokens_per_second_mean").iloc[0]
+            lines.append(
+                f"Training reads {sig(fast['tokens_per_second_mean'])} tokens per second at bptt = {int(fast['bptt'])} "
+                f"and {sig(slow['tokens_per_second_mean'])} at bptt = {int(slow['bptt'])}: a short window takes one "
+                f"optimiser step per few tokens, and each step's fixed cost dominates."
+            )
+        memory = ok.dropna(subset=["max_rss_mb"]) if "max_rss_mb" in ok else ok.iloc[0:0]
+        if len(memory) > 1:
+            lo, hi = memory.sort_values("max_rss_mb").iloc[0], memory.sort_values("max_rss_mb").iloc[-1]
+            lines.append(
+                f"Peak memory of the training job ranges from {integer(lo['max_rss_mb'])} MB (bptt = {int(lo['bptt'])}) to "
+                f"{integer(hi['max_rss_mb'])} MB (bptt = {int(hi['bptt'])}); at this model size the activations kept for "
+                f"the backward pass are small beside the process itself."
+            )
         shown = pd.DataFrame(
             {
                 "bptt": cost["bptt"].astype(int),
-                name: [
-                    _spread(m, lo, hi)
-                    for m, lo, hi in zip(cost[f"{metric}_mean"], cost[f"{metric}_min"], cost[f"{metric}_max"])
-                ],
+                "learned": [_learned_cell(k, n) for k, n in zip(cost["seeds_learned"], cost["runs"])],
+                name: [_measured(row, metric) for _, row in cost.iterrows()],
                 "tokens/s": [sig(v, plain=True) for v in cost["tokens_per_second_mean"]],
                 "wall s": [sig(v, plain=True) for v in cost.get("wall_seconds", pd.Series(math.nan, index=cost.index))],
                 "CPU s": [sig(v, plain=True) for v in cost.get("cpu_seconds", pd.Series(math.nan, index=cost.index))],
@@ -446,11 +547,12 @@ def truncation_section(results: str | Path | None = None, staging: str | Path = 
         )
         lines += [
             "",
-            markdown_table(shown, align={name: "right"}),
+            markdown_table(shown, align={name: "right", "learned": "right"}),
             "",
-            f": Truncation on PTB: {name} (mean, range over seeds), training tokens per second (metrics.json), and the "
-            "training job's wall time, CPU time and peak memory (means over seeds; the jobs shared the machine, so wall "
-            "time is inflated by the others). From studies/truncation_ptb/summary.csv and tables/benchmarks.csv, rules "
+            f": Truncation on PTB: seeds that learned (rnnbench.outcome), and over them {name} (mean, range), "
+            "training tokens per second (metrics.json), and the training job's wall time, CPU time and peak memory "
+            "(means; the jobs shared the machine, so wall time is inflated by the others); a length none of whose "
+            "seeds learned has no mean. From studies/truncation_ptb/summary.csv and tables/benchmarks.csv, rules "
             "study_summary and benchmark_table. {#tbl-truncation-ptb}",
             "",
         ]
@@ -461,11 +563,14 @@ def truncation_section(results: str | Path | None = None, staging: str | Path = 
         lines.append(
             "A head-verb dependency longer than the truncation length k always crosses a segment boundary, so no "
             "gradient connects the verb's error to the head; the state still carries the head forward. Accuracy "
-            "within each k and beyond it (probe-weighted means over distances of the seed means): "
-            f"{_reach_sentence(rows, 'bptt', label)}."
+            "within each k and beyond it (probe-weighted means over distances of the means over the seeds that "
+            f"learned): {_reach_sentence(rows, 'bptt', label)}."
         )
-        beyond = rows[(~rows["width"].map(math.isinf)) & (rows["beyond_probes"] > 0)]
-        full = rows[rows["width"].map(math.isinf)]
+        measured = rows[rows["seeds_learned"] > 0]
+        beyond = measured[
+            (~measured["width"].map(math.isinf)) & (measured["beyond_probes"] > 0) & measured["beyond_accuracy"].notna()
+        ]
+        full = measured[measured["width"].map(math.isinf)]
         if len(full) and full["within_accuracy"].iloc[0] < LEARNED:
             lines.append(
                 f"Even full-sentence BPTT stays below {LEARNED} here: at this scale the model has not learned agreement, "
@@ -475,7 +580,7 @@ def truncation_section(results: str | Path | None = None, staging: str | Path = 
             gaps = beyond["within_accuracy"] - beyond["beyond_accuracy"]
             lines.append(
                 f"The drop from within to beyond is {fixed(gaps.min(), 3)} to {fixed(gaps.max(), 3)} across the truncated "
-                f"runs{'; beyond k the accuracy stays above chance (0.5), so some of the dependency is learned through what earlier segments taught the weights' if (beyond['beyond_accuracy'] > LEARNED).any() else '; beyond k the accuracy is at chance (0.5): across a boundary the dependency is not learned'}."
+                f"runs that learned{'; beyond k the accuracy stays above chance (0.5), so some of the dependency is learned through what earlier segments taught the weights' if (beyond['beyond_accuracy'] > LEARNED).any() else '; beyond k the accuracy is at chance (0.5): across a boundary the dependency is not learned'}."
             )
         lines.append(
             "@fig-truncation-agreement-distance-heatmap and @fig-truncation-agreement-distance-curves show every distance."
@@ -486,25 +591,34 @@ def truncation_section(results: str | Path | None = None, staging: str | Path = 
 
 
 def window_section(results: str | Path | None = None, staging: str | Path = STAGING_DIR) -> Markdown:
-    """Feed-forward windows against Elman RNNs of matched size, accuracy within and beyond each window."""
-    if not have("window_agreement", "recurrence_agreement", results=results):
+    """Feed-forward windows against Elman RNNs of matched size, accuracy within and beyond each window, over
+    the seeds that learned; a claim only where both sides of a pair have such seeds."""
+    if not have(*WINDOW_STUDIES, results=results):
         return Markdown("")
-    pairs = window_against_recurrence("window_agreement", "recurrence_agreement", results)
+    pairs = window_against_recurrence(*WINDOW_STUDIES, results)
     lines = ["### Window against recurrence {#sec-window-recurrence}", ""]
-    failing = pairs[pairs["beyond_probes"] > 0]
+    failing = pairs[pairs["beyond"]]
     if len(failing):
         lines.append(
             "A window of n-1 words cannot see a head further back than n-1. Paired with the Elman RNN of the nearest "
             "parameter count (@tbl-window-recurrence), each window's accuracy within its width and beyond it, against "
-            "the RNN's on the same distances: "
+            "the RNN's on the same distances, over the seeds that learned: "
             + "; ".join(
-                f"n-1 = {p.context}: window {fixed(p.ff_within, 3)} / {fixed(p.ff_beyond, 3)}, RNN (H = {p.hidden}) "
-                f"{fixed(p.rnn_within, 3)} / {fixed(p.rnn_beyond, 3)}"
+                f"n-1 = {p.context}: window {_accuracy(p.ff_within)} / {_accuracy(p.ff_beyond)}, RNN (H = {p.hidden}) "
+                f"{_accuracy(p.rnn_within)} / {_accuracy(p.rnn_beyond)}"
                 for p in failing.itertuples(index=False)
             )
-            + " (within / beyond)."
+            + " (within / beyond; – where no seed learned)."
         )
-        if (failing["rnn_within"] < LEARNED).all():
+        # Claims only on the pairs both of whose sides have a seed that learned.
+        compared = failing[(failing["ff_learned"] > 0) & (failing["rnn_learned"] > 0)]
+        compared = compared.dropna(subset=["ff_within", "ff_beyond", "rnn_within", "rnn_beyond"])
+        if compared.empty:
+            lines.append(
+                "No window with dependencies beyond it has, with its matched RNN, seeds that learned on both sides: "
+                "no comparison is made."
+            )
+        elif (compared["rnn_within"] < LEARNED).all():
             lines.append(
                 f"No recurrence reached {LEARNED} even within the windows' widths: at this scale the comparison "
                 "says nothing about the claim."
@@ -517,12 +631,14 @@ def window_section(results: str | Path | None = None, staging: str | Path = STAG
                 f"head's number with probability {fixed(1 - attractors, 2)} (corpus option attractor_prob = "
                 f"{fixed(attractors, 2)} in `window_agreement`), so its best guess there is the nearest noun's number, not a coin."
             )
-        fails = failing[failing["ff_beyond"] < LEARNED]
-        lines.append(
-            f"Beyond its width the window is near chance (below {LEARNED}) for {integer(len(fails))} of the {integer(len(failing))} "
-            f"windows that have dependencies beyond them; the recurrence beats the window beyond its width in "
-            f"{integer(int((failing['rnn_beyond'] > failing['ff_beyond']).sum()))} of them."
-        )
+        if len(compared):
+            fails = compared[compared["ff_beyond"] < LEARNED]
+            lines.append(
+                f"Beyond its width the window is near chance (below {LEARNED}) for {integer(len(fails))} of the "
+                f"{integer(len(compared))} windows that have dependencies beyond them and seeds that learned on both "
+                f"sides; the recurrence beats the window beyond its width in "
+                f"{integer(int((compared['rnn_beyond'] > compared['ff_beyond']).sum()))} of them."
+            )
     lines.append(
         "@tbl-window-recurrence states both parameter counts of each pair. "
         "@fig-window-agreement-distance-heatmap and @fig-window-agreement-distance-curves show the windows per "
@@ -537,18 +653,21 @@ def window_section(results: str | Path | None = None, staging: str | Path = STAG
             "RNN H": pairs["hidden"],
             "RNN parameters": [integer(v) for v in pairs["rnn_parameters"]],
             "ratio": [fixed(v, 3) for v in pairs["ratio"]],
-            "window within": [fixed(v, 3) if not math.isnan(v) else "–" for v in pairs["ff_within"]],
-            "window beyond": [fixed(v, 3) if not math.isnan(v) else "–" for v in pairs["ff_beyond"]],
-            "RNN within": [fixed(v, 3) if not math.isnan(v) else "–" for v in pairs["rnn_within"]],
-            "RNN beyond": [fixed(v, 3) if not math.isnan(v) else "–" for v in pairs["rnn_beyond"]],
+            "window learned": [_learned_cell(k, n) for k, n in zip(pairs["ff_learned"], pairs["ff_runs"])],
+            "RNN learned": [_learned_cell(k, n) for k, n in zip(pairs["rnn_learned"], pairs["rnn_runs"])],
+            "window within": [_accuracy(v) for v in pairs["ff_within"]],
+            "window beyond": [_accuracy(v) for v in pairs["ff_beyond"]],
+            "RNN within": [_accuracy(v) for v in pairs["rnn_within"]],
+            "RNN beyond": [_accuracy(v) for v in pairs["rnn_beyond"]],
         }
     )
     lines += [
         markdown_table(shown),
         "",
         ": Each feed-forward window with the Elman RNN of the nearest parameter count (both counts from the runs' "
-        "metrics.json; ratio = RNN / window), and both models' agreement accuracy on the distances within the window's "
-        "width and beyond it (probe-weighted means of the seed means; – where no distance lies beyond). From "
+        "metrics.json; ratio = RNN / window), how many seeds of each learned (rnnbench.outcome), and both models' "
+        "agreement accuracy on the distances within the window's width and beyond it (probe-weighted means of the "
+        "means over the seeds that learned; – where no distance lies beyond or no seed learned). From "
         "studies/window_agreement/distance.csv and studies/recurrence_agreement/distance.csv, rule study_extra_table. "
         "{#tbl-window-recurrence}",
         "",

@@ -2,13 +2,17 @@
 how their gradient norms moved step by step, and their measurements aggregated over seeds.
 
     distance_table    agreement studies: accuracy per (varied settings, head-verb distance), mean and
-                      range over seeds, from each run's agreement.csv
+                      range over the seeds that learned, from each run's agreement.csv
     trace_table       clipping studies: the pre-clip gradient norm step by step (steps.csv) of the first
-                      seed's runs, one per combination of varied settings
-    setting_table     any study: each measurement's mean, min and max over seeds, per varied setting
+                      seed's runs, one per combination of varied settings, each with its outcome
+    setting_table     any study: each measurement's mean, min and max over the seeds that learned, per
+                      varied setting, with how many learned, failed and diverged
     reach_table       accuracy on the dependencies a setting can span (distance <= width) and beyond
     matched_pairs     each feed-forward window paired with the Elman RNN of the nearest parameter count
     clipping_from_steps   share of steps clipped and the clipped updates' cosine, from step records
+
+Every run's outcome is the one its study's summary holds (rnnbench.outcome, decided once there): a run that
+did not learn or diverged is counted, never averaged in.
 
 Pure pandas, no torch: the workflow's table jobs and the book both import this.
 """
@@ -21,6 +25,8 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+from rnnbench.outcome import COUNT_COLUMNS, learned, require_outcome, seed_counts
 
 # Which extra tables (and figures) a study gets, from what it is: per-distance accuracy where the corpus
 # records every probe's distance and the study measures agreement, a norm trace where it varies clipping.
@@ -39,12 +45,24 @@ def study_extras(corpus: str, vary: Sequence[str], metric: str) -> list[str]:
     return extras
 
 
-def runs_frame(record: Mapping, points: Sequence[Mapping], metrics: Sequence[Mapping]) -> pd.DataFrame:
-    """One row per run of a study: run_id, its varied settings and seed, and whether it diverged."""
+def runs_frame(record: Mapping, points: Sequence[Mapping], outcomes: Mapping[str, str]) -> pd.DataFrame:
+    """One row per run of a study: run_id, its varied settings and seed, its ``outcome`` (``outcomes``: run
+    id -> the summary's outcome), and whether it ``diverged``."""
     rows = []
-    for run_id, point, m in zip(record["run_ids"], points, metrics, strict=True):
-        rows.append({"run_id": run_id, **point, "diverged": bool(m.get("diverged"))})
+    for run_id, point in zip(record["run_ids"], points, strict=True):
+        if run_id not in outcomes:
+            raise ValueError(f"run {run_id} of study {record.get('name', '?')} has no outcome in the study's summary")
+        rows.append(
+            {"run_id": run_id, **point, "outcome": outcomes[run_id], "diverged": outcomes[run_id] == "diverged"}
+        )
     return pd.DataFrame(rows)
+
+
+def summary_outcomes(summary: pd.DataFrame) -> dict[str, str]:
+    """run id -> outcome, from a study's summary (summary.csv)."""
+    require_outcome(summary)
+    runs = summary.drop_duplicates("run_id")
+    return dict(zip(runs["run_id"], runs["outcome"], strict=True))
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -52,13 +70,16 @@ def runs_frame(record: Mapping, points: Sequence[Mapping], metrics: Sequence[Map
 
 
 def distance_table(runs: pd.DataFrame, agreement: Mapping[str, pd.DataFrame], vary: Sequence[str]) -> pd.DataFrame:
-    """Accuracy per (varied settings, distance) over the seeds that did not diverge.
+    """Accuracy per (varied settings, distance) over the seeds that learned.
 
-        <vary...>, distance, seeds, probes, accuracy_mean, accuracy_min, accuracy_max, accuracy_sd
+        <vary...>, distance, runs, seeds_learned, seeds_failed, diverged_runs, probes,
+        accuracy_mean, accuracy_min, accuracy_max, accuracy_sd
 
     ``runs``: runs_frame; ``agreement``: run_id -> its agreement.csv (distance, n, accuracy) for every run
-    that did not diverge. ``probes`` is the number of probes at that distance summed over the seeds; the mean
-    is over seeds (each seed one measurement), the sd the seeds' sample standard deviation (NaN for one).
+    that did not diverge. The counts are the setting's (rnnbench.outcome.seed_counts); ``probes`` is the
+    number of probes at that distance summed over the seeds that learned; the mean is over those seeds (each
+    seed one measurement), the sd their sample standard deviation (NaN for one). A setting none of whose seeds
+    learned keeps a row per distance, with no accuracy (NaN) and seeds_learned 0.
     """
     vary = list(vary)
     frames = []
@@ -69,22 +90,39 @@ def distance_table(runs: pd.DataFrame, agreement: Mapping[str, pd.DataFrame], va
             raise ValueError(f"run {run.run_id} did not diverge but has no per-distance agreement table")
         table = agreement[run.run_id][["distance", "n", "accuracy"]]
         frames.append(table.assign(run_id=run.run_id, **{k: getattr(run, k) for k in vary}))
-    columns = [*vary, "distance", "seeds", "probes", "accuracy_mean", "accuracy_min", "accuracy_max", "accuracy_sd"]
+    columns = [
+        *vary,
+        "distance",
+        *COUNT_COLUMNS,
+        *("probes", "accuracy_mean", "accuracy_min", "accuracy_max", "accuracy_sd"),
+    ]
     if not frames:
         return pd.DataFrame(columns=columns)
     per_run = pd.concat(frames, ignore_index=True)
-    grouped = per_run.groupby([*vary, "distance"], sort=False)
-    out = grouped.agg(
-        seeds=("run_id", "nunique"),
-        probes=("n", "sum"),
-        accuracy_mean=("accuracy", "mean"),
-        accuracy_min=("accuracy", "min"),
-        accuracy_max=("accuracy", "max"),
-        accuracy_sd=("accuracy", "std"),
-    ).reset_index()
-    order = {k: list(dict.fromkeys(runs[k])) for k in vary}  # config order of each setting's values
-    out = out.sort_values([*vary, "distance"], key=lambda c: c.map(order[c.name].index) if c.name in order else c)
-    return out[columns].reset_index(drop=True)
+    per_run = per_run[learned(per_run["run_id"].map(dict(zip(runs["run_id"], runs["outcome"]))))]
+    distances = sorted(set().union(*(set(t["distance"]) for t in frames)))
+    rows = []
+    for values, group in runs.groupby(vary, sort=False):
+        values = values if isinstance(values, tuple) else (values,)
+        setting = dict(zip(vary, values, strict=True))
+        counts = seed_counts(group["outcome"])
+        here = per_run[per_run["run_id"].isin(group["run_id"])]
+        for distance in distances:
+            at = here.loc[here["distance"] == distance, ["n", "accuracy"]]
+            accuracy = at["accuracy"]
+            rows.append(
+                {
+                    **setting,
+                    "distance": distance,
+                    **counts,
+                    "probes": int(at["n"].sum()),
+                    "accuracy_mean": float(accuracy.mean()) if len(at) else math.nan,
+                    "accuracy_min": float(accuracy.min()) if len(at) else math.nan,
+                    "accuracy_max": float(accuracy.max()) if len(at) else math.nan,
+                    "accuracy_sd": float(accuracy.std()) if len(at) > 1 else math.nan,
+                }
+            )
+    return pd.DataFrame(rows, columns=columns)
 
 
 def reach_table(distances: pd.DataFrame, setting: str, width: Callable[[object], float] | None = None) -> pd.DataFrame:
@@ -93,7 +131,8 @@ def reach_table(distances: pd.DataFrame, setting: str, width: Callable[[object],
 
     ``width`` maps a setting's value to the longest distance it spans (default: the value itself; a
     window of n-1 words sees a head n-1 words back, a segment of k steps holds a dependency of k).
-    A width of 0 or None means unlimited (bptt = 0, full-sentence BPTT).
+    A width of 0 or None means unlimited (bptt = 0, full-sentence BPTT). The setting's seed counts
+    (runs, seeds_learned, ...) come along where ``distances`` has them; accuracies are NaN where no seed learned.
     """
     width = width or (lambda v: v)
     rows = []
@@ -102,9 +141,11 @@ def reach_table(distances: pd.DataFrame, setting: str, width: Callable[[object],
         unlimited = w is None or w == 0
         inside = group if unlimited else group[group["distance"] <= w]
         beyond = group.iloc[0:0] if unlimited else group[group["distance"] > w]
+        counts = {c: int(group[c].iloc[0]) for c in COUNT_COLUMNS if c in group}
         rows.append(
             {
                 setting: value,
+                **counts,
                 "width": math.inf if unlimited else float(w),
                 "within_accuracy": _weighted(inside),
                 "within_probes": int(inside["probes"].sum()),
@@ -116,6 +157,7 @@ def reach_table(distances: pd.DataFrame, setting: str, width: Callable[[object],
 
 
 def _weighted(rows: pd.DataFrame) -> float:
+    rows = rows[rows["accuracy_mean"].notna()]
     n = rows["probes"].sum()
     return float((rows["accuracy_mean"] * rows["probes"]).sum() / n) if n else math.nan
 
@@ -133,17 +175,20 @@ def trace_runs(runs: pd.DataFrame) -> pd.DataFrame:
 
 def trace_table(runs: pd.DataFrame, steps: Mapping[str, pd.DataFrame], vary: Sequence[str]) -> pd.DataFrame:
     """Step records of the traced runs, long: run_id, <vary...>, seed, step, loss, grad_norm, clipped,
-    clip_cosine, diverged (the run's), last (its final recorded step: where a diverged run stopped)."""
+    clip_cosine, outcome and diverged (the run's), last (its final recorded step: where a diverged run stopped)."""
     frames = []
     for run in trace_runs(runs).itertuples(index=False):
         records = steps[run.run_id]
         keys = {k: getattr(run, k) for k in [*vary, "seed"]}
         frame = records[["step", "loss", "grad_norm", "clipped", "clip_cosine"]].assign(
-            run_id=run.run_id, **keys, diverged=run.diverged
+            run_id=run.run_id, **keys, outcome=run.outcome, diverged=run.diverged
         )
         frame["last"] = frame["step"] == frame["step"].max()
         frames.append(frame)
-    columns = ["run_id", *vary, "seed", "step", "loss", "grad_norm", "clipped", "clip_cosine", "diverged", "last"]
+    columns = [
+        *("run_id", *vary, "seed", "step", "loss", "grad_norm", "clipped", "clip_cosine"),
+        *("outcome", "diverged", "last"),
+    ]
     return pd.concat(frames, ignore_index=True)[columns] if frames else pd.DataFrame(columns=columns)
 
 
@@ -165,28 +210,28 @@ def clipping_from_steps(steps: pd.DataFrame) -> dict[str, float]:
 # Measurements over seeds, and matched sizes
 
 
-def setting_table(
-    summary: pd.DataFrame, vary: Sequence[str], metrics: Sequence[str], *, every_run: Sequence[str] = ()
-) -> pd.DataFrame:
-    """Per combination of varied settings: runs, diverged runs, and for each metric its mean, min and max
-    over the seeds that did not diverge (``<metric>_mean``, ``_min``, ``_max``), from a study's summary.
+def setting_table(summary: pd.DataFrame, vary: Sequence[str], metrics: Sequence[str]) -> pd.DataFrame:
+    """Per combination of varied settings, from a study's summary (with its outcome column):
 
-    ``diverged_step`` is taken over the runs that diverged (its earliest step is ``_min``); the metrics in
-    ``every_run`` over every run that reports them (a diverged run's clipping statistics cover the steps
-    before it diverged).
+        <vary...>, runs, seeds_learned, seeds_failed, diverged_runs, <metric>_mean, _min, _max per metric
+
+    Each metric's mean, min and max are over the seeds that learned (rnnbench.outcome): a run that did not
+    learn or diverged is counted, not averaged in, and a setting none of whose seeds learned has NaN there.
+    ``diverged_step`` alone is taken over the runs that diverged (its earliest step is ``_min``): it measures
+    the divergence itself.
     """
     vary = list(vary)
-    keys = summary.drop_duplicates("run_id")[["run_id", *vary, "seed"]]
+    require_outcome(summary)
+    keys = summary.drop_duplicates("run_id")[["run_id", *vary, "seed", "outcome"]]
     values = summary.pivot_table(index="run_id", columns="metric", values="value", aggfunc="first", dropna=False)
     wide = keys.merge(values.reset_index(), on="run_id", how="left")
-    wide["diverged"] = wide.get("diverged", pd.Series(0, index=wide.index)).fillna(0) > 0
+    wide["learned"] = learned(wide["outcome"])
     rows = []
     for values, group in wide.groupby(vary, sort=False):
         values = values if isinstance(values, tuple) else (values,)
-        ok, bad = group[~group["diverged"]], group[group["diverged"]]
-        row = {**dict(zip(vary, values)), "runs": len(group), "diverged_runs": len(bad)}
+        row = {**dict(zip(vary, values)), **seed_counts(group["outcome"])}
         for metric in metrics:
-            taken = bad if metric == "diverged_step" else group if metric in every_run else ok
+            taken = group[group["outcome"] == "diverged"] if metric == "diverged_step" else group[group["learned"]]
             column = taken[metric].dropna() if metric in taken else pd.Series(dtype=float)
             for stat in ("mean", "min", "max"):
                 row[f"{metric}_{stat}"] = float(getattr(column, stat)()) if len(column) else math.nan
@@ -221,11 +266,9 @@ def matched_pairs(ff: pd.DataFrame, rnn: pd.DataFrame) -> pd.DataFrame:
 # Reading a study's runs (the workflow's job functions call these)
 
 
-def read_runs(record: Mapping, points: Sequence[Mapping], metric_files: Sequence[str | Path]) -> pd.DataFrame:
-    import json
-
-    metrics = [json.loads(Path(p).read_text(encoding="utf-8")) for p in metric_files]
-    return runs_frame(record, points, metrics)
+def read_runs(record: Mapping, points: Sequence[Mapping], summary: str | Path) -> pd.DataFrame:
+    """runs_frame of a study, each run's outcome read from its summary.csv (rule study_summary)."""
+    return runs_frame(record, points, summary_outcomes(pd.read_csv(summary)))
 
 
 def read_agreement(runs: pd.DataFrame, agreement_files: Mapping[str, str | Path]) -> dict[str, pd.DataFrame]:

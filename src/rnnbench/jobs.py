@@ -437,7 +437,7 @@ def study_extra_table(
     kind: str,
     record: Mapping[str, Any],
     points: Sequence[Mapping[str, Any]],
-    metric_files: Sequence[str],
+    summary: str,
     run_files: Mapping[str, str],
     out: str,
     *,
@@ -445,10 +445,11 @@ def study_extra_table(
     provenance: Mapping[str, Any],
 ) -> None:
     """A study's table beyond its summary (rnnbench.ablations): ``kind`` "distance" reads each run's
-    agreement.csv, "trace" each traced run's steps.csv; ``run_files`` maps run id -> that file."""
+    agreement.csv, "trace" each traced run's steps.csv; ``run_files`` maps run id -> that file. Each run's
+    outcome is the one its ``summary`` (summary.csv) holds, so both tables leave out the same failed runs."""
     from rnnbench import ablations
 
-    runs = ablations.read_runs(record, points, metric_files)
+    runs = ablations.read_runs(record, points, summary)
     vary = list(record["vary"])
     if kind == "distance":
         table = ablations.distance_table(runs, ablations.read_agreement(runs, run_files), vary)
@@ -461,7 +462,7 @@ def study_extra_table(
         raise ValueError(f"no extra study table {kind!r}; known: distance, trace")
     write_csv(out, table)
     write_provenance(
-        provenance_file, producer=f"rnnbench.ablations.{kind}_table", inputs=[*metric_files, *inputs], **provenance
+        provenance_file, producer=f"rnnbench.ablations.{kind}_table", inputs=[summary, *inputs], **provenance
     )
 
 

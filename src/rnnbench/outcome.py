@@ -12,14 +12,22 @@
 A run that blew up and ended far above the unigram perplexity without tripping the divergence rules (a loss
 that rose, then settled high) is "did not learn": a failure, never a result. No ranking and no claim rests
 on a run that is not "learned"; the book counts them.
+
+Over seeds, a setting's runs are counted once (seed_counts): every mean or spread over seeds is taken over
+the seeds that learned, and the table beside it says how many learned, how many failed, and how many of
+those diverged. A setting none of whose seeds learned has no mean.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 OUTCOMES = ("learned", "did not learn", "diverged")
+# A summary's outcome where the run could not be judged (no baseline): never counted as learned.
+UNKNOWN = "unknown"
+# The columns seed_counts gives, in the order a table lists them.
+COUNT_COLUMNS = ("runs", "seeds_learned", "seeds_failed", "diverged_runs")
 
 # "Clearly below": a quarter off the unigram perplexity. A count-based 5-gram is several times below the unigram
 # model on real text (tables/baselines.csv), so a network within a quarter of it has used almost none of the
@@ -56,3 +64,34 @@ def outcome(
     if test_ppl is None or not math.isfinite(test_ppl):
         return "did not learn"
     return "learned" if test_ppl < LEARNED_FRACTION * unigram_ppl else "did not learn"
+
+
+def learned(outcomes: Iterable[str]) -> list[bool]:
+    """Which runs learned, one flag per outcome: "did not learn", "diverged" and "unknown" are failures."""
+    return [state == "learned" for state in outcomes]
+
+
+def seed_counts(outcomes: Iterable[str]) -> dict[str, int]:
+    """The outcomes of one setting's seeds, counted: runs, seeds_learned, seeds_failed (every run that did not
+    learn, diverged or could not be judged) and diverged_runs (those of the failed that diverged)."""
+    states = list(outcomes)
+    unknown = sorted({s for s in states if s not in (*OUTCOMES, UNKNOWN)})
+    if unknown:
+        raise ValueError(f"outcome {unknown[0]!r} is not one of {', '.join((*OUTCOMES, UNKNOWN))}")
+    n_learned = sum(learned(states))
+    return {
+        "runs": len(states),
+        "seeds_learned": n_learned,
+        "seeds_failed": len(states) - n_learned,
+        "diverged_runs": sum(s == "diverged" for s in states),
+    }
+
+
+def require_outcome(summary: Any, what: str = "the study's summary") -> None:
+    """A table that aggregates over seeds must know each run's outcome: without the column it cannot leave
+    the failed runs out, so it stops instead of averaging them in."""
+    if "outcome" not in summary.columns:
+        raise ValueError(
+            f"{what} has no 'outcome' column (columns: {', '.join(map(str, summary.columns))}): rebuild it with "
+            "rule study_summary, which judges every run (rnnbench.outcome)"
+        )

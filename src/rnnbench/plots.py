@@ -1,6 +1,6 @@
 """One function per figure: a tidy table in, a matplotlib figure out. No training, no torch.
 
-study_figure      a study's metric against its varied settings, seeds as spread, diverged runs marked
+study_figure      a study's metric against its varied settings, spread over the seeds that learned, failed runs marked
 jacobian_figure   ||dh_tau/dh_0|| and ||U^tau|| against tau (results/tables/jacobian_product.csv)
 decay_figure      factor ** distance (results/tables/decay.csv)
 """
@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
+from rnnbench.outcome import UNKNOWN, require_outcome
 from rnnbench.summary import METRIC_LABELS
 
 # A metric whose measured values span this ratio or more is drawn on a log axis.
@@ -29,6 +30,10 @@ LOG_SPAN = 30.0
 # 0.5-point difference between 0.501 and 0.508 does not fill the plot's whole height.
 MIN_RELATIVE_SPAN = 0.1
 DIVERGED_COLOR = "#c0392b"
+# A run that finished but did not learn: drawn hollow at its value, in grey, never in a mean or a band.
+FAILED_COLOR = "0.35"
+# How the figure names a finished run that did not learn, and one that could not be judged (no baseline).
+FAILED_LABELS = {"did not learn": "did not learn", UNKNOWN: "not judged (no baseline)"}
 WIDTH, HEIGHT = 5.0, 3.4  # inches: fits a page's text width at 9 pt
 
 
@@ -37,22 +42,24 @@ def _theme() -> None:
 
 
 def study_runs(summary: pd.DataFrame, study: Mapping) -> pd.DataFrame:
-    """One row per run: its varied settings, seed, the study's metric (``value``) and ``diverged`` (bool).
+    """One row per run: its varied settings, seed, the study's metric (``value``), its ``outcome``
+    (rnnbench.outcome, from the summary) and ``diverged`` (bool).
 
     A run counts as diverged when its ``diverged`` metric is true; its value is kept (it may be missing,
-    or a finite number far off the scale of the others) but never drawn as an ordinary point.
+    or a finite number far off the scale of the others) but never drawn as an ordinary point, and nor is
+    the value of a run that did not learn.
     """
+    require_outcome(summary)
     metric = study["metric"]
     keys = [c for c in dict.fromkeys([*study.get("vary", []), "seed"]) if c in summary.columns]
-    runs = summary.drop_duplicates("run_id")[["run_id", *keys]].set_index("run_id")
+    runs = summary.drop_duplicates("run_id")[["run_id", *keys, "outcome"]].set_index("run_id")
     by_metric = summary.pivot_table(index="run_id", columns="metric", values="value", aggfunc="first", dropna=False)
     values = by_metric[metric] if metric in by_metric else pd.Series(np.nan, index=by_metric.index)
     diverged = (
         by_metric["diverged"].fillna(0) > 0 if "diverged" in by_metric else pd.Series(False, index=by_metric.index)
     )
-    runs = runs.assign(
-        value=values.reindex(runs.index), diverged=diverged.reindex(runs.index).fillna(False).astype(bool)
-    )
+    diverged = diverged.reindex(runs.index).fillna(False).astype(bool) | (runs["outcome"] == "diverged")
+    runs = runs.assign(value=values.reindex(runs.index), diverged=diverged)
     return runs.reset_index()
 
 
@@ -78,18 +85,21 @@ def study_figure(summary: pd.DataFrame, study: Mapping, *, source: str) -> plt.F
     ``study`` is the study's study.json (name, description, metric, vary, ...); ``source`` names the table
     and rule that produced the figure, printed small under the axes.
 
-    A numeric setting is a line through the mean over seeds, with the seeds' range as a band; a categorical
-    one (clip mode, optimiser, activation) is a point per category with the seeds' range as an error bar and
-    no line joining the categories. A metric spanning orders of magnitude gets a log axis. Diverged runs are
-    drawn as red crosses on the top edge at their setting, and counted under the title.
+    A numeric setting is a line through the mean over the seeds that learned, with their range as a band; a
+    categorical one (clip mode, optimiser, activation) is a point per category with the range as an error bar
+    and no line joining the categories. A metric spanning orders of magnitude gets a log axis. A run that
+    finished but did not learn (rnnbench.outcome) is a hollow grey circle at its value, in no mean or band;
+    diverged runs are red crosses on the top edge at their setting. Both are in the legend and counted under
+    the title.
     """
     metric = study["metric"]
     vary = list(study.get("vary", []))
     x = vary[0] if vary else "seed"
     hue = vary[1] if len(vary) > 1 else None
     runs = study_runs(summary, study)
-    ok = runs[~runs["diverged"] & runs["value"].notna()]
+    ok = runs[(runs["outcome"] == "learned") & runs["value"].notna()]
     bad = runs[runs["diverged"]]
+    failed = runs[~runs["diverged"] & (runs["outcome"] != "learned") & runs["value"].notna()]
     missing = runs[~runs["diverged"] & runs["value"].isna()]
 
     _theme()
@@ -101,6 +111,9 @@ def study_figure(summary: pd.DataFrame, study: Mapping, *, source: str) -> plt.F
     palette = dict(zip(hues, sns.color_palette("deep", len(hues)), strict=True))
     # Categorical points of different colours sit side by side, not on top of each other.
     dodge = {h: (0.0 if numeric or len(hues) == 1 else (i - (len(hues) - 1) / 2) * 0.18) for i, h in enumerate(hues)}
+
+    def at(frame: pd.DataFrame) -> list[float]:
+        return [position[v] + dodge[h] for v, h in zip(frame[x], frame[hue] if hue else [None] * len(frame))]
 
     for h in hues:
         group = ok if hue is None else ok[ok[hue] == h]
@@ -131,7 +144,22 @@ def study_figure(summary: pd.DataFrame, study: Mapping, *, source: str) -> plt.F
             )
             ax.scatter(seeds_x, group["value"], color=colour, s=10, alpha=0.5, zorder=3)
 
-    values = ok["value"].to_numpy(dtype=float)
+    # A run that did not learn is shown where it ended, so nothing is hidden, but hollow: not a result.
+    for state, rows in failed.groupby("outcome", sort=False):
+        ax.scatter(
+            at(rows),
+            rows["value"],
+            marker="o" if state == "did not learn" else "s",
+            s=28,
+            facecolors="none",
+            edgecolors=FAILED_COLOR,
+            linewidths=1.0,
+            zorder=4,
+            label=FAILED_LABELS.get(state, str(state)),
+        )
+
+    values = np.concatenate([ok["value"].to_numpy(dtype=float), failed["value"].to_numpy(dtype=float)])
+    values = values[np.isfinite(values)]
     log = len(values) > 0 and values.min() > 0 and values.max() / values.min() >= LOG_SPAN
     if log:
         ax.set_yscale("log")
@@ -154,7 +182,7 @@ def study_figure(summary: pd.DataFrame, study: Mapping, *, source: str) -> plt.F
     if len(bad):
         # Crosses on the top edge of the axes (x in data, y in axes coordinates): always in view.
         edge = mtransforms.blended_transform_factory(ax.transData, ax.transAxes)
-        bx = [position[v] + dodge[h if hue else None] for v, h in zip(bad[x], bad[hue] if hue else [None] * len(bad))]
+        bx = at(bad)
         ax.scatter(
             bx,
             [0.96] * len(bx),
@@ -180,16 +208,23 @@ def study_figure(summary: pd.DataFrame, study: Mapping, *, source: str) -> plt.F
         ax.grid(axis="x", visible=False)
     ax.set_xlabel(x.replace("_", " "))
     ax.set_ylabel(METRIC_LABELS.get(metric, metric) + (" (log scale)" if log else ""))
-    if hue or len(bad):
+    if hue or len(bad) or len(failed):
         ax.legend(fontsize=7, title_fontsize=7, loc="best", frameon=True)
 
     lines = textwrap.wrap(study.get("description") or study.get("name", ""), 60)  # fits 5 inches at 9 pt
     notes = []
+    n = len(runs)
     if len(bad):
-        notes.append(f"{len(bad)} of {len(runs)} run{'s' if len(runs) != 1 else ''} diverged (× on the top edge)")
+        notes.append(f"{len(bad)} of {n} run{'s' if n != 1 else ''} diverged (× on the top edge)")
+    did_not_learn = int((runs["outcome"] == "did not learn").sum())
+    if did_not_learn:
+        notes.append(f"{did_not_learn} of {n} did not learn (hollow ○, in no mean)")
+    unjudged = int((~runs["diverged"] & (runs["outcome"] == UNKNOWN)).sum())
+    if unjudged:
+        notes.append(f"{unjudged} not judged (no baseline; hollow □, in no mean)")
     if len(missing):
         notes.append(f"{len(missing)} produced no value")
-    ax.set_title("\n".join(lines + ["; ".join(notes)] if notes else lines), fontsize=9)
+    ax.set_title("\n".join(lines + textwrap.wrap("; ".join(notes), 72)), fontsize=9)
     _source(fig, source)
     return fig
 

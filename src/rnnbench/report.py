@@ -42,7 +42,9 @@ from rnnbench.markdown import (  # noqa: F401  (the book reads these as rb.integ
     sig,
     words,
 )
-from rnnbench.summary import COUNT_METRICS, FAMILY_NAMES, LOWER_IS_BETTER, METRIC_LABELS
+from rnnbench.outcome import CHANCE_Z, LEARNED_FRACTION, UNKNOWN, require_outcome
+from rnnbench.selection import SELECTED_ON, best_and_worst, selection_metric
+from rnnbench.summary import COUNT_METRICS, FAMILY_NAMES, METRIC_LABELS
 
 RESULTS_ENV = "RNNBENCH_RESULTS"
 RESULTS_NAME_ENV = "RNNBENCH_RESULTS_NAME"
@@ -166,8 +168,9 @@ def book_figure(name: str, results: str | Path | None = None, staging: str | Pat
 # --------------------------------------------------------------------------------------------------------------
 # Studies: whatever results/studies/* holds, so a study added to the config gets its section with no edit.
 
-# Columns of a study's table beside its own metric, when the runs report them.
-STUDY_TABLE_METRICS = ("test_ppl", "agreement_accuracy", "parameters", "steps", "train_seconds")
+# Columns of a study's table beside its own metric, when the runs report them (and always the metric its best
+# run is chosen by, rnnbench.selection, so the choice can be read off the table).
+STUDY_TABLE_METRICS = ("test_ppl", "valid_ppl", "agreement_accuracy", "parameters", "steps", "train_seconds")
 
 
 def study_names(results: str | Path | None = None) -> list[str]:
@@ -204,19 +207,23 @@ def label_slug(name: str) -> str:
 
 
 def study_table(study: str, results: str | Path | None = None) -> pd.DataFrame:
-    """Wide: one row per run (varied settings, seed), the study's metric first, then the other measurements,
-    and whether the run diverged (with its reason and step, when any did)."""
+    """Wide: one row per run (varied settings, seed), the study's metric first, then the metric its best run
+    is chosen by and the other measurements, whether the run diverged (with its reason and step, when any
+    did), and its outcome (rnnbench.outcome)."""
     about = study_about(study, results)
     summary = study_summary(study, results)
+    require_outcome(summary, f"studies/{study}/summary.csv")
     keys = [c for c in dict.fromkeys((*about["vary"], "seed")) if c in summary.columns]
-    judged = ["outcome"] if "outcome" in summary.columns else []
-    runs = summary.drop_duplicates("run_id")[["run_id", *keys, *judged]]
+    runs = summary.drop_duplicates("run_id")[["run_id", *keys, "outcome"]]
     wide = summary.pivot_table(index="run_id", columns="metric", values="value", aggfunc="first", dropna=False)
     wide = runs.merge(wide.reset_index(), on="run_id", how="left")
     metric = about["metric"]
     if metric not in wide:
         wide[metric] = np.nan
-    shown = [metric] + [m for m in STUDY_TABLE_METRICS if m != metric and m in wide and wide[m].notna().any()]
+    chosen_on = SELECTED_ON.get(metric)
+    shown = [metric] + [
+        m for m in STUDY_TABLE_METRICS if m != metric and m in wide and (wide[m].notna().any() or m == chosen_on)
+    ]
     diverged = wide["diverged"].fillna(0).gt(0) if "diverged" in wide else pd.Series(False, index=wide.index)
     wide["diverged"] = diverged
     if diverged.any():
@@ -228,7 +235,7 @@ def study_table(study: str, results: str | Path | None = None) -> pd.DataFrame:
             )
         ]
         shown.append("diverged")
-    return wide[keys + shown + judged]
+    return wide[keys + shown + ["outcome"]]
 
 
 def _diverged_reasons(about: Mapping[str, Any], results: str | Path | None) -> dict[str, str | None]:
@@ -249,7 +256,10 @@ def _diverged_text(reason: str | None, step: Any) -> str:
 
 
 def study_section(study: str, results: str | Path | None = None, staging: str | Path = STAGING_DIR) -> Markdown:
-    """One study's section: heading, what it measured, its figure and its table, each with a label."""
+    """One study's section: heading, what it measured, its figure and its table, each with a label.
+
+    Its best and worst run are among the runs that learned (rnnbench.outcome), chosen on the validation
+    metric of rnnbench.selection and reported on the study's metric."""
     about = study_about(study, results)
     wide = study_table(study, results)
     metric, vary, slug = about["metric"], list(about["vary"]), label_slug(study)
@@ -257,15 +267,14 @@ def study_section(study: str, results: str | Path | None = None, staging: str | 
     metric_name = METRIC_LABELS.get(metric, metric)
     family = FAMILY_NAMES.get(about["family"], about["family"])
     image = stage_figure(paths.study_figure(_root(results), study, "png"), f"study-{slug}", staging)
-    diverged = (
-        wide["diverged"].astype(str).str.startswith("yes") if "diverged" in wide else pd.Series(False, index=wide.index)
-    )
+    marked = wide["diverged"].astype(str).str.startswith("yes") if "diverged" in wide else False
+    diverged = wide["outcome"].eq("diverged") | marked
     # No ranking rests on a run that did not learn (rnnbench.outcome): the best and worst are among those that did.
-    failed = wide["outcome"].eq("did not learn") if "outcome" in wide else pd.Series(False, index=wide.index)
-    measured = wide[~diverged & ~failed].dropna(subset=[metric])
+    failed = wide["outcome"].eq("did not learn")
+    unjudged = wide["outcome"].eq(UNKNOWN) & ~diverged
+    measured = wide[wide["outcome"].eq("learned")].dropna(subset=[metric])
     seeds = [int(s) for s in about.get("seeds", [])]
     n_runs = len(wide)
-    lower = metric in LOWER_IS_BETTER
     lines = [
         f"## The `{study}` study {{#sec-study-{slug}}}",
         "",
@@ -276,20 +285,30 @@ def study_section(study: str, results: str | Path | None = None, staging: str | 
         "",
     ]
     cite = f"@fig-study-{slug} plots {metric_name} against `{x}`, and @tbl-study-{slug} lists every run."
+    among = "Among the runs that learned, the" if (diverged | failed | unjudged).any() else "The"
     if len(measured) == 1:
         only = measured.iloc[0]
         lines.append(
-            f"{cite} The one run that trained has {metric_name} {sig(only[metric])}, at {_setting(only, vary, seeds)}."
+            f"{cite} The one run that learned has {metric_name} {sig(only[metric])}, at {_setting(only, vary, seeds)}."
         )
     elif len(measured):
-        best = measured.sort_values(metric, ascending=lower).iloc[0]
-        worst = measured.sort_values(metric, ascending=not lower).iloc[0]
-        lines.append(
-            f"{cite} {'Among the runs that learned, the' if (diverged | failed).any() else 'The'} best {metric_name}, {sig(best[metric])}, is at "
-            f"{_setting(best, vary, seeds)}; the worst, {sig(worst[metric])}, at {_setting(worst, vary, seeds)}."
-        )
+        best, worst = best_and_worst(measured, metric, what=f"run of {study}")
+        on = selection_metric(metric)
+        if on == metric:
+            lines.append(
+                f"{cite} {among} best {metric_name}, {sig(best[metric])}, is at {_setting(best, vary, seeds)}; "
+                f"the worst, {sig(worst[metric])}, at {_setting(worst, vary, seeds)}."
+            )
+        else:
+            on_name = METRIC_LABELS.get(on, on)
+            lines.append(
+                f"{cite} {among} best run, chosen on {on_name} so that the test split plays no part in the "
+                f"choice, is at {_setting(best, vary, seeds)}: {metric_name} {sig(best[metric])} ({on_name} "
+                f"{sig(best[on])}); the worst, at {_setting(worst, vary, seeds)}: {sig(worst[metric])} "
+                f"({on_name} {sig(worst[on])})."
+            )
     else:
-        lines.append(f"{cite} No run of this study produced a {metric_name}.")
+        lines.append(f"{cite} No run of this study learned, so none is ranked.")
     if diverged.any():
         n = int(diverged.sum())
         at = words([_setting(row, vary, seeds) for _, row in wide[diverged].iterrows()])
@@ -299,20 +318,27 @@ def study_section(study: str, results: str | Path | None = None, staging: str | 
             f"{'their' if n != 1 else 'its'} {metric_name} is not a result."
         )
     if failed.any():
-        from rnnbench.outcome import CHANCE_Z, LEARNED_FRACTION
-
         n = int(failed.sum())
         at = words([_setting(row, vary, seeds) for _, row in wide[failed].iterrows()])
         rule = (
             f"accuracy within {sig(CHANCE_Z)} standard errors of chance"
             if metric == "agreement_accuracy" or about["corpus"] == "agreement"
-            else f"test perplexity not below {sig(LEARNED_FRACTION)} times the corpus's unigram model's"
+            else f"test perplexity not below {sig(LEARNED_FRACTION)} times the corpus's unigram model's, "
+            "tables/baselines.csv"
         )
         lines.append(
-            f"{integer(n).capitalize()} of the {integer(n_runs)} runs did not learn ({at}: {rule}, "
-            f"tables/baselines.csv): the table marks {'them' if n != 1 else 'it'}, and no ranking here uses "
-            f"{'them' if n != 1 else 'it'}."
+            f"{integer(n).capitalize()} of the {integer(n_runs)} runs did not learn ({at}: {rule}): the figure "
+            f"draws {'them' if n != 1 else 'it'} hollow and the table marks {'them' if n != 1 else 'it'}; no mean "
+            f"or ranking here uses {'them' if n != 1 else 'it'}."
         )
+    if unjudged.any():
+        n = int(unjudged.sum())
+        lines.append(
+            f"{integer(n).capitalize()} of the {integer(n_runs)} runs could not be judged (no unigram baseline for "
+            f"their corpus in tables/baselines.csv), so {'they are' if n != 1 else 'it is'} not counted as learned."
+        )
+    if len(seeds) > 1 and vary and (diverged | failed | unjudged).any():
+        lines.append(_seeds_learned_sentence(summary_counts(study, results), vary))
     unmeasured = int((~diverged & wide[metric].isna()).sum())
     if unmeasured:
         lines.append(
@@ -323,29 +349,54 @@ def study_section(study: str, results: str | Path | None = None, staging: str | 
     figure_file = os.path.relpath(paths.study_figure(".", study, "png"))
     lines += [
         "",
-        f"![{metric_name.capitalize()} against `{x}` ({study}), seeds as spread. From {figure_file}, rule study_figure.]"
+        f"![{metric_name.capitalize()} against `{x}` ({study}): the mean and range over the seeds that learned; "
+        f"hollow, a run that did not learn; a cross, one that diverged. From {figure_file}, rule study_figure.]"
         f"({image}){{#fig-study-{slug}}}",
         "",
         markdown_table(
-            _study_display(wide, metric, diverged),
+            _study_display(wide, metric, ~wide["outcome"].eq("learned")),
             formats=_study_formats(wide, metric),
             headers=_study_headers(wide),
             align={metric: "right"},
         ),
         "",
-        f": Every run of {study}, one row per run. From {summary_file}, rule study_summary. {{#tbl-study-{slug}}}",
+        f": Every run of {study}, one row per run, with its outcome (learned, did not learn, diverged); the "
+        f"{metric_name} of a run that did not learn or diverged is in brackets, not a result. From {summary_file}, "
+        f"rule study_summary. {{#tbl-study-{slug}}}",
         "",
     ]
     return Markdown("\n".join(lines))
 
 
-def _study_display(wide: pd.DataFrame, metric: str, diverged: pd.Series) -> pd.DataFrame:
-    """A diverged run's metric is shown in brackets: printed, so nothing is hidden, but not as a result."""
+def summary_counts(study: str, results: str | Path | None = None) -> pd.DataFrame:
+    """Per combination of the study's varied settings: runs, seeds_learned, seeds_failed, diverged_runs
+    (rnnbench.ablations.setting_table over the study's summary)."""
+    from rnnbench.ablations import setting_table
+
+    return setting_table(study_summary(study, results), list(study_about(study, results)["vary"]), [])
+
+
+def _seeds_learned_sentence(counts: pd.DataFrame, vary: Sequence[str]) -> str:
+    """ "k of n seeds learned" for every setting where some seed failed; the figure's means are over those k."""
+    failed = counts[counts["seeds_failed"] > 0]
+    parts = [
+        f"{integer(row['seeds_learned'])} of {integer(row['runs'])} seeds learned at {_setting(row, vary, [])}"
+        for _, row in failed.iterrows()
+    ]
+    return (
+        f"Where not every seed learned: {words(parts)}. The figure's mean and range at a setting are over the seeds "
+        "that learned, and a setting with none has no mean."
+    )
+
+
+def _study_display(wide: pd.DataFrame, metric: str, failed: pd.Series) -> pd.DataFrame:
+    """The metric of a run that did not learn or diverged is shown in brackets: printed, so nothing is hidden,
+    but not as a result."""
     shown = wide.copy()
-    if diverged.any():
+    if failed.any():
         shown[metric] = [
-            Markdown(f"({sig(v, plain=True)})") if d and pd.notna(v) else v
-            for v, d in zip(wide[metric], diverged, strict=True)
+            Markdown(f"({sig(v, plain=True)})") if f and pd.notna(v) else v
+            for v, f in zip(wide[metric], failed, strict=True)
         ]
     return shown
 

@@ -104,7 +104,7 @@ def summarize_study(
     Each row carries its run's ``outcome`` (rnnbench.outcome: learned, did not learn, diverged), judged against
     ``unigram_ppl`` (corpus key -> the unigram model's test perplexity) for language models, against chance for
     agreement runs; "unknown" where the baseline is missing (a run cannot be called learned without one)."""
-    from rnnbench.outcome import outcome
+    from rnnbench.outcome import UNKNOWN, outcome
 
     rows = []
     for point, cfg, path in zip(points, configs, metric_files, strict=True):
@@ -116,7 +116,7 @@ def summarize_study(
                 agreement_probes=metrics.get("agreement_probes"),
             )
         except ValueError:
-            state = "unknown"
+            state = UNKNOWN
         keys = {
             "study": study,
             "run_id": cfg.run_id,

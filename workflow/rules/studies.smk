@@ -58,11 +58,14 @@ rule study_figure:
 
 
 rule study_extra_table:
-    """Beyond the summary: accuracy per head-verb distance over seeds (agreement studies, "distance"), or the
-    gradient norm step by step of the first seed's runs (studies that vary clipping, "trace")."""
+    """Beyond the summary: accuracy per head-verb distance over the seeds that learned (agreement studies,
+    "distance"), or the gradient norm step by step of the first seed's runs (studies that vary clipping,
+    "trace"); each run's outcome read from the study's summary."""
     input:
-        metrics=study_metric_files,
-        # the traced runs' steps.csv; agreement.csv is written with metrics.json by the same job
+        # each run's outcome, decided once by rule study_summary; the summary reads every run's metrics.json,
+        # which the training job writes with agreement.csv
+        summary=paths.study_summary(RESULTS_DIR, "{study}"),
+        # the traced runs' steps.csv
         steps=lambda wc: (
             [paths.run_steps(RESULTS_DIR, cfg.run_id) for _, cfg in study_points(wc.study)]
             if wc.kind == "trace"

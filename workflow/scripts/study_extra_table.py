@@ -5,7 +5,7 @@ jobs.study_extra_table(
     snakemake.wildcards.kind,
     snakemake.params.record,
     snakemake.params.points,
-    list(snakemake.input.metrics),
+    snakemake.input.summary,
     dict(snakemake.params.run_files),
     snakemake.output.table,
     provenance_file=snakemake.output.provenance,
