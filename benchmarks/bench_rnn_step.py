@@ -39,22 +39,21 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
+import sys
 import time
 from collections.abc import Callable
-
-import sys
 from pathlib import Path
 
 import torch
 from torch import nn
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import plain_loop  # noqa: E402
+import plain_loop
 
-from rnnbench.allocator import retain_freed_memory  # noqa: E402
-from rnnbench.clipping import clip_gradients_  # noqa: E402
-from rnnbench.models import ModelConfig, build_model  # noqa: E402
-from rnnbench.optim import SGD, sparse_embedding_gradients  # noqa: E402
+from rnnbench.allocator import retain_freed_memory
+from rnnbench.clipping import clip_gradients_
+from rnnbench.models import ModelConfig, build_model
+from rnnbench.optim import SGD, sparse_embedding_gradients
 
 CLIP = 0.25
 

@@ -62,15 +62,15 @@ import pandas as pd
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import plain_loop  # noqa: E402
+import plain_loop
 
-import rnnbench.train as train_module  # noqa: E402
-from rnnbench import optim  # noqa: E402
-from rnnbench.allocator import retain_freed_memory  # noqa: E402
-from rnnbench.config import RunConfig  # noqa: E402
-from rnnbench.configfile import read_yaml  # noqa: E402
-from rnnbench.data.corpora import load_corpus  # noqa: E402
-from rnnbench.train import split_stream, train_run  # noqa: E402
+import rnnbench.train as train_module
+from rnnbench import optim
+from rnnbench.allocator import retain_freed_memory
+from rnnbench.config import RunConfig
+from rnnbench.configfile import read_yaml
+from rnnbench.data.corpora import load_corpus
+from rnnbench.train import split_stream, train_run
 
 SHAPES = {"embed_dim": 200, "hidden": 200, "batch_size": 20, "bptt": 35}
 LR, CLIP, EVAL_BATCH = 5.0, 0.25, 10
@@ -243,7 +243,7 @@ def run_in_fresh_process(name: str, threads: int, args) -> dict:
     ]
     if args.cache_dir:
         command += ["--cache-dir", args.cache_dir]
-    done = subprocess.run(command, capture_output=True, text=True)
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise SystemExit(f"{name} at {threads} thread(s) failed:\n{done.stderr}")
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -299,7 +299,7 @@ def main() -> None:
             cells = []
             for key in ("epoch_tps", "run_tps"):
                 values, base = [r[key] for r in runs], [r[key] for r in rounds[plain]]
-                paired = statistics.median(v / b for v, b in zip(values, base))
+                paired = statistics.median(v / b for v, b in zip(values, base, strict=True))
                 cells.append(
                     f"{max(values):>7,.0f} [{statistics.median(values):>7,.0f}] "
                     f"{max(values) / max(base):>5.2f}x [{paired:>4.2f}x]"

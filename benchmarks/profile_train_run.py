@@ -21,9 +21,9 @@ import torch
 from torch.profiler import ProfilerActivity, profile, schedule
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_train_e2e import SHAPES, run_config  # noqa: E402
+from bench_train_e2e import SHAPES, run_config
 
-import rnnbench.train as train_module  # noqa: E402
+import rnnbench.train as train_module
 
 WAIT, WARMUP = 50, 2  # past the first steps, while the heap still grows to its size
 

@@ -21,7 +21,6 @@ from typing import Any
 
 import yaml
 
-
 FENCE_OPEN = re.compile(r"^```\{python\}\s*$")
 FENCE_ANY = re.compile(r"^(`{3,}|~{3,})")
 # Quarto's own pattern for inline expressions (src/resources/jupyter/notebook.py, cell_execute_inline).

@@ -55,7 +55,14 @@ def test_accuracy_per_distance_is_the_mean_and_range_over_the_seeds_that_learned
     }
     table = distance_table(bptt_runs, tables, ["bptt"])
     # Config order of the setting (10, 2, 1), then distance.
-    assert list(zip(table["bptt"], table["distance"])) == [(10, 1), (10, 5), (2, 1), (2, 5), (1, 1), (1, 5)]
+    assert list(zip(table["bptt"], table["distance"], strict=True)) == [
+        (10, 1),
+        (10, 5),
+        (2, 1),
+        (2, 5),
+        (1, 1),
+        (1, 5),
+    ]
     k10_d5 = table.iloc[1]
     assert (k10_d5["runs"], k10_d5["seeds_learned"], k10_d5["seeds_failed"], k10_d5["diverged_runs"]) == (3, 2, 1, 0)
     assert k10_d5["probes"] == 10  # 4 + 6 probes of the two seeds that learned; a3's 5 left out
@@ -126,13 +133,16 @@ def test_the_trace_holds_the_first_seeds_runs_and_marks_where_a_diverged_run_sto
         [{"clip_mode": "none", "seed": 1}, {"clip_mode": "none", "seed": 2}, {"clip_mode": "value", "seed": 1}],
         {"n1": "diverged", "n2": "learned", "v1": "did not learn"},
     )
-    step = lambda norms: pd.DataFrame(
-        {"step": range(1, len(norms) + 1), "loss": 5.0, "grad_norm": norms, "clipped": False, "clip_cosine": 1.0}
-    )
+
+    def step(norms):
+        return pd.DataFrame(
+            {"step": range(1, len(norms) + 1), "loss": 5.0, "grad_norm": norms, "clipped": False, "clip_cosine": 1.0}
+        )
+
     trace = trace_table(runs, {"n1": step([1.0, 80.0]), "v1": step([1.0, 2.0, 3.0])}, ["clip_mode"])
     assert set(trace["run_id"]) == {"n1", "v1"}  # seed 2 is not traced
     last = trace[trace["last"]]
-    assert list(zip(last["run_id"], last["step"], last["grad_norm"])) == [("n1", 2, 80.0), ("v1", 3, 3.0)]
+    assert list(zip(last["run_id"], last["step"], last["grad_norm"], strict=True)) == [("n1", 2, 80.0), ("v1", 3, 3.0)]
     assert trace.loc[trace["run_id"] == "n1", "diverged"].all()
     assert set(trace.loc[trace["run_id"] == "v1", "outcome"]) == {"did not learn"}
 

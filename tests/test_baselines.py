@@ -86,7 +86,13 @@ def test_discounts_from_count_of_counts_by_hand():
 
 def test_toy_counts_count_of_counts_and_discounts():
     unigrams, bigrams = toy_model().orders
-    assert dict(zip(VOCAB, unigrams.counts.tolist())) == {"<eos>": 2, "cat": 1, "dog": 1, "sat": 3, "the": 1}
+    assert dict(zip(VOCAB, unigrams.counts.tolist(), strict=True)) == {
+        "<eos>": 2,
+        "cat": 1,
+        "dog": 1,
+        "sat": 3,
+        "the": 1,
+    }
     assert unigrams.count_of_counts == (3, 1, 1, 0)
     assert unigrams.discounts == pytest.approx((3 / 5, 1 / 5, 3.0))
     assert unigrams.totals.tolist() == [8.0] and unigrams.backoff.tolist() == pytest.approx([5.0])
@@ -127,7 +133,10 @@ def test_lower_orders_keep_raw_counts_for_ngrams_that_begin_with_the_sentence_st
     model = toy_model(3, fallback=FALLBACK_DISCOUNTS)
     bigrams = model.orders[1]
     radix = len(VOCAB) + 1
-    counts = {(int(k) // radix, int(k) % radix): int(c) for k, c in zip(bigrams.keys.tolist(), bigrams.counts.tolist())}
+    counts = {
+        (int(k) // radix, int(k) % radix): int(c)
+        for k, c in zip(bigrams.keys.tolist(), bigrams.counts.tolist(), strict=True)
+    }
     s = model.bos_id
     the, cat, dog, sat, eos = (VOCAB.index(w) for w in ("the", "cat", "dog", "sat", "<eos>"))
     assert counts == {
@@ -192,7 +201,7 @@ def test_every_context_distribution_sums_to_one(order):
     histories = [[], [1], [vocab_size + 1], [1, 2, 3, 4, 5, 6]]  # the sentence start, seen, unseen, long
     histories += [rng.integers(1, vocab_size + 2, size=rng.integers(1, 6)).tolist() for _ in range(30)]
     starts = np.flatnonzero(train == 0) + 1
-    histories += [train[s : s + k].tolist() for s, k in zip(starts[:20], rng.integers(1, 5, size=20))]
+    histories += [train[s : s + k].tolist() for s, k in zip(starts[:20], rng.integers(1, 5, size=20), strict=True)]
     for history in histories:
         if 0 in history:
             continue

@@ -94,7 +94,7 @@ def test_sentence_batches_hand_worked():
 
 def test_sentence_batches_targets_equal_stream_at_positions():
     batches = sentence_batches(STREAM, STARTS, 3, shuffle_seed=0)
-    for inputs, targets, positions in batches:
+    for _, targets, positions in batches:
         real = positions >= 0
         assert torch.equal(targets[real], torch.as_tensor(STREAM)[positions[real]])
         assert torch.all(targets[~real] == IGNORE_INDEX)
@@ -105,7 +105,10 @@ def test_sentence_batches_targets_equal_stream_at_positions():
 def test_sentence_batches_shuffle_is_seeded():
     stream = np.array([1, 0] * 10)  # ten one-word sentences
     starts = np.arange(0, 20, 2)
-    first = lambda seed: [p[0].tolist() for _, _, p in sentence_batches(stream, starts, 4, shuffle_seed=seed)]
+
+    def first(seed):
+        return [p[0].tolist() for _, _, p in sentence_batches(stream, starts, 4, shuffle_seed=seed)]
+
     assert first(3) == first(3)
     assert first(3) != first(4)
     assert first(None) == [[0, 2, 4, 6], [8, 10, 12, 14], [16, 18]]

@@ -11,9 +11,9 @@ import os
 import shutil
 from pathlib import Path
 
+import bookcheck
 import pytest
 
-import bookcheck
 from rnnbench import book, paths
 
 REPO = Path(__file__).resolve().parents[1]

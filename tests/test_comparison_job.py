@@ -87,7 +87,7 @@ def test_the_job_reads_the_published_table_and_our_run_folders(tmp_path):
     refs = {(r.corpus, r.reference_for): r.test_ppl for r in reference_rows(published).itertuples()}
     mine = table[table["origin"] == "ours (short)"].set_index("model")
     assert len(mine) == len(runs)
-    for family, (run_id, metrics) in runs.items():
+    for run_id, metrics in runs.values():
         row = mine.loc[run_id]
         assert row["test_ppl"] == metrics["test_ppl"] and row["parameters"] == metrics["parameters"]
         ref = refs[(row["corpus"], row["family"])]
@@ -114,7 +114,7 @@ def test_the_job_reads_the_published_table_and_our_run_folders(tmp_path):
 
     # matched parameter count: the feed-forward run against the RNN curve, read between the two RNN runs
     matched = pd.read_csv(outs["matched_parameters"]).set_index("run_id").loc[runs["ff"][0]]
-    (rnn_id, rnn), (rnn2_id, rnn2), (_, ff) = runs["rnn"], runs["rnn2"], runs["ff"]
+    (_, rnn), (_, rnn2), (_, ff) = runs["rnn"], runs["rnn2"], runs["ff"]
     expected = log_interpolate(
         ff["parameters"],
         np.array([rnn["parameters"], rnn2["parameters"]], float),

@@ -227,7 +227,7 @@ def test_an_untrained_point_gives_curves_and_rates_keyed_by_its_settings():
     spec = {"radius": 0.9, "activation": "tanh", "hidden": 6, "embed_dim": 4, "seed": 0}
     curves, table = decay.decay_point(spec, ids, VOCAB, steps=30, count=3, keys={"radius": 0.9, "seed": 0})
     assert list(curves.columns[:5]) == ["radius", "seed", "direction", "method", "quantity"]
-    assert set(zip(curves["direction"], curves["method"], curves["quantity"])) == {
+    assert set(zip(curves["direction"], curves["method"], curves["quantity"], strict=True)) == {
         ("backward", "one_pass", "h"), ("backward", "one_pass", "x"),
         ("forward", "jvp", "h"), ("forward", "jvp", "log_probs"),
         ("forward", "finite", "h"), ("forward", "finite", "log_probs"),

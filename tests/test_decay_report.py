@@ -35,7 +35,7 @@ def write_analysis(
     Path(paths.analysis_record(str(results), name)).write_text(json.dumps(record))
     rows = [
         {**point, "direction": "backward", "method": "one_pass", "quantity": "h", **rate}
-        for point, rate in zip(points, rates)
+        for point, rate in zip(points, rates, strict=True)
     ]
     pd.DataFrame(rows).to_csv(paths.analysis_table(str(results), name, "rates"), index=False)
 

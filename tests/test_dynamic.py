@@ -275,8 +275,8 @@ def test_a_diverged_run_is_recorded_as_diverged(trained, tmp_path):
     folder = tmp_path / "diverged"
     folder.mkdir()
     source = run_dir(str(results), cfg.run_id)
-    (folder / "config.json").write_text(open(f"{source}/config.json").read())
-    metrics = json.loads(open(f"{source}/metrics.json").read())
+    (folder / "config.json").write_text(Path(f"{source}/config.json").read_text())
+    metrics = json.loads(Path(f"{source}/metrics.json").read_text())
     write_json(folder / "metrics.json", {**metrics, "diverged": True})
     record = evaluate_run(folder, rates=[0.1, 0.3], bptt=None, valid_tokens=None, cache_dir=cache)
     assert record["diverged"] is True and record["static_ppl"] is None and record["dynamic_ppl"] is None

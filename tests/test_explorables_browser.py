@@ -314,7 +314,7 @@ def every_network(results: Path) -> dict[tuple, tuple]:
         name = path.parent.name
         keys = json.loads(Path(paths.analysis_record(str(results), name)).read_text(encoding="utf-8"))["keys"]
         for values, rows in measured_rows(results, name, {}).groupby(keys, dropna=False, sort=False):
-            found[network_id(name, dict(zip(keys, values)))] = tuple(rows["median"])
+            found[network_id(name, dict(zip(keys, values, strict=True)))] = tuple(rows["median"])
     return found
 
 

@@ -108,7 +108,7 @@ def clipping_folder(root, clipped_ppl, *, none_study="clipping_ptb", outcome="le
         {**CLIPPING_ABOUT, "vary": ["clip_mode"], "fixed": {"lr": 0.5, "clip": 15.0}},
         [
             {"run_id": f"none-{s}", "seed": s, "clip_mode": "none", "outcome": outcome, "metrics": {"test_ppl": p}}
-            for s, p in zip((1, 2, 3), UNCLIPPED)
+            for s, p in zip((1, 2, 3), UNCLIPPED, strict=True)
         ],
     )
     write_study(
@@ -123,7 +123,7 @@ def clipping_folder(root, clipped_ppl, *, none_study="clipping_ptb", outcome="le
                 "outcome": outcome,
                 "metrics": {"test_ppl": p, "clipped_fraction": 1.0, "clip_cosine_mean": 1.0, "diverged": 0.0},
             }
-            for s, p in zip((1, 2, 3), clipped_ppl)
+            for s, p in zip((1, 2, 3), clipped_ppl, strict=True)
         ],
     )
     return Roles(studies={"clipping": (none_study, "clip_threshold_ptb")})
@@ -235,7 +235,7 @@ def test_a_window_whose_accuracy_falls_just_past_its_width_is_blind_there(tmp_pa
             for s in (1, 2, 3)
         ],
     )
-    for s, (a, b) in zip((1, 2, 3), ((0.90, 0.60), (0.92, 0.61), (0.94, 0.65))):
+    for s, (a, b) in zip((1, 2, 3), ((0.90, 0.60), (0.92, 0.61), (0.94, 0.65)), strict=True):
         write_accuracy(tmp_path, f"w{s}", {1: 0.95, 2: a, 3: b})
     finding = judge(claim("window_blind"), Evidence(tmp_path, Roles(studies={"window": ("windows",)})))
     assert finding.verdict == HOLDS
@@ -252,7 +252,7 @@ def test_a_recurrence_with_a_cliff_fails_no_cliff(tmp_path):
             for s in (1, 2, 3)
         ],
     )
-    for s, jitter in zip((1, 2, 3), (0.0, 0.01, -0.01)):  # flat, then a drop of 0.3 from distance 3 to 4
+    for s, jitter in zip((1, 2, 3), (0.0, 0.01, -0.01), strict=True):  # flat, then a drop of 0.3 from distance 3 to 4
         write_accuracy(tmp_path, f"r{s}", {1: 0.9 + jitter, 2: 0.9, 3: 0.9 - jitter, 4: 0.6 + jitter})
     finding = judge(claim("recurrence_no_cliff"), Evidence(tmp_path, Roles(studies={"recurrence": ("rnns",)})))
     assert finding.verdict == FAILS and "cliff at 3→4" in finding.reason

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from itertools import pairwise
 
 import numpy as np
 import pytest
@@ -129,7 +130,7 @@ def test_lesson_gradient_reach_shrinks_and_is_reproducible():
     assert first.length.tolist() == [5, 20, 50, 100]
     assert first.grad_token1_mean_abs.tolist() == again.grad_token1_mean_abs.tolist()
     values = first.grad_token1_mean_abs.tolist()
-    assert all(a > b for a, b in zip(values, values[1:]))
+    assert all(a > b for a, b in pairwise(values))
     assert values[-1] < 1e-20
     assert first.printed.tolist() == [f"{v:.0e}" for v in values]
 

@@ -3,6 +3,7 @@
 import json
 import math
 import os
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -53,7 +54,7 @@ def test_a_write_that_fails_halfway_leaves_the_old_file(tmp_path, monkeypatch):
     target.write_text("a\n1\n")
 
     def half_then_fail(self, path, **kwargs):
-        open(path, "w").write("a\n")  # part of the new table reached the disk
+        Path(path).write_text("a\n")  # part of the new table reached the disk
         raise KeyboardInterrupt  # e.g. Ctrl-C while writing
 
     monkeypatch.setattr(pd.DataFrame, "to_csv", half_then_fail)

@@ -108,7 +108,9 @@ def test_reference_and_fast_agree_in_outputs_and_gradients(family, activation, o
         results.append((log_probs, state, {k: p.grad for k, p in model.named_parameters()}))
     (lp_r, st_r, g_r), (lp_f, st_f, g_f) = results
     torch.testing.assert_close(lp_f, lp_r, atol=1e-6, rtol=0)
-    for a, b in zip(st_f if isinstance(st_f, tuple) else (st_f,), st_r if isinstance(st_r, tuple) else (st_r,)):
+    for a, b in zip(
+        st_f if isinstance(st_f, tuple) else (st_f,), st_r if isinstance(st_r, tuple) else (st_r,), strict=True
+    ):
         torch.testing.assert_close(a, b, atol=1e-6, rtol=0)
     assert g_r.keys() == g_f.keys()
     for name in g_r:
@@ -163,7 +165,7 @@ def test_recurrence_gradients_pass_gradcheck_with_a_carried_in_state():
         for shape in ((T, B, d), (B, H), (H, d), (H, H), (H,))
     ]
     for activation in ("tanh", "sigmoid", "relu"):
-        assert torch.autograd.gradcheck(lambda *a: ElmanRecurrence.apply(*a, activation), inputs)
+        assert torch.autograd.gradcheck(lambda *a, f=activation: ElmanRecurrence.apply(*a, f), inputs)
 
 
 def test_an_empty_segment_returns_the_carried_in_state():
@@ -379,7 +381,7 @@ def test_linear_cross_entropy_matches_torch_value_and_gradients(with_bias, ignor
     # Twice over a retained graph: dz is made once (over the kept probabilities), the saved tensors are not touched.
     for _ in range(2):
         got = torch.autograd.grad(1.7 * ours, inputs, retain_graph=True)
-        for a, c in zip(got, expected):
+        for a, c in zip(got, expected, strict=True):
             torch.testing.assert_close(a, c)
 
 
@@ -408,7 +410,7 @@ def test_adaptive_nll_matches_torch_module():
     torch.testing.assert_close(total, -module(h, t).output.sum())
     ours = torch.autograd.grad(total, list(module.parameters()))
     theirs = torch.autograd.grad(-module(h, t).output.sum(), list(module.parameters()))
-    for a, c in zip(ours, theirs):
+    for a, c in zip(ours, theirs, strict=True):
         torch.testing.assert_close(a, c)
 
 
@@ -426,5 +428,5 @@ def test_two_losses_alive_at_once_give_the_sum_of_their_gradients(output):
         return -log_probs.gather(-1, t.unsqueeze(-1)).mean()
 
     expected = torch.autograd.grad(exact_nll(a, ta) + exact_nll(b, tb), list(model.parameters()))
-    for g, e in zip(got, expected):
+    for g, e in zip(got, expected, strict=True):
         torch.testing.assert_close(g, e)

@@ -28,13 +28,13 @@ def take_steps(runs, steps, seed=1):
     for _ in range(steps):
         grads = [torch.randn(shape, generator=generator) for shape in shapes]
         for optimizer, params in runs:
-            for p, g in zip(params, grads):
+            for p, g in zip(params, grads, strict=True):
                 p.grad = g.clone()
             optimizer.step()
 
 
 def assert_same(ours_params, their_params):
-    for p, q in zip(ours_params, their_params):
+    for p, q in zip(ours_params, their_params, strict=True):
         assert torch.equal(p, q)
 
 
@@ -61,7 +61,7 @@ def test_adam_is_torch_default_adam_to_float_rounding():
     their_params = copies(ours_params)
     theirs = torch.optim.Adam(their_params, lr=0.01)
     take_steps([(Adam(ours_params, lr=0.01), ours_params), (theirs, their_params)], steps=6)
-    for p, q in zip(ours_params, their_params):
+    for p, q in zip(ours_params, their_params, strict=True):
         torch.testing.assert_close(p, q, rtol=1e-6, atol=1e-7)
 
 

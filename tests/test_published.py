@@ -23,7 +23,11 @@ def test_packaged_table_gives_every_number_a_source():
 
 def test_one_reference_row_per_corpus_and_family():
     refs = reference_rows(load_published())
-    assert sorted(zip(refs["corpus"], refs["reference_for"])) == [("brown", "ff"), ("ptb", "ff"), ("ptb", "rnn")]
+    assert sorted(zip(refs["corpus"], refs["reference_for"], strict=True)) == [
+        ("brown", "ff"),
+        ("ptb", "ff"),
+        ("ptb", "rnn"),
+    ]
     assert (refs["reference_for"] == refs["family"]).all()
 
 

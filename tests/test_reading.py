@@ -5,12 +5,11 @@ import math
 
 import pytest
 import torch
+from test_train import SMALL_AGREEMENT, tiny
 
 from rnnbench.data import load_corpus
 from rnnbench.models import ModelConfig, build_model
 from rnnbench.reading import SentenceReading, StreamReading, WindowReading, reading_for
-
-from test_train import SMALL_AGREEMENT, tiny
 
 
 @pytest.fixture(scope="module")

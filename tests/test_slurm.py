@@ -25,7 +25,6 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-
 from checkout import copy_checkout
 
 REPO = Path(__file__).resolve().parents[1]
@@ -59,12 +58,16 @@ def cluster():
     state = Path(tempfile.mkdtemp(prefix="rnnbench-slurm-"))
     env = {**os.environ, "LOCAL_SLURM_DIR": str(state)}
     try:
-        started = subprocess.run([str(LOCAL_SLURM), "start"], env=env, capture_output=True, text=True, timeout=120)
+        started = subprocess.run(
+            [str(LOCAL_SLURM), "start"], env=env, capture_output=True, text=True, timeout=120, check=False
+        )
         assert started.returncode == 0, started.stdout + started.stderr
         yield state
     finally:
-        subprocess.run([str(LOCAL_SLURM), "stop"], env=env, capture_output=True, text=True, timeout=120)
-        status = subprocess.run([str(LOCAL_SLURM), "status"], env=env, capture_output=True, text=True, timeout=60)
+        subprocess.run([str(LOCAL_SLURM), "stop"], env=env, capture_output=True, text=True, timeout=120, check=False)
+        status = subprocess.run(
+            [str(LOCAL_SLURM), "status"], env=env, capture_output=True, text=True, timeout=60, check=False
+        )
         shutil.rmtree(state, ignore_errors=True)
     assert "running" not in status.stdout.replace("not running", ""), status.stdout
 
@@ -76,7 +79,7 @@ def run(work: Path, results: str, *options: str) -> tuple[subprocess.CompletedPr
     command = [SNAKEMAKE, *targets, *options, "--configfile", "config/smoke.yaml", str(extra)]
     env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
     start = time.monotonic()
-    result = subprocess.run(command, cwd=work, env=env, capture_output=True, text=True, timeout=1500)
+    result = subprocess.run(command, cwd=work, env=env, capture_output=True, text=True, timeout=1500, check=False)
     return result, time.monotonic() - start
 
 

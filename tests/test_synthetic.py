@@ -53,10 +53,10 @@ def test_splits_are_independent_streams():
 
 
 def test_every_recorded_verb_agrees_with_its_head():
-    for split, text in generate(SMALL).items():
+    for text in generate(SMALL).values():
         tokens = text.tokens
         assert len(text.probes) == len(text.sentence_starts)
-        for probe, start in zip(text.probes, text.sentence_starts):
+        for probe, start in zip(text.probes, text.sentence_starts, strict=True):
             head, verb = tokens[probe.head_position], tokens[probe.position]
             assert probe.head_position > start
             assert probe.position - probe.head_position == probe.distance

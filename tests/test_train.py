@@ -470,9 +470,8 @@ def test_short_run_per_family_writes_every_output(family, settings, tmp_path, ca
 
 
 def test_snapshots_of_the_initialisation_and_every_epoch(tmp_path, cache_dir):
-    from rnnbench.models import build_model
+    from rnnbench.models import ModelConfig, build_model
     from rnnbench.paths import run_snapshot
-    from rnnbench.models import ModelConfig
 
     cfg = tiny(max_epochs=2)
     train_run(cfg, tmp_path / "runs" / cfg.run_id, cache_dir=cache_dir)

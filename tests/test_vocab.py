@@ -8,7 +8,7 @@ from rnnbench.data.vocab import Vocab
 
 def test_ids_by_descending_frequency_ties_alphabetical():
     # counts: the 3, cat 2, a 2, sat 1, mat 1, on 1
-    words = "the cat sat on the mat a cat a the".split()
+    words = ["the", "cat", "sat", "on", "the", "mat", "a", "cat", "a", "the"]
     vocab = Vocab.build(words)
     assert vocab.itos == ("the", "a", "cat", "mat", "on", "sat")
     assert vocab.stoi["the"] == 0 and vocab.stoi["a"] == 1 and vocab.stoi["sat"] == 5
@@ -17,7 +17,7 @@ def test_ids_by_descending_frequency_ties_alphabetical():
 
 def test_rare_words_merge_into_unk_which_ranks_by_summed_count():
     # min_count 2: sat, on, mat (1 each) -> <unk> with count 3, ranked with "the" (3): '<' sorts before 't'
-    words = "the cat sat on the mat a cat a the".split()
+    words = ["the", "cat", "sat", "on", "the", "mat", "a", "cat", "a", "the"]
     vocab = Vocab.build(words, min_count=2, unk_token="<unk>")
     assert vocab.itos == ("<unk>", "the", "a", "cat")
     assert vocab.encode(["the", "mat", "dog", "cat"]).tolist() == [1, 0, 0, 3]

@@ -13,9 +13,8 @@ import pytest
 import torch
 
 from rnnbench import gradients, jobs, params, worked
-from rnnbench.worked import chapter, claims, lessons
 from rnnbench.models import ElmanCell, ModelConfig, build_model
-
+from rnnbench.worked import chapter, claims, lessons
 
 # ---------------------------------------------------------------------------------------------------- unrolling
 
@@ -147,7 +146,9 @@ def test_crossover_grid_against_real_models_small_vocab():
 
 def test_lesson_params_by_hand():
     t = lessons.lesson_params()
-    count = {(q, None if pd.isna(tok) else int(tok)): n for q, tok, n in zip(t.quantity, t.tokens, t["count"])}
+    count = {
+        (q, None if pd.isna(tok) else int(tok)): n for q, tok, n in zip(t.quantity, t.tokens, t["count"], strict=True)
+    }
     assert count[("recurrence", None)] == 128 * 128 + 128 * 100 + 128 == 29_312
     assert count[("mlp_first_layer", 30)] == 128 * 30 * 100 == 384_000
     assert count[("mlp_first_layer", 300)] == 128 * 300 * 100 == 3_840_000

@@ -187,10 +187,10 @@ def norm_trace(trace: pd.DataFrame, study: Mapping, *, source: str = "") -> plt.
     values = list(dict.fromkeys(trace[line]))
     palette = dict(zip(values, sns.color_palette("viridis", len(values)), strict=True))
     # Runs that never clipped trace the same norms: a dash pattern per line keeps each one visible on top.
-    dashes = dict(zip(values, ["-", "--", ":", "-.", (0, (5, 1, 1, 1, 1, 1))] * len(values)))
+    dashes = dict(zip(values, ["-", "--", ":", "-.", (0, (5, 1, 1, 1, 1, 1))] * len(values), strict=False))  # cycled
     positive = trace["grad_norm"][np.isfinite(trace["grad_norm"]) & (trace["grad_norm"] > 0)]
     top = float(positive.max()) if len(positive) else 1.0
-    for ax, p in zip(axes[0], panels):
+    for ax, p in zip(axes[0], panels, strict=True):
         rows = trace if panel is None else trace[trace[panel] == p]
         for value in values:
             run = rows[rows[line] == value].sort_values("step")
@@ -239,11 +239,3 @@ def norm_trace(trace: pd.DataFrame, study: Mapping, *, source: str = "") -> plt.
     )
     _source(fig, source)
     return fig
-
-
-# name -> (what the study's extra table is, the function that draws it)
-EXTRA_FIGURES = {
-    "distance-heatmap": ("distance", distance_heatmap),
-    "distance-curves": ("distance", distance_curves),
-    "norm-trace": ("trace", norm_trace),
-}

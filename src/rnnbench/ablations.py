@@ -99,7 +99,7 @@ def distance_table(runs: pd.DataFrame, agreement: Mapping[str, pd.DataFrame], va
     if not frames:
         return pd.DataFrame(columns=columns)
     per_run = pd.concat(frames, ignore_index=True)
-    per_run = per_run[learned(per_run["run_id"].map(dict(zip(runs["run_id"], runs["outcome"]))))]
+    per_run = per_run[learned(per_run["run_id"].map(dict(zip(runs["run_id"], runs["outcome"], strict=True))))]
     distances = sorted(set().union(*(set(t["distance"]) for t in frames)))
     rows = []
     for values, group in runs.groupby(vary, sort=False):
@@ -229,7 +229,7 @@ def setting_table(summary: pd.DataFrame, vary: Sequence[str], metrics: Sequence[
     rows = []
     for values, group in wide.groupby(vary, sort=False):
         values = values if isinstance(values, tuple) else (values,)
-        row = {**dict(zip(vary, values)), **seed_counts(group["outcome"])}
+        row = {**dict(zip(vary, values, strict=True)), **seed_counts(group["outcome"])}
         for metric in metrics:
             taken = group[group["outcome"] == "diverged"] if metric == "diverged_step" else group[group["learned"]]
             column = taken[metric].dropna() if metric in taken else pd.Series(dtype=float)

@@ -16,8 +16,9 @@ do not have) is a ConfigError naming the key, raised when the config is loaded.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any
 
 from rnnbench.configfile import ConfigError
 
@@ -36,7 +37,7 @@ class AnalysisPoint:
 
     keys: Mapping[str, Any]
     untrained: Mapping[str, Any] | None = None  # settings of rnnbench.decay.untrained_rnn
-    run: "RunConfig | None" = None  # a study's run
+    run: RunConfig | None = None  # a study's run
     snapshot: str | None = None  # "final" or the number of epochs, as text
 
     @property
@@ -88,7 +89,7 @@ class Analysis:
 
 
 def parse_analysis(
-    name: str, body: Mapping[str, Any], studies: Mapping[str, "Study"], properties: Mapping[str, Any]
+    name: str, body: Mapping[str, Any], studies: Mapping[str, Study], properties: Mapping[str, Any]
 ) -> Analysis:
     """An analysis from its (schema-valid) config body; `properties` is the schema's analysis properties."""
     where = f"analyses.{name}"
@@ -175,7 +176,7 @@ def parse_analysis(
     return analysis
 
 
-def analysis_points(analysis: Analysis, config: "Config") -> list[AnalysisPoint]:
+def analysis_points(analysis: Analysis, config: Config) -> list[AnalysisPoint]:
     """Every point of `analysis` (see the module docstring), checked against the config's studies."""
     where = f"analyses.{analysis.name}"
     if analysis.study is None:
@@ -183,7 +184,7 @@ def analysis_points(analysis: Analysis, config: "Config") -> list[AnalysisPoint]
         points = []
         for values in itertools.product(*(analysis.vary[k] for k in keys)):
             for seed in analysis.seeds:
-                settings = {**analysis.fixed, **dict(zip(keys, values)), "seed": seed}
+                settings = {**analysis.fixed, **dict(zip(keys, values, strict=True)), "seed": seed}
                 if settings["family"] == "lstm":
                     settings = {k: v for k, v in settings.items() if k not in ("radius", "activation")}
                 points.append(AnalysisPoint(keys={k: settings.get(k) for k in UNTRAINED_KEYS}, untrained=settings))
@@ -239,9 +240,9 @@ def check_window(where: str, steps: int, corpus: str, split: str, size: int, *, 
     )
 
 
-def _study_points(analysis: Analysis, config: "Config", where: str) -> list[AnalysisPoint]:
+def _study_points(analysis: Analysis, config: Config, where: str) -> list[AnalysisPoint]:
     study = config.studies[analysis.study]
-    for key, value in analysis.where.items():
+    for key in analysis.where:
         if key not in study.vary:
             raise ConfigError(
                 f"{where}.network.where.{key}: not a setting study {study.name!r} varies; it varies: {', '.join(study.vary)}"

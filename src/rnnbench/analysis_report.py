@@ -89,7 +89,7 @@ def untrained_rates(results: str | Path | None = None) -> pd.DataFrame:
             columns=["family", "activation", "radius", "hidden", "measured", "radius_rate", "jacobian_rate", "networks"]
         )
     return (
-        rates.assign(family=rates["family"] if "family" in rates else "rnn")
+        rates.assign(family=rates.get("family", "rnn"))
         .groupby(["family", "activation", "radius", "hidden"], dropna=False)
         .agg(
             measured=("rate", "mean"),

@@ -83,7 +83,7 @@ def render(book_dir: str | Path, *, results_dir: str | Path, log: str | Path | N
         ):
             if "typst" in command and offer_frozen(book) == 0:
                 raise RuntimeError(f"{book}: the HTML pass froze no chapter, so the PDF pass would run them again")
-            done = subprocess.run(command, env=env, stdout=out, stderr=subprocess.STDOUT)
+            done = subprocess.run(command, env=env, stdout=out, stderr=subprocess.STDOUT, check=False)
             if done.returncode != 0:
                 raise RuntimeError(f"{' '.join(command)} failed (exit {done.returncode}); its output is in {log}")
     shutil.move(pdf_dir / PDF, book / "_book" / PDF)

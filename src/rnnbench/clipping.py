@@ -38,7 +38,7 @@ def clip_gradients_(parameters, mode: str, threshold: float) -> Clipped:
     if mode == "value":
         clipped = torch.stack(torch._foreach_norm(grads, float("inf"))).max() > threshold  # any |g_i| > threshold
         clamped = [g.clamp(-threshold, threshold) for g in grads]
-        dot = sum((g.double() * c).sum() for g, c in zip(grads, clamped))
+        dot = sum((g.double() * c).sum() for g, c in zip(grads, clamped, strict=True))
         clamped_norm = torch.linalg.vector_norm(torch.stack(torch._foreach_norm(clamped))).double()
         torch._foreach_copy_(grads, clamped)
         return Clipped(norm, clipped, torch.where(clipped, dot / (norm.double() * clamped_norm), one))

@@ -38,8 +38,9 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -365,17 +366,25 @@ def crossover_table(ours: pd.DataFrame, corpus: str = "ptb") -> pd.DataFrame:
     ff = (table["family"] == "ff") & ~table["direct"].astype(bool)
     table["tie_context"] = np.where(ff, 1 + table["hidden"] / table["embed_dim"], np.nan)
     table["crossover_context"] = pd.array(
-        [crossover_context(d, h) if is_ff else None for is_ff, d, h in zip(ff, table["embed_dim"], table["hidden"])],
+        [
+            crossover_context(d, h) if is_ff else None
+            for is_ff, d, h in zip(ff, table["embed_dim"], table["hidden"], strict=True)
+        ],
         dtype="Int64",
     )
     table["ff_larger"] = pd.array(
-        [bool(c >= x) if is_ff else None for is_ff, c, x in zip(ff, table["context"], table["crossover_context"])],
+        [
+            bool(c >= x) if is_ff else None
+            for is_ff, c, x in zip(ff, table["context"], table["crossover_context"], strict=True)
+        ],
         dtype="boolean",
     )
     table["rnn_equivalent_parameters"] = pd.array(
         [
             p - ff_minus_rnn(c, d, h) if is_ff else None
-            for is_ff, p, c, d, h in zip(ff, table["parameters"], table["context"], table["embed_dim"], table["hidden"])
+            for is_ff, p, c, d, h in zip(
+                ff, table["parameters"], table["context"], table["embed_dim"], table["hidden"], strict=True
+            )
         ],
         dtype="Int64",
     )
@@ -508,7 +517,7 @@ def _dynamic_rows(mine: list[dict], ours: pd.DataFrame, published: pd.DataFrame)
     """A row for each run with a dynamic-evaluation record: its test perplexity learning as it reads, set beside
     the published dynamic row of its corpus, with the record's own static perplexity (batch 1) in its notes."""
     rows = []
-    records = dict(zip(ours["run_id"], ours["dynamic"]))
+    records = dict(zip(ours["run_id"], ours["dynamic"], strict=True))
     for row in mine:
         record = records.get(row["model"])
         if not record or row["origin"] == "published":

@@ -19,8 +19,9 @@ Pure Python, no pandas: the config check stays import-light.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 from rnnbench.configfile import ConfigError
 

@@ -9,7 +9,7 @@ here derives from it:
 
 Two studies that resolve to the same settings get the same ``run_id`` and so share one training job; a
 changed setting changes the hash and makes a new run, so an old result is never silently reused.
-Rules between settings are `rnnbench.rules`' (checked here with the corpus's known sizes, so that they
+Rules between settings are `rnnbench.constraints`' (checked here with the corpus's known sizes, so that they
 fail before any job, naming the key where the user set it); config files are read by `configfile`.
 """
 
@@ -19,13 +19,22 @@ import dataclasses
 import hashlib
 import itertools
 import json
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any
 
-
-from rnnbench import locations, rules
+from rnnbench import constraints, locations
+from rnnbench.analyses import Analysis, AnalysisPoint, analysis_points, parse_analysis
+from rnnbench.comparison_config import Comparison, parse_comparison
+from rnnbench.configfile import (
+    ConfigError,
+    check_config_files,
+    config_files_in_merge_order,
+    merge_config_files,
+    read_yaml,
+)
 from rnnbench.schema import (
     _as_schema_types,
     _validate,
@@ -35,15 +44,6 @@ from rnnbench.schema import (
     run_defaults,
     run_settings_schema,
     schema,
-)
-from rnnbench.analyses import Analysis, AnalysisPoint, analysis_points, parse_analysis
-from rnnbench.comparison_config import Comparison, parse_comparison
-from rnnbench.configfile import (
-    ConfigError,
-    check_config_files,
-    config_files_in_merge_order,
-    merge_config_files,
-    read_yaml,
 )
 
 __all__ = [  # the config files' functions are part of this module's interface
@@ -105,7 +105,7 @@ class RunConfig:
     @classmethod
     def from_settings(
         cls, settings: Mapping[str, Any], *, where: str = "run", sources: Mapping[str, str] | None = None
-    ) -> "RunConfig":
+    ) -> RunConfig:
         """Validate ``settings`` (defaults filled in) and build the frozen config.
 
         ``sources`` names where each setting was given (``run.hidden``, ``studies.s.fixed.hidden``, ``--hidden``),
@@ -124,8 +124,8 @@ class RunConfig:
         config.check_rules(named)
         return config
 
-    def check_rules(self, named: "_Namer") -> None:
-        """The rules between settings (rnnbench.rules), with what the corpus's known sizes allow."""
+    def check_rules(self, named: _Namer) -> None:
+        """The rules between settings (rnnbench.constraints), with what the corpus's known sizes allow."""
         from rnnbench.data.facts import CorpusError
 
         try:
@@ -134,9 +134,9 @@ class RunConfig:
             raise ConfigError(f"{named('corpus_options')}: {err}") from None
         settings = self.to_dict()
         for broken in (
-            rules.broken_run_rule(settings, known.has_sentences),
-            rules.broken_model_rule(settings, known.vocab_size),
-            rules.broken_batch_rule(settings, known.max_tokens),
+            constraints.broken_run_rule(settings, known.has_sentences),
+            constraints.broken_model_rule(settings, known.vocab_size),
+            constraints.broken_batch_rule(settings, known.max_tokens),
         ):
             if broken:
                 raise ConfigError(named.broken(broken))
@@ -219,7 +219,7 @@ class Study:
         seen: dict[str, dict[str, Any]] = {}
         for values in itertools.product(*(self.vary[k] for k in keys)):
             for seed in self.seeds:
-                point = dict(zip(keys, values)) | {"seed": seed}
+                point = dict(zip(keys, values, strict=True)) | {"seed": seed}
                 settings = {
                     **base,
                     "family": self.family,
@@ -390,7 +390,7 @@ def _study(name: str, body: Mapping[str, Any]) -> Study:
     seeds = tuple(int(seed) for seed in body.get("seeds", study_props["seeds"]["default"]))
     _refuse_duplicates(f"{where}.seeds", list(seeds), list(seeds))
     metric = body.get("metric", study_props["metric"]["default"])
-    if problem := rules.metric_problem(metric, body["corpus"]):
+    if problem := constraints.metric_problem(metric, body["corpus"]):
         raise ConfigError(f"{where}.metric: {problem}")
     return Study(
         name=name,
@@ -429,7 +429,7 @@ class _Namer:
     def __call__(self, key: str) -> str:
         return self.sources.get(key, f"{self.where}.{key}")
 
-    def broken(self, broken: rules.Broken) -> str:
+    def broken(self, broken: constraints.Broken) -> str:
         first, *others = broken.keys
         also = "; ".join(f"{k} from {self(k)}" for k in others if k in self.sources)
         return f"{self(first)}: {broken.message}" + (f" ({also})" if also else "")

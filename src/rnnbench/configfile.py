@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import copy
 import os
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import yaml
 

@@ -102,7 +102,7 @@ def sentence_agreement(model, corpus: Corpus, split: str, *, batch_size: int) ->
         t_idx, b_idx = np.nonzero(np.isin(positions.numpy(), probes["position"].to_numpy()))
         if len(t_idx) == 0:
             continue
-        rows = [row_of_position[int(positions[t, b])] for t, b in zip(t_idx, b_idx)]
+        rows = [row_of_position[int(positions[t, b])] for t, b in zip(t_idx, b_idx, strict=True)]
         margin[rows] = _margins(log_probs[t_idx, b_idx], probes.iloc[rows])
     return _accuracy_by_distance(probes, margin, split)
 

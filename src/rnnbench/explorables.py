@@ -116,7 +116,7 @@ def _networks(name: str, results: str | Path | None) -> list[dict[str, Any]]:
     source = paths.analysis_table(".", name, "curves").removeprefix("./")
     networks = []
     for point, curve in curves.groupby(keys, sort=False, dropna=False):
-        point = dict(zip(keys, point))
+        point = dict(zip(keys, point, strict=True))
         rate = measured.get(tuple(str(v) for v in point.values()))
         curve = curve.sort_values("distance")
         # Untrained: the radius U was rescaled to. Trained: rho(U) of the weights, measured, not set.

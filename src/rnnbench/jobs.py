@@ -13,11 +13,13 @@ import json
 import logging
 import os
 import sys
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import pandas as pd
 
+from rnnbench import paths
 from rnnbench.config import RunConfig
 from rnnbench.io import write_csv, write_json
 from rnnbench.paths import ANALYSIS_TABLES
@@ -28,7 +30,8 @@ log = logging.getLogger("rnnbench.jobs")
 
 def log_to(path: str | Path) -> None:
     """Send this job's log lines (and warnings, tracebacks) to its Snakemake log file."""
-    stream = open(path, "a", encoding="utf-8", buffering=1)  # line-buffered: a crash leaves every line
+    # Open for the job's whole life, not a with-block; line-buffered: a crash leaves every line.
+    stream = open(path, "a", encoding="utf-8", buffering=1)  # noqa: SIM115
     sys.stderr = stream
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s", stream=stream, force=True)
 
@@ -102,7 +105,8 @@ def study_figure(
     summary: str, record: str, outs: Sequence[str], *, provenance_file: str, provenance: Mapping[str, Any]
 ) -> None:
     """The study's figure, in every format of ``outs``; what to plot comes from the study's record."""
-    from rnnbench.plots import save, study_figure as draw
+    from rnnbench.plots import save
+    from rnnbench.plots import study_figure as draw
 
     table = pd.read_csv(summary)
     study = json.loads(Path(record).read_text(encoding="utf-8"))
@@ -191,7 +195,8 @@ def analysis_figure(
     curves: str, record: str, outs: Sequence[str], *, provenance_file: str, provenance: Mapping[str, Any]
 ) -> None:
     """An analysis's figure (rnnbench.plots.decay_curves_figure), colour and panels as its record says."""
-    from rnnbench.plots import decay_curves_figure as draw, save
+    from rnnbench.plots import decay_curves_figure as draw
+    from rnnbench.plots import save
 
     table = pd.read_csv(curves, dtype={"snapshot": str})
     analysis = json.loads(Path(record).read_text(encoding="utf-8"))
@@ -344,8 +349,8 @@ def comparison_tables(
     """
     from rnnbench import comparison as cmp
     from rnnbench import paths
-    from rnnbench.published import load_published, published_path
     from rnnbench.dynamic_record import dynamic_metrics
+    from rnnbench.published import load_published, published_path
     from rnnbench.reference import read_reference, reference_files, stale_runs
     from rnnbench.summary import benchmark_table
 
@@ -469,18 +474,18 @@ def study_extra_table(
 def study_extra_figure(
     name: str, table: str, record: str, outs: Sequence[str], *, provenance_file: str, provenance: Mapping[str, Any]
 ) -> None:
-    """A figure of a study's extra table (``name`` is a rnnbench.ablation_plots.EXTRA_FIGURES key)."""
-    from rnnbench.ablation_plots import EXTRA_FIGURES
+    """A figure of a study's extra table (``name`` is a rnnbench.paths.EXTRA_FIGURES key)."""
+    from rnnbench import ablation_plots
     from rnnbench.plots import save
 
     frame = pd.read_csv(table)
     study = json.loads(Path(record).read_text(encoding="utf-8"))
-    draw = EXTRA_FIGURES[name][1]
+    draw = getattr(ablation_plots, paths.EXTRA_FIGURES[name][1])
     for out in outs:
         save(draw(frame, study, source=f"data: {table} (rule study_extra_figure)"), out)
     write_provenance(
         provenance_file,
-        producer=f"rnnbench.ablation_plots.EXTRA_FIGURES[{name!r}]",
+        producer=f"rnnbench.ablation_plots.{paths.EXTRA_FIGURES[name][1]}",
         inputs=[table, record],
         **provenance,
     )

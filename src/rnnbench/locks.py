@@ -28,7 +28,8 @@ def clear_stale_locks(state_dir: str | os.PathLike = ".snakemake") -> list[Path]
     ``state_dir``. Returns the files removed."""
     state = Path(state_dir)
     state.mkdir(parents=True, exist_ok=True)
-    handle = open(state / RUNS_LOCK, "a")  # not inherited by the jobs this run starts (PEP 446)
+    # Held open for this run's whole life (the lock is the open file), not inherited by its jobs (PEP 446).
+    handle = open(state / RUNS_LOCK, "a")  # noqa: SIM115
     removed: list[Path] = []
     try:
         fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -196,7 +196,9 @@ def markdown_table(
     if max(len(line) for line in lines) > PANDOC_COLUMNS:
         lines[1] = _separator(
             lines[1],
-            [[n, *column] for n, column in zip(names, zip(*rows), strict=True)] if rows else [[n] for n in names],
+            [[n, *column] for n, column in zip(names, zip(*rows, strict=True), strict=True)]
+            if rows
+            else [[n] for n in names],
         )
     return Markdown("\n".join(lines))
 

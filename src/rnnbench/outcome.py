@@ -21,7 +21,8 @@ those diverged. A setting none of whose seeds learned has no mean.
 from __future__ import annotations
 
 import math
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 OUTCOMES = ("learned", "did not learn", "diverged")
 # A summary's outcome where the run could not be judged (no baseline): never counted as learned.

@@ -117,12 +117,26 @@ def study_extra_table(results: str, study: str, kind: str) -> str:
 
 
 def study_extra_figure(results: str, study: str, name: str, fmt: str) -> str:
-    """A figure of a study's extra table (rnnbench.ablation_plots.EXTRA_FIGURES names them)."""
+    """A figure of a study's extra table (EXTRA_FIGURES names them)."""
     return f"{study_dir(results, study)}/{name}.{fmt}"
 
 
-# The figures drawn from each kind of extra table (rnnbench.ablation_plots.EXTRA_FIGURES, without matplotlib).
-EXTRA_FIGURE_NAMES = {"distance": ("distance-heatmap", "distance-curves"), "trace": ("norm-trace",)}
+# The kinds of a study's extra tables (rnnbench.ablations.study_extras decides which a study gets).
+EXTRA_TABLES = ("distance", "trace")
+
+# Each figure drawn from a study's extra table: name -> (the kind of table it draws, the function of
+# rnnbench.ablation_plots that draws it, named here so that this module needs no matplotlib). The one list:
+# the workflow's outputs, its wildcard and the drawing job all read it.
+EXTRA_FIGURES = {
+    "distance-heatmap": ("distance", "distance_heatmap"),
+    "distance-curves": ("distance", "distance_curves"),
+    "norm-trace": ("trace", "norm_trace"),
+}
+
+
+def extra_figure_names(kind: str) -> list[str]:
+    """The figures drawn from a study's extra table of ``kind``."""
+    return [name for name, (table, _) in EXTRA_FIGURES.items() if table == kind]
 
 
 def study_extra_outputs(results: str, study: str, extras: list[str]) -> list[str]:
@@ -131,7 +145,7 @@ def study_extra_outputs(results: str, study: str, extras: list[str]) -> list[str
     for kind in extras:
         outputs.append(study_extra_table(results, study, kind))
         outputs += [
-            study_extra_figure(results, study, name, fmt) for name in EXTRA_FIGURE_NAMES[kind] for fmt in FIGURE_FORMATS
+            study_extra_figure(results, study, name, fmt) for name in extra_figure_names(kind) for fmt in FIGURE_FORMATS
         ]
     return outputs
 

@@ -113,7 +113,9 @@ def study_figure(summary: pd.DataFrame, study: Mapping, *, source: str) -> plt.F
     dodge = {h: (0.0 if numeric or len(hues) == 1 else (i - (len(hues) - 1) / 2) * 0.18) for i, h in enumerate(hues)}
 
     def at(frame: pd.DataFrame) -> list[float]:
-        return [position[v] + dodge[h] for v, h in zip(frame[x], frame[hue] if hue else [None] * len(frame))]
+        return [
+            position[v] + dodge[h] for v, h in zip(frame[x], frame[hue] if hue else [None] * len(frame), strict=True)
+        ]
 
     for h in hues:
         group = ok if hue is None else ok[ok[hue] == h]
@@ -286,7 +288,7 @@ def learning_curves_figure(table: pd.DataFrame, *, source: str = "") -> plt.Figu
     fig, axes = plt.subplots(1, len(corpora), figsize=(3.6 * len(corpora), 3.4), layout="constrained", squeeze=False)
     colors = {"rnn": "black", "ff": "tab:red", "lstm": "tab:blue"}
     names = {"rnn": "Elman RNN", "ff": "feed-forward", "lstm": "LSTM"}
-    for ax, corpus in zip(axes[0], corpora):
+    for ax, corpus in zip(axes[0], corpora, strict=True):
         here = table[(table["corpus"] == corpus) & table["valid_ppl"].notna()]
         labelled: set[tuple[str, str]] = set()
         for (scale, family, _), run in here.groupby(["scale", "family", "run_id"], sort=False):
@@ -373,7 +375,7 @@ def crossover_figure(table: pd.DataFrame, *, title: str = "", source: str = "") 
             )
     ff = drawn[drawn["family"] == "ff"]
     palette = sns.color_palette("viridis", max(ff["hidden"].nunique(), 1))
-    for color, (hidden, group) in zip(palette, ff.groupby("hidden")):
+    for color, (hidden, group) in zip(palette, ff.groupby("hidden"), strict=True):
         group = group.sort_values("context")
         ax.plot(group["parameters"], group["test_ppl"], "-", color=color, label=f"feed-forward, H={hidden} (over n-1)")
         larger = group["ff_larger"].fillna(False).astype(bool)
@@ -461,9 +463,9 @@ def decay_curves_figure(
         1, len(panels), figsize=(2.2 + 2.6 * len(panels), 3.2), sharey=True, squeeze=False, layout="constrained"
     )
     hues = sorted(data[hue].unique())
-    colours = dict(zip(hues, sns.color_palette("viridis", len(hues))))
+    colours = dict(zip(hues, sns.color_palette("viridis", len(hues)), strict=True))
     lead = [c for c in ("run_id", "seed", "epoch") if c in data.columns and c not in (hue, panel)]
-    for ax, value in zip(axes[0], panels):
+    for ax, value in zip(axes[0], panels, strict=True):
         part = data if panel is None else data[data[panel] == value]
         for key, line in part.groupby([hue, *lead], sort=True):
             level = key[0] if isinstance(key, tuple) else key

@@ -12,10 +12,11 @@ import hashlib
 import json
 import platform
 import subprocess
-from datetime import datetime, timezone
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from rnnbench.io import write_json
 
@@ -43,6 +44,7 @@ def git_commit(checkout: str | Path, *, ignore: Sequence[str] = ()) -> str:
             cwd=cwd,
             capture_output=True,
             text=True,
+            check=True,
         ).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return "unknown (not a git checkout)"
@@ -78,7 +80,7 @@ def record(
         "command": command,
         "producer": producer,
         "inputs": list(inputs),
-        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "created": datetime.now(UTC).isoformat(timespec="seconds"),
     }
 
 

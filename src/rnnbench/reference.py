@@ -20,9 +20,10 @@ from __future__ import annotations
 import json
 import math
 import shutil
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import pandas as pd
 
@@ -141,9 +142,13 @@ def cpu_seconds(epochs: pd.DataFrame, benchmark: pd.DataFrame | None) -> tuple[f
     resumed across jobs, so no record covers it all; its epochs' training seconds are wall time, an upper bound
     of one thread's CPU time (equal on an idle core, larger on a busy machine)."""
     trained = float(epochs["seconds"].sum()) if "seconds" in epochs else math.nan
-    if benchmark is not None and len(benchmark) and {"s", "cpu_time"} <= set(benchmark):
-        if float(benchmark["s"].iloc[-1]) >= trained:
-            return float(benchmark["cpu_time"].iloc[-1]), "job"
+    if (
+        benchmark is not None
+        and len(benchmark)
+        and {"s", "cpu_time"} <= set(benchmark)
+        and float(benchmark["s"].iloc[-1]) >= trained
+    ):
+        return float(benchmark["cpu_time"].iloc[-1]), "job"
     return trained, "epochs (wall)"
 
 
@@ -193,7 +198,7 @@ def collect(
                     "commit": commit,
                     "command": command,
                     "packages": dict(packages),
-                    **dict(zip(("cpu_seconds", "cpu_measured_by"), cpu_seconds(epochs, benchmark))),
+                    **dict(zip(("cpu_seconds", "cpu_measured_by"), cpu_seconds(epochs, benchmark), strict=True)),
                     "threads": cfg.threads,
                     # The split and vocabulary it was measured on, for the comparison with a paper's.
                     "corpus": _read_json(corpus_stats) if corpus_stats.is_file() else None,

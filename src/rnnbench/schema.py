@@ -9,9 +9,10 @@ key and what is allowed), and turns values into the Python types it names.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping
 from functools import cache
 from importlib import resources
-from typing import Any, Callable, Mapping
+from typing import Any
 
 import jsonschema
 

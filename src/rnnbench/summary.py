@@ -10,8 +10,8 @@ says what the study is, so that its figure and the book need not read the config
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Mapping, Sequence
 
 import pandas as pd
 
@@ -135,7 +135,7 @@ def summarize_study(
 def unigram_perplexities(baselines: pd.DataFrame) -> dict[str, float]:
     """corpus key -> the unigram model's test perplexity, from tables/baselines.csv (rule baseline_tables)."""
     rows = baselines[(baselines["model"] == "unigram") & (baselines["split"] == "test")]
-    return {str(k): float(v) for k, v in zip(rows["corpus_key"], rows["perplexity"])}
+    return {str(k): float(v) for k, v in zip(rows["corpus_key"], rows["perplexity"], strict=True)}
 
 
 def benchmark_table(run_ids: Sequence[str], benchmark_files: Sequence[str | Path]) -> pd.DataFrame:

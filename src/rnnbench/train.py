@@ -84,7 +84,7 @@ class Schedule:
     decaying: bool = False
     done: bool = False
 
-    def after_epoch(self, previous_nll: float, current_nll: float) -> "Schedule":
+    def after_epoch(self, previous_nll: float, current_nll: float) -> Schedule:
         if self.kind == "constant":
             return self
         # Mikolov compares log-likelihoods: improvement = previous / current (both positive NLLs).
@@ -273,7 +273,7 @@ def _train_epoch(cfg, model, optimizer, reading: Reading, state: TrainingState, 
         values = torch.stack(
             [torch.stack([loss.double(), c.norm.double(), c.clipped.double(), c.cosine]) for loss, _, c in pending]
         ).tolist()  # one host read for all pending steps
-        for (loss, norm, clipped, cosine), (_, n, _) in zip(values, pending):
+        for (loss, norm, clipped, cosine), (_, n, _) in zip(values, pending, strict=True):
             state.global_step += 1
             records.append((StepRecord(state.global_step, epoch, lr, loss, norm, bool(clipped), cosine), n))
             reason = step_divergence(loss, norm, norm_limit=cfg.divergence_norm, uniform_nll=uniform_nll)

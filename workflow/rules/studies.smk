@@ -82,7 +82,7 @@ rule study_extra_table:
     log:
         paths.log(RESULTS_DIR, "study_extra_table", "{study}-{kind}"),
     wildcard_constraints:
-        kind="distance|trace",
+        kind="|".join(paths.EXTRA_TABLES),
     localrule: True
     conda:
         "../envs/rnnbench.yaml"
@@ -102,9 +102,7 @@ rule study_extra_figure:
     """A figure of a study's extra table: the distance x setting heatmap, accuracy-against-distance curves,
     or the norm trace (log y)."""
     input:
-        table=lambda wc: paths.study_extra_table(
-            RESULTS_DIR, wc.study, next(k for k, names in paths.EXTRA_FIGURE_NAMES.items() if wc.name in names)
-        ),
+        table=lambda wc: paths.study_extra_table(RESULTS_DIR, wc.study, paths.EXTRA_FIGURES[wc.name][0]),
         record=paths.study_record(RESULTS_DIR, "{study}"),
     output:
         png=report(
@@ -118,7 +116,7 @@ rule study_extra_figure:
     log:
         paths.log(RESULTS_DIR, "study_extra_figure", "{study}-{name}"),
     wildcard_constraints:
-        name="distance-heatmap|distance-curves|norm-trace",
+        name="|".join(paths.EXTRA_FIGURES),
     localrule: True
     conda:
         "../envs/rnnbench.yaml"

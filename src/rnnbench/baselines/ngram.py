@@ -193,7 +193,7 @@ class KneserNey:
         index = [seq]
         raw = [np.bincount(seq, minlength=radix)]  # order 1: token counts (the <s> entry never predicted)
         keys, suffix, initial = [np.arange(radix)], [None], [np.arange(radix) == bos]
-        for m in range(2, order + 1):
+        for _ in range(2, order + 1):
             context = np.concatenate([[-1], index[-1][:-1]])  # the (m-1)-gram ending one step earlier
             ok = (context >= 0) & (seq != bos)
             where = np.flatnonzero(ok)

@@ -74,8 +74,8 @@ def perplexity_tables(corpus_key: str, corpus: Corpus, order: int) -> tuple[pd.D
             "order": order,
             "ngram_order": level.order,
             "ngrams": int(level.keys.size),
-            **dict(zip(("n1", "n2", "n3", "n4"), level.count_of_counts)),
-            **dict(zip(("D1", "D2", "D3plus"), level.discounts)),
+            **dict(zip(("n1", "n2", "n3", "n4"), level.count_of_counts, strict=True)),
+            **dict(zip(("D1", "D2", "D3plus"), level.discounts, strict=True)),
             "estimated": level.estimated,
         }
         for level in kn.orders

@@ -136,7 +136,7 @@ def sentence_batches(
         inputs = torch.full((steps, width), eos, dtype=torch.long)  # (T, B)
         targets = torch.full((steps, width), IGNORE_INDEX, dtype=torch.long)  # (T, B)
         positions = torch.full((steps, width), -1, dtype=torch.long)  # (T, B)
-        for b, (s, e) in enumerate(zip(starts[chosen].tolist(), ends[chosen].tolist())):
+        for b, (s, e) in enumerate(zip(starts[chosen].tolist(), ends[chosen].tolist(), strict=True)):
             length = e - s
             targets[:length, b] = data[s:e]
             inputs[1:length, b] = data[s : e - 1]

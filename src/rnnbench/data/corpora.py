@@ -20,13 +20,11 @@ import http.client
 import json
 import logging
 import os
-import re
 import urllib.error
 import urllib.request
 import zipfile
 import zlib
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
@@ -35,6 +33,7 @@ import pandas as pd
 from rnnbench import locations
 from rnnbench.data import synthetic
 from rnnbench.data.facts import (  # re-exported: the corpora's facts are part of this module's interface
+    _PTB_URL,
     BROWN_DOCUMENT,
     BROWN_DOCUMENTS,
     BROWN_RARE_MAX,
@@ -43,20 +42,16 @@ from rnnbench.data.facts import (  # re-exported: the corpora's facts are part o
     BROWN_TYPES,
     BROWN_VALID,
     BROWN_VOCAB_SIZE,
-    OPTIONS,
     PREPARATION,
     PTB_TOKENS,
     PTB_VOCAB_SIZE,
     SOURCES,
     CorpusError,
-    KnownSizes,
     RemoteFile,
-    _PTB_URL,
-    known_sizes,
     resolve_options,
 )
-from rnnbench.data.synthetic import EOS, SPLITS
 from rnnbench.data.prepared import PROBE_COLUMNS, Corpus, read_cache, write_cache
+from rnnbench.data.synthetic import EOS, SPLITS
 from rnnbench.data.vocab import Vocab
 from rnnbench.io import atomic_path
 
@@ -255,7 +250,7 @@ def _decode_utf8(data: bytes, shown_as: str, fix: str) -> str:
 
 def _build_ptb(options: dict, data_dir, cache_dir: Path) -> Corpus:
     words = {}
-    for split, remote in zip(SPLITS, SOURCES["ptb"]):
+    for split, remote in zip(SPLITS, SOURCES["ptb"], strict=True):
         path = _locate("ptb", remote, data_dir, cache_dir, remote.sha256)
         text = _decode_utf8(path.read_bytes(), str(path), f"replace it with a fresh copy from {remote.url}")
         words[split] = _ptb_words(text)

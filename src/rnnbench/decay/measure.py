@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from rnnbench.models import ElmanLM, LSTMLM, RecurrentLM
+from rnnbench.models import LSTMLM, ElmanLM, RecurrentLM
 from rnnbench.models.base import unroll
 
 QUANTILES = (0.1, 0.9)
@@ -122,7 +122,7 @@ def naive_backward_decay(model: RecurrentLM, tokens: torch.Tensor, steps: Sequen
         leaves = [x_t, *(watched if isinstance(watched, tuple) else (watched,))]
         grads = torch.autograd.grad(loss, leaves)
         names = ["x", "h", "c"][: len(grads)]
-        for name, g in zip(names, grads):
+        for name, g in zip(names, grads, strict=True):
             for n, value in enumerate(g.norm(dim=-1).tolist()):
                 rows.append({"sequence": n, "quantity": name, "distance": T - t, "norm": value})
     return pd.DataFrame(rows)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from rnnbench.models import ElmanLM, LSTMLM, ModelConfig, build_model
+from rnnbench.models import LSTMLM, ElmanLM, ModelConfig, build_model
 
 
 def spectral_radius(matrix: torch.Tensor) -> float:

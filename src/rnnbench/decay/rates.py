@@ -118,7 +118,7 @@ def predicted_rates(model: RecurrentLM, tokens: torch.Tensor, steps: Sequence[in
     else:
         jacobian = jacobian_log = float("nan")
     values = (jacobian, jacobian_log, float(np.log(sigma * max_slope)), float(np.log(rho)), sigma, rho, max_slope)
-    return dict(zip(names, values))
+    return dict(zip(names, values, strict=True))
 
 
 def rates(

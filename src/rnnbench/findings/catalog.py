@@ -40,8 +40,8 @@ def lesson_reach(ev: Evidence) -> Judged:
     reach = ev.table(LESSON_REACH).sort_values("length")
     values = reach["grad_token1_mean_abs"].to_numpy(dtype=float)
     falls = bool((values[1:] < values[:-1]).all())
-    shown = ", ".join(f"T = {int(t)}: {v:.1e}" for t, v in zip(reach["length"], values))
-    rises = [int(t) for t, a, b in zip(reach["length"].iloc[1:], values[:-1], values[1:]) if not b < a]
+    shown = ", ".join(f"T = {int(t)}: {v:.1e}" for t, v in zip(reach["length"], values, strict=True))
+    rises = [int(t) for t, a, b in zip(reach["length"].iloc[1:], values[:-1], values[1:], strict=True) if not b < a]
     note = "" if falls else "does not fall at T = " + ", ".join(map(str, rises))
     ratio = f"; {num(values[0] / values[-1])}× smaller from T = {int(reach['length'].iloc[0])} to {int(reach['length'].iloc[-1])}"
     return Judged(

@@ -55,7 +55,7 @@ def rate_intervals(ev: Evidence, name: str, rates: pd.DataFrame) -> list[tuple[d
     out = []
     for values, group in rates.groupby(keys, sort=False, dropna=False) if keys else [((), rates)]:
         values = values if isinstance(values, tuple) else (values,)
-        setting = dict(zip(keys, values))
+        setting = dict(zip(keys, values, strict=True))
         usable = group[np.isfinite(group["rate"])]
         if len(usable) >= 2:
             out.append((setting, stats.mean_interval(usable["rate"]), f"over {len(usable)} seeds"))

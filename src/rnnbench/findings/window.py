@@ -63,7 +63,7 @@ def no_cliff(ev: Evidence) -> Judged:
         runs = ev.runs(name)
         for values, group in runs.groupby(vary, sort=False):
             values = values if isinstance(values, tuple) else (values,)
-            label = f"{name}, " + ", ".join(f"{k} = {v}" for k, v in zip(vary, values))
+            label = f"{name}, " + ", ".join(f"{k} = {v}" for k, v in zip(vary, values, strict=True))
             ok = learned(group)
             if len(ok) < 2:
                 parts.append(Part(label, NOT_SHOWN, note=_few(ok, group)))

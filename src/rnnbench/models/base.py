@@ -15,11 +15,11 @@ from typing import Any
 import torch
 from torch import nn
 
-from rnnbench import rules
+from rnnbench import constraints
 from rnnbench.config import RunConfig, check_settings, run_defaults
+from rnnbench.constraints import ADAPTIVE_DIV_VALUE
 from rnnbench.models.output import build_output
 from rnnbench.params import Shapes, count
-from rnnbench.rules import ADAPTIVE_DIV_VALUE
 
 ACTIVATION_FUNCTIONS = {"tanh": torch.tanh, "sigmoid": torch.sigmoid, "relu": torch.relu}
 
@@ -32,7 +32,7 @@ class ModelConfig:
     """Everything that defines a model's architecture. `context` is n-1 (ff only).
 
     Each field but `vocab_size` and `adaptive_div_value` is a run setting: its type, range and default are
-    the schema's (config.schema.yaml), its rules with other settings are `rnnbench.rules`'; `from_run` builds
+    the schema's (config.schema.yaml), its rules with other settings are `rnnbench.constraints`'; `from_run` builds
     one from a run's config.
     """
 
@@ -57,7 +57,7 @@ class ModelConfig:
             raise ValueError(f"ModelConfig.vocab_size must be an integer >= 1, got {self.vocab_size!r}")
         settings = {k: v for k, v in self.to_dict().items() if k not in ("vocab_size", "adaptive_div_value")}
         check_settings(settings, where="ModelConfig")
-        if broken := rules.broken_model_rule(self.to_dict(), self.vocab_size):
+        if broken := constraints.broken_model_rule(self.to_dict(), self.vocab_size):
             raise ValueError(f"ModelConfig.{broken.keys[0]}: {broken.message}")
 
     @classmethod

@@ -92,7 +92,7 @@ def load_published(path: str | Path | None = None) -> pd.DataFrame:
     references = table[table["reference_for"] != ""]
     doubled = references[references.duplicated(["corpus", "reference_for"], keep=False)]
     if len(doubled):
-        pairs = sorted(set(zip(doubled["corpus"], doubled["reference_for"])))
+        pairs = sorted(set(zip(doubled["corpus"], doubled["reference_for"], strict=True)))
         raise ValueError(f"{path}: more than one reference row for (corpus, family) {pairs}; keep one each")
     return table.reset_index(drop=True)
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from itertools import pairwise
 
 import numpy as np
 import pandas as pd
@@ -33,7 +34,7 @@ class Claim:
 
 
 def _agreement_distance() -> tuple[str, bool, str]:
-    words = "the book that the committee rejected was short".split()
+    words = ["the", "book", "that", "the", "committee", "rejected", "was", "short"]
     distance = words.index("was") - words.index("book")
     note = f"'was' is word {words.index('was') + 1}, 'book' word 2; the whole sentence has {len(words)} words"
     return str(distance), distance == 8, note
@@ -160,8 +161,8 @@ def _bi_32() -> tuple[str, bool, str]:
 def _reach_shrinks() -> tuple[str, bool, str]:
     t = gradients.gradient_reach()
     values = t.grad_token1_mean_abs.tolist()
-    shrinks = all(a > b for a, b in zip(values, values[1:]))
-    computed = ", ".join(f"T={n}: {p}" for n, p in zip(t.length, t.printed))
+    shrinks = all(a > b for a, b in pairwise(values))
+    computed = ", ".join(f"T={n}: {p}" for n, p in zip(t.length, t.printed, strict=True))
     return computed, shrinks, "the lesson prints the code, not its output: these are its numbers on this torch"
 
 

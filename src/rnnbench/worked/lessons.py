@@ -118,7 +118,7 @@ def lesson_numpy_trace() -> pd.DataFrame:
     """Hidden state after each word of "my upi payment failed"; `printed` is the lesson's print line."""
     trace = numpy_trace_run()
     rows = []
-    for t, (word, h) in enumerate(zip(NUMPY_TRACE_WORDS, trace.states), start=1):
+    for t, (word, h) in enumerate(zip(NUMPY_TRACE_WORDS, trace.states, strict=True), start=1):
         rows.append(
             {
                 "t": t,
@@ -199,7 +199,7 @@ class TinyRNN:
 def _state_rows(label: str, tokens: Sequence[str], states: np.ndarray) -> list[dict]:
     return [
         {"sentence": label, "position": i, "token": tok, "h1": h[0], "h2": h[1], "h3": h[2]}
-        for i, (tok, h) in enumerate(zip(tokens, states), start=1)
+        for i, (tok, h) in enumerate(zip(tokens, states, strict=True), start=1)
     ]
 
 
@@ -209,7 +209,7 @@ def lesson_two_sentences() -> pd.DataFrame:
     rnn = TinyRNN.seeded()
     rows = []
     script_states = []
-    for n, tokens in enumerate(LESSON001_SENTENCES, start=1):
+    for tokens in LESSON001_SENTENCES:
         states = rnn.read(tokens)
         rows += _state_rows(" ".join(tokens), tokens, states)
         script_states.append(states[list(tokens).index("script")])

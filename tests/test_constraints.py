@@ -2,7 +2,7 @@
 
 import pytest
 
-from rnnbench import rules
+from rnnbench import constraints
 
 
 @pytest.mark.parametrize(
@@ -19,7 +19,7 @@ from rnnbench import rules
     ],
 )
 def test_adaptive_softmax_bounds(in_features, vocab, cutoffs, problem):
-    found = rules.adaptive_problem(in_features, vocab, cutoffs, 4.0)
+    found = constraints.adaptive_problem(in_features, vocab, cutoffs, 4.0)
     assert (found is None) if problem is None else (problem in found)
 
 
@@ -40,7 +40,7 @@ def test_adaptive_softmax_bounds(in_features, vocab, cutoffs, problem):
     ],
 )
 def test_model_rules_name_the_settings_involved(settings, keys):
-    broken = rules.broken_model_rule(settings, vocab_size=30)  # hidden 5 // 4**2 = 0 units for the second tail
+    broken = constraints.broken_model_rule(settings, vocab_size=30)  # hidden 5 // 4**2 = 0 units for the second tail
     assert (broken is None) if keys is None else (broken.keys == keys)
 
 
@@ -59,7 +59,7 @@ def test_a_stream_needs_two_tokens_per_batch_column(batch, tokens, broken):
         "eval_batch_size": 1,
         "eval_tokens": None,
     }
-    found = rules.broken_batch_rule(s, {"train": tokens, "valid": 100})
+    found = constraints.broken_batch_rule(s, {"train": tokens, "valid": 100})
     assert (found is not None) == broken
-    assert rules.broken_batch_rule({**s, "bptt": 0}, {"train": tokens}) is None  # whole sentences: by count
-    assert rules.broken_batch_rule({**s, "family": "ff"}, {"train": tokens}) is None  # windows: by count
+    assert constraints.broken_batch_rule({**s, "bptt": 0}, {"train": tokens}) is None  # whole sentences: by count
+    assert constraints.broken_batch_rule({**s, "family": "ff"}, {"train": tokens}) is None  # windows: by count

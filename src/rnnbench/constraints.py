@@ -1,4 +1,4 @@
-"""Rules between settings: the schema checks one setting at a time, these check settings together.
+"""Constraints between settings: the schema checks one setting at a time, these check settings together.
 
 Each rule is written here once and nowhere else. `config.RunConfig` applies them when a configuration
 is loaded, so that a bad combination fails before any job runs, and `models.ModelConfig` applies the
@@ -11,8 +11,9 @@ Settings absent from the mapping are not in play (a shape function passes only t
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 # Each adaptive-softmax tail cluster projects the hidden vector down by this factor per cluster (torch's default).
 ADAPTIVE_DIV_VALUE = 4.0
