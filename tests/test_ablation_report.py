@@ -1,5 +1,6 @@
 """The ablation sections' tables and figures, from a small results folder written by hand."""
 
+import hashlib
 import json
 import math
 import re
@@ -71,6 +72,21 @@ def window_results(tmp_path):
         "hidden", 115, [(1, 1.0)]
     )
     pd.DataFrame(rows).to_csv(rnn / "distance.csv", index=False)
+    # The window's corpus and its nearest-noun heuristic: right at distances 1-2, 0.75 (30 probes) and 0.65 (10)
+    # at 3-4, so (0.75 * 30 + 0.65 * 10) / 40 = 0.725 beyond the window of width 2.
+    options = {"attractor_prob": 0.25}
+    (tmp_path / "runs" / "f2").mkdir(parents=True)
+    (tmp_path / "runs" / "f2" / "config.json").write_text(
+        json.dumps({"corpus": "agreement", "corpus_options": options})
+    )
+    key = "agreement-" + hashlib.sha1(json.dumps(options, sort_keys=True).encode()).hexdigest()[:8]
+    (tmp_path / "tables").mkdir()
+    pd.DataFrame(
+        [
+            {"corpus_key": key, "split": "test", "distance": d, "heuristic": "nearest_noun", "accuracy": a, "n": n}
+            for d, a, n in [(1, 1.0, 10), (2, 1.0, 10), (3, 0.75, 30), (4, 0.65, 10)]
+        ]
+    ).to_csv(tmp_path / "tables" / "agreement_baselines.csv", index=False)
     return tmp_path
 
 
@@ -82,6 +98,7 @@ def test_each_window_is_set_against_its_matched_rnn_within_and_beyond_its_width(
     assert row["ff_within"] == pytest.approx(0.95) and row["ff_beyond"] == pytest.approx(0.45)
     assert row["rnn_within"] == pytest.approx(0.9) and row["rnn_beyond"] == pytest.approx(0.8)
     assert row["beyond_probes"] == 20
+    assert row["nearest_noun_beyond"] == pytest.approx(0.725)
 
 
 def test_the_window_section_states_the_numbers_and_stages_its_figures(window_results, tmp_path):
@@ -92,21 +109,26 @@ def test_the_window_section_states_the_numbers_and_stages_its_figures(window_res
     text = ab.window_section(window_results, staging=tmp_path / "staged")
     assert "window 0.950 / 0.450, RNN (H = 60) 0.900 / 0.800" in text
     assert "for 1 of the 1 windows" in text and "{#tbl-window-recurrence}" in text
+    assert "scores 0.725 beyond n-1 = 2 on the same distances" in text
+    assert "the window is below that count-based rule in 1 of 1 windows" in text
     assert "{#fig-window-agreement-distance-curves}" in text
 
 
 def test_clipping_table_lists_each_setting_once_with_its_spread(tmp_path):
     about = {"family": "rnn", "corpus": "ptb", "metric": "test_ppl"}
-    metrics = lambda ppl, diverged, step, frac, cos: {
-        "test_ppl": ppl,
-        "diverged": diverged,
-        "diverged_step": step,
-        "clipped_fraction": frac,
-        "clip_cosine_mean": cos,
-        "grad_norm_median": 1.0,
-        "grad_norm_q95": 3.0,
-        "grad_norm_max": 9.0,
-    }
+
+    def metrics(ppl, diverged, step, frac, cos):
+        return {
+            "test_ppl": ppl,
+            "diverged": diverged,
+            "diverged_step": step,
+            "clipped_fraction": frac,
+            "clip_cosine_mean": cos,
+            "grad_norm_median": 1.0,
+            "grad_norm_q95": 3.0,
+            "grad_norm_max": 9.0,
+        }
+
     write_study(
         tmp_path,
         "clipping_ptb",
@@ -290,7 +312,10 @@ def test_clipping_table_and_section_leave_failed_seeds_out_and_count_them(tmp_pa
     assert table.loc["value ±15", "seeds_learned"] == 0 and math.isnan(table.loc["value ±15", "test_ppl_mean"])
     text = ab.clipping_section("ptb", tmp_path, staging=tmp_path / "staged")
     assert "1 of 3 unclipped runs diverged, at step 30" in text  # divergence counts every run
-    row = lambda *cells: re.search(r"\|\s*" + r"\s*\|\s*".join(map(re.escape, cells)) + r"\s*\|", text)
+
+    def row(*cells):
+        return re.search(r"\|\s*" + r"\s*\|\s*".join(map(re.escape, cells)) + r"\s*\|", text)
+
     assert row("none", "1", "1 of 3", "1 of 3", "200")  # clipping, lr, learned, diverged, test perplexity
     assert row("value ±15", "1", "0 of 3", "1 of 3", "none learned")
     assert "900" not in text and "950" not in text
@@ -315,3 +340,11 @@ def test_a_window_whose_matched_rnn_learned_in_no_seed_is_not_compared(window_re
     assert "window 0.950 / 0.450, RNN (H = 60) – / –" in text
     assert "no comparison is made" in text and "beats the window" not in text
     assert "nan" not in text
+
+
+def test_every_extra_figure_is_drawn_by_a_function_of_ablation_plots_from_a_known_table():
+    from rnnbench import ablation_plots, paths
+
+    for name, (kind, function) in paths.EXTRA_FIGURES.items():
+        assert kind in paths.EXTRA_TABLES, (name, kind)
+        assert callable(getattr(ablation_plots, function)), (name, function)

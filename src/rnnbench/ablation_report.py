@@ -11,6 +11,8 @@ Reads results only (rnnbench.report's folder conventions); no torch.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 import os
 from pathlib import Path
@@ -21,17 +23,18 @@ from rnnbench import paths
 from rnnbench.ablations import matched_pairs, reach_table, setting_table
 from rnnbench.markdown import Markdown, fixed, integer, markdown_table, sig, words
 from rnnbench.outcome import COUNT_COLUMNS
-from rnnbench.selection import best_and_worst, selection_metric
 from rnnbench.report import (
     STAGING_DIR,
     _missing,
     _root,
+    agreement_baselines,
     label_slug,
     stage_figure,
     study_about,
     study_names,
     study_summary,
 )
+from rnnbench.selection import best_and_worst, selection_metric
 
 # Accuracy below this counts as not learned (two verb forms: chance is 0.5; a few hundred probes per
 # distance put the seed-to-seed noise at a few points).
@@ -190,6 +193,7 @@ def window_against_recurrence(ff_study: str, rnn_study: str, results: str | Path
     }
     ff_dist = extra_table(ff_study, "distance", results)
     rnn_dist = extra_table(rnn_study, "distance", results)
+    heuristic = _nearest_noun(ff_study, results)
     rows = []
     for pair in pairs.itertuples(index=False):
         window = ff_dist[ff_dist["context"] == pair.context]
@@ -204,8 +208,31 @@ def window_against_recurrence(ff_study: str, rnn_study: str, results: str | Path
         # whether the window has dependencies beyond its width at all, whatever its seeds did
         row["beyond"] = bool((window["distance"] > pair.context).any())
         row["beyond_probes"] = int(window.loc[window["distance"] > pair.context, "probes"].sum())
+        # the count-based heuristic on the same distances: a window beyond its width is judged against it
+        far = heuristic[heuristic["distance"] > pair.context]
+        row["nearest_noun_beyond"] = (
+            float((far["accuracy"] * far["n"]).sum() / far["n"].sum()) if len(far) else math.nan
+        )
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def _nearest_noun(study: str, results: str | Path | None) -> pd.DataFrame:
+    """The nearest-noun heuristic's test accuracy per head-verb distance (tables/agreement_baselines.csv) on
+    the corpus ``study``'s runs read (all of a study's runs read one corpus); empty without the table or the run."""
+    run_id = study_about(study, results)["run_ids"][0]
+    settings = Path(paths.run_config(_root(results), run_id))
+    if not settings.is_file():
+        return pd.DataFrame(columns=["distance", "accuracy", "n"])
+    run = json.loads(settings.read_text())
+    # rnnbench.config.RunConfig.corpus_key, from the run's own settings
+    digest = hashlib.sha1(json.dumps(dict(run["corpus_options"]), sort_keys=True).encode()).hexdigest()[:8]
+    try:
+        table = agreement_baselines(results)
+    except FileNotFoundError:
+        return pd.DataFrame(columns=["distance", "accuracy", "n"])
+    rows = table[(table["corpus_key"] == f"{run['corpus']}-{digest}") & (table["heuristic"] == "nearest_noun")]
+    return rows[rows["split"] == "test"][["distance", "accuracy", "n"]]
 
 
 def _parameters(summary: pd.DataFrame, setting: str) -> pd.DataFrame:
@@ -340,7 +367,7 @@ def clipping_section(corpus: str, results: str | Path | None = None, staging: st
                     + words(
                         [
                             f"{c:g}, {integer(d)} of {integer(n)}"
-                            for c, d, n in zip(failed["clip"], failed["diverged_runs"], failed["runs"])
+                            for c, d, n in zip(failed["clip"], failed["diverged_runs"], failed["runs"], strict=True)
                         ]
                     )
                     + " did"
@@ -364,15 +391,15 @@ def clipping_section(corpus: str, results: str | Path | None = None, staging: st
         base = none[none["lr"] == lr].iloc[0]
         lo, hi = base[f"{metric}_min"], base[f"{metric}_max"]
         rows = norm[(norm["lr"] == lr) & (norm["diverged_runs"] == 0) & (norm["seeds_learned"] > 0)]
-        inside = [f"{c:g}" for c, m in zip(rows["clip"], rows[f"{metric}_mean"]) if lo <= m <= hi]
+        inside = [f"{c:g}" for c, m in zip(rows["clip"], rows[f"{metric}_mean"], strict=True) if lo <= m <= hi]
         better = [
             f"{c:g} ({sig(m)})"
-            for c, m in zip(rows["clip"], rows[f"{metric}_mean"])
+            for c, m in zip(rows["clip"], rows[f"{metric}_mean"], strict=True)
             if (m < lo if metric.endswith("ppl") else m > hi)
         ]
         worse = [
             f"{c:g} ({sig(m)})"
-            for c, m in zip(rows["clip"], rows[f"{metric}_mean"])
+            for c, m in zip(rows["clip"], rows[f"{metric}_mean"], strict=True)
             if (m > hi if metric.endswith("ppl") else m < lo)
         ]
         sentence = (
@@ -392,8 +419,10 @@ def clipping_section(corpus: str, results: str | Path | None = None, staging: st
         {
             "clipping": table["clipping"],
             "lr": [f"{v:g}" for v in table["lr"]],
-            "learned": [_learned_cell(k, n) for k, n in zip(table["seeds_learned"], table["runs"])],
-            "diverged": [f"{integer(d)} of {integer(n)}" for d, n in zip(table["diverged_runs"], table["runs"])],
+            "learned": [_learned_cell(k, n) for k, n in zip(table["seeds_learned"], table["runs"], strict=True)],
+            "diverged": [
+                f"{integer(d)} of {integer(n)}" for d, n in zip(table["diverged_runs"], table["runs"], strict=True)
+            ],
             metric_name: [_measured(row, metric) for _, row in table.iterrows()],
             "steps clipped": [f"{100 * v:.0f}%" if not math.isnan(v) else "–" for v in table["clipped_fraction_mean"]],
             "cosine": [fixed(v, 4) if not math.isnan(v) else "–" for v in table["clip_cosine_mean_mean"]],
@@ -534,7 +563,7 @@ def truncation_section(results: str | Path | None = None, staging: str | Path = 
         shown = pd.DataFrame(
             {
                 "bptt": cost["bptt"].astype(int),
-                "learned": [_learned_cell(k, n) for k, n in zip(cost["seeds_learned"], cost["runs"])],
+                "learned": [_learned_cell(k, n) for k, n in zip(cost["seeds_learned"], cost["runs"], strict=True)],
                 name: [_measured(row, metric) for _, row in cost.iterrows()],
                 "tokens/s": [sig(v, plain=True) for v in cost["tokens_per_second_mean"]],
                 "wall s": [sig(v, plain=True) for v in cost.get("wall_seconds", pd.Series(math.nan, index=cost.index))],
@@ -558,7 +587,10 @@ def truncation_section(results: str | Path | None = None, staging: str | Path = 
         ]
     if have("truncation_agreement", results=results):
         rows = reach("truncation_agreement", "bptt", results)
-        label = lambda k: "full-sentence BPTT" if k == 0 else f"k = {k}"
+
+        def label(k):
+            return "full-sentence BPTT" if k == 0 else f"k = {k}"
+
         lines += ["### Truncation on the agreement corpus {#sec-truncation-agreement}", ""]
         lines.append(
             "A head-verb dependency longer than the truncation length k always crosses a segment boundary, so no "
@@ -631,6 +663,18 @@ def window_section(results: str | Path | None = None, staging: str | Path = STAG
                 f"head's number with probability {fixed(1 - attractors, 2)} (corpus option attractor_prob = "
                 f"{fixed(attractors, 2)} in `window_agreement`), so its best guess there is the nearest noun's number, not a coin."
             )
+        judged = failing.dropna(subset=["ff_beyond", "nearest_noun_beyond"])
+        if len(judged):
+            below = judged[judged["ff_beyond"] < judged["nearest_noun_beyond"]]
+            scores = "; ".join(
+                f"{fixed(p.nearest_noun_beyond, 3)} beyond n-1 = {p.context}" for p in judged.itertuples(index=False)
+            )
+            lines.append(
+                "The nearest-noun heuristic, which gives the verb the number of the closest noun before it "
+                f"(tables/agreement_baselines.csv), scores {scores} on the same distances, over the windows' seeds "
+                f"that learned: beyond its width the window is below that count-based rule in "
+                f"{integer(len(below))} of {integer(len(judged))} windows."
+            )
         if len(compared):
             fails = compared[compared["ff_beyond"] < LEARNED]
             lines.append(
@@ -653,8 +697,8 @@ def window_section(results: str | Path | None = None, staging: str | Path = STAG
             "RNN H": pairs["hidden"],
             "RNN parameters": [integer(v) for v in pairs["rnn_parameters"]],
             "ratio": [fixed(v, 3) for v in pairs["ratio"]],
-            "window learned": [_learned_cell(k, n) for k, n in zip(pairs["ff_learned"], pairs["ff_runs"])],
-            "RNN learned": [_learned_cell(k, n) for k, n in zip(pairs["rnn_learned"], pairs["rnn_runs"])],
+            "window learned": [_learned_cell(k, n) for k, n in zip(pairs["ff_learned"], pairs["ff_runs"], strict=True)],
+            "RNN learned": [_learned_cell(k, n) for k, n in zip(pairs["rnn_learned"], pairs["rnn_runs"], strict=True)],
             "window within": [_accuracy(v) for v in pairs["ff_within"]],
             "window beyond": [_accuracy(v) for v in pairs["ff_beyond"]],
             "RNN within": [_accuracy(v) for v in pairs["rnn_within"]],
