@@ -42,12 +42,15 @@ from rnnbench.data.facts import (  # re-exported: the corpora's facts are part o
     BROWN_TYPES,
     BROWN_VALID,
     BROWN_VOCAB_SIZE,
+    OPTIONS,  # noqa: F401  (re-exported, as the comment above says)
     PREPARATION,
     PTB_TOKENS,
     PTB_VOCAB_SIZE,
     SOURCES,
     CorpusError,
+    KnownSizes,  # noqa: F401
     RemoteFile,
+    known_sizes,  # noqa: F401
     resolve_options,
 )
 from rnnbench.data.prepared import PROBE_COLUMNS, Corpus, read_cache, write_cache
