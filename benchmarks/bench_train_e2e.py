@@ -1,7 +1,7 @@
 """Tokens/s of a whole training run: rnnbench's train_run against the plain word_language_model loop.
 
     RNNBENCH_DATA=<folder with ptb/> python benchmarks/bench_train_e2e.py [--threads 1 2] [--rounds 3]
-        [--train-tokens 150000] [--eval-tokens 20000]
+        [--train-tokens 150000] [--eval-tokens 20000] [--only TEXT ...]
 
 Every contender trains a one-layer tanh RNN LM (d = H = 200, batch 20, bptt 35, SGD at lr 5 unless the row
 names Adam, global-norm clipping 0.25) for one epoch on the same fixed slice of real PTB (the first
@@ -33,7 +33,8 @@ batch 10, as word_language_model):
 Each contender runs in a fresh Python process per round (so no setting, cache or allocator state of one
 reaches another), contenders interleaved round after round, so load from other processes falls on all of
 them alike. Printed per contender: tokens/s of the training epoch (best round, median in brackets), its
-ratio to plain (best against best, and the median over rounds of the ratio within a round), tokens/s of the
+ratio to the baseline, plain unless --only leaves it out (best against best, and the median over rounds of
+the ratio within a round), tokens/s of the
 whole run (training tokens / process wall time from corpus loading to results written), the share of the
 training epoch spent outside forward (with the loss), backward and the parameter update (timers wrapped
 around those three calls), the page faults per training step taken inside them, and test perplexity.
@@ -257,6 +258,12 @@ def main() -> None:
     parser.add_argument("--eval-tokens", type=int, default=20_000)
     parser.add_argument("--data-dir", default=os.environ.get("RNNBENCH_DATA"))
     parser.add_argument("--cache-dir", default=os.environ.get("RNNBENCH_CACHE"))
+    parser.add_argument(
+        "--only",
+        nargs="+",
+        metavar="TEXT",
+        help="run only the contenders whose name contains one of these texts; the first one run is the baseline",
+    )
     parser.add_argument("--one", choices=list(CONTENDERS), help=argparse.SUPPRESS)  # a child process's contender
     args = parser.parse_args()
     if args.one:
@@ -265,14 +272,17 @@ def main() -> None:
         return
     if not args.data_dir:
         parser.error("set RNNBENCH_DATA (or --data-dir) to the folder holding ptb/")
+    chosen = [name for name in CONTENDERS if not args.only or any(text in name for text in args.only)]
+    if not chosen:
+        parser.error(f"--only {' '.join(args.only)}: no contender's name contains these; names: {list(CONTENDERS)}")
     load_corpus("ptb", data_dir=args.data_dir, cache_dir=args.cache_dir)  # prepare the cache outside the timing
 
     load_before = os.getloadavg()
     results = {}
     for threads in args.threads:
-        rounds = {name: [] for name in CONTENDERS}
+        rounds = {name: [] for name in chosen}
         for _ in range(args.rounds):
-            for name in CONTENDERS:
+            for name in chosen:
                 rounds[name].append(run_in_fresh_process(name, threads, args))
                 print(f"{threads} thread(s), {name.strip()}: {rounds[name][-1]}", file=sys.stderr, flush=True)
         results[threads] = rounds
@@ -284,21 +294,21 @@ def main() -> None:
         f"rounds; load average "
         f"{load_before[0]:.2f}/{load_before[1]:.2f} before, {load_after[0]:.2f}/{load_after[1]:.2f} after (1/5 min)"
     )
+    base_name = chosen[0]
     print(
-        "epoch tok/s: best round [median]; x plain: best against best [median over rounds of the ratio within "
+        f"epoch tok/s: best round [median]; x base ({base_name.strip()}): best against best [median over rounds of the ratio within "
         "a round]; outside: share of the training epoch outside forward/backward/update; faults: page faults a step"
     )
-    width = max(len(name) for name in CONTENDERS)
+    width = max(len(name) for name in chosen)
     print(
-        f"{'threads':>7} {'contender':<{width}} {'epoch tok/s':>17} {'x plain':>14} {'run tok/s':>17} {'x plain':>14} "
+        f"{'threads':>7} {'contender':<{width}} {'epoch tok/s':>17} {'x base':>14} {'run tok/s':>17} {'x base':>14} "
         f"{'outside':>7} {'faults':>7} {'test ppl':>8}"
     )
-    plain = next(iter(CONTENDERS))
     for threads, rounds in results.items():
         for name, runs in rounds.items():
             cells = []
             for key in ("epoch_tps", "run_tps"):
-                values, base = [r[key] for r in runs], [r[key] for r in rounds[plain]]
+                values, base = [r[key] for r in runs], [r[key] for r in rounds[base_name]]
                 paired = statistics.median(v / b for v, b in zip(values, base, strict=True))
                 cells.append(
                     f"{max(values):>7,.0f} [{statistics.median(values):>7,.0f}] "
