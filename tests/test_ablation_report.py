@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from rnnbench import ablation_report as ab
-from rnnbench.ablation_plots import distance_curves, distance_heatmap, norm_trace
+from rnnbench.ablation_plots import distance_curves, distance_heatmap, learning_curves, norm_trace
 
 
 def write_study(root, name, about, runs, metrics, outcomes=None):
@@ -187,6 +187,29 @@ def test_figures_draw_distance_and_trace_tables():
     assert fig.axes[0].get_yscale() == "log"
     legend = [t.get_text() for t in fig.axes[-1].get_legend().get_texts()]
     assert "diverged" in legend and "did not learn" in legend
+
+
+def test_learning_curves_draw_every_run_against_tokens_and_seconds_and_mark_the_failed_ones():
+    learning = pd.DataFrame(
+        {
+            "run_id": ["a", "a", "b", "c"],
+            "bptt": [5, 5, 35, 70],
+            "seed": 1,
+            "epoch": [1, 2, 1, 1],
+            "valid_ppl": [300.0, 250.0, 600.0, 400.0],
+            "tokens_seen": [1_000, 2_000, 1_000, 1_000],
+            "seconds_trained": [10.0, 20.0, 4.0, 3.0],
+            "outcome": ["learned", "learned", "did not learn", "diverged"],
+            "diverged": [False, False, False, True],
+        }
+    )
+    fig = learning_curves(learning, {"name": "truncation_ptb", "vary": ["bptt"]}, source="data: x")
+    left, right = fig.axes[:2]
+    assert left.get_xscale() == right.get_xscale() == "log"
+    assert [len(line.get_xdata()) for line in left.get_lines()] == [2, 1, 1]  # one line per run, a point per epoch
+    assert list(right.get_lines()[0].get_xdata()) == [10.0, 20.0]
+    legend = [t.get_text() for t in fig.axes[-1].get_legend().get_texts()]
+    assert legend == ["BPTT length k 5", "BPTT length k 35", "BPTT length k 70", "diverged", "did not learn"]
 
 
 def test_a_setting_whose_seeds_all_failed_is_hatched_and_named_in_the_figures():

@@ -10,6 +10,7 @@ import pytest
 from rnnbench.ablations import (
     clipping_from_steps,
     distance_table,
+    learning_table,
     matched_pairs,
     reach_table,
     runs_frame,
@@ -147,6 +148,45 @@ def test_the_trace_holds_the_first_seeds_runs_and_marks_where_a_diverged_run_sto
     assert set(trace.loc[trace["run_id"] == "v1", "outcome"]) == {"did not learn"}
 
 
+def test_learning_curves_sum_each_runs_tokens_and_seconds_over_its_epochs():
+    record = {"run_ids": ["h1", "h2"], "vary": ["hidden"]}
+    runs = runs_frame(
+        record, [{"hidden": 100, "seed": 1}, {"hidden": 200, "seed": 1}], {"h1": "learned", "h2": "diverged"}
+    )
+    # h1: two epochs of 1,000 tokens at 100 tok/s (10 s each); h2 finished one epoch of 600 tokens in 3 s and
+    # diverged in its second, which has no validation perplexity.
+    epochs = {
+        "h1": pd.DataFrame(
+            {
+                "epoch": [1, 2],
+                "lr": [0.002, 0.001],
+                "train_ppl": [400.0, 250.0],
+                "valid_ppl": [300.0, 220.0],
+                "tokens_per_second": [100.0, 100.0],
+                "seconds": [10.0, 10.0],
+            }
+        ),
+        "h2": pd.DataFrame(
+            {
+                "epoch": [1, 2],
+                "lr": [0.002, 0.002],
+                "train_ppl": [500.0, math.nan],
+                "valid_ppl": [450.0, math.nan],
+                "tokens_per_second": [200.0, 50.0],
+                "seconds": [3.0, 2.0],
+            }
+        ),
+    }
+    table = learning_table(runs, epochs, ["hidden"])
+    assert list(table["tokens_seen"]) == [1_000, 2_000, 600, 700]
+    assert list(table["seconds_trained"]) == [10.0, 20.0, 3.0, 5.0]
+    assert list(table["hidden"]) == [100, 100, 200, 200]
+    assert table.loc[table["run_id"] == "h2", "diverged"].all()
+    assert math.isnan(table["valid_ppl"].iloc[3]) and table["valid_ppl"].iloc[1] == 220.0
+    with pytest.raises(ValueError, match="tokens_per_second"):
+        learning_table(runs, {k: v.drop(columns="tokens_per_second") for k, v in epochs.items()}, ["hidden"])
+
+
 def summary_rows(runs):
     """A long summary (as summary.csv) from (run, lr, seed, outcome, {metric: value}) tuples."""
     rows = []
@@ -230,6 +270,7 @@ def test_each_window_is_paired_with_the_rnn_of_the_nearest_parameter_count():
 def test_extras_follow_what_the_study_is():
     assert study_extras("agreement", ["bptt"], "agreement_accuracy") == ["distance"]
     assert study_extras("agreement", ["clip_mode", "lr"], "agreement_accuracy") == ["distance", "trace"]
-    assert study_extras("agreement", ["clip_mode", "lr"], "test_ppl") == ["trace"]
-    assert study_extras("ptb", ["clip"], "test_ppl") == ["trace"]
-    assert study_extras("ptb", ["hidden"], "test_ppl") == []
+    assert study_extras("agreement", ["clip_mode", "lr"], "test_ppl") == ["trace", "learning"]
+    assert study_extras("ptb", ["clip"], "test_ppl") == ["trace", "learning"]
+    assert study_extras("ptb", ["hidden"], "test_ppl") == ["learning"]
+    assert study_extras("ptb", ["hidden"], "agreement_accuracy") == []

@@ -252,7 +252,8 @@ def _baselines(results: Path, config: Config, corpora: dict, provenance: dict) -
 
 
 def _write_extras(results, config, study_name, points, configs, summary, record, provenance) -> None:
-    """A study's per-distance and norm-trace tables and figures, from hand-written agreement.csv / steps.csv."""
+    """A study's per-distance, norm-trace and learning tables and figures, from hand-written agreement.csv /
+    steps.csv and the run's epochs.csv."""
     from rnnbench.ablations import study_extras
 
     study = config.studies[study_name]
@@ -264,6 +265,9 @@ def _write_extras(results, config, study_name, points, configs, summary, record,
                 frame = pd.DataFrame(
                     {"distance": [1, 2, 3, 4], "n": 10, "accuracy": [0.9, 0.8, 0.6 + 0.01 * i, 0.5], "split": "test"}
                 )
+            elif kind == "learning":
+                path = Path(paths.run_epochs(str(results), cfg.run_id))
+                frame = pd.read_csv(path)  # the run's own, which the fixture wrote with its metrics
             else:
                 path = Path(paths.run_steps(str(results), cfg.run_id))
                 frame = pd.DataFrame(

@@ -3,6 +3,7 @@
 distance_heatmap   agreement accuracy, head-verb distance x the study's first varied setting
 distance_curves    accuracy against distance, one line per value of that setting, seeds' range as a band
 norm_trace         pre-clip gradient norm step by step (log y), one line per run, a panel per second setting
+learning_curves    validation perplexity epoch by epoch against tokens read and seconds trained, one line per run
 
 Means and ranges are over the seeds that learned (rnnbench.ablations); a setting where some seed failed says
 how many learned, and one where none did is drawn as such (hatched row, hollow legend marker), not as chance.
@@ -15,6 +16,7 @@ from collections.abc import Mapping
 
 import matplotlib.patches as mpatches
 import matplotlib.pyplot as plt
+import matplotlib.ticker
 import numpy as np
 import pandas as pd
 import seaborn as sns
@@ -236,6 +238,93 @@ def norm_trace(trace: pd.DataFrame, study: Mapping, *, source: str = "") -> plt.
     seed = trace["seed"].iloc[0] if len(trace) else ""
     fig.suptitle(
         "\n".join(textwrap.wrap(f"{study.get('name', '')}: gradient norm before clipping, seed {seed}", 70)), fontsize=9
+    )
+    _source(fig, source)
+    return fig
+
+
+def learning_curves(learning: pd.DataFrame, study: Mapping, *, source: str = "") -> plt.Figure:
+    """Validation perplexity at each epoch's end against the training tokens read (left) and the seconds trained
+    (right), both log scales, one line per run: colour the study's first varied setting, a dash pattern per
+    value of the second (if any), seeds in the same style. A run that did not learn is drawn grey with a hollow
+    circle at its end, a diverged one with a red cross where its last finished epoch was."""
+    vary = list(study["vary"])
+    hue, style = (vary[0] if vary else None), (vary[1] if len(vary) > 1 else None)
+    _theme()
+    fig, axes = plt.subplots(1, 2, figsize=(6.3, HEIGHT), layout="constrained", sharey=True, squeeze=False)
+    values = list(dict.fromkeys(learning[hue])) if hue else [None]
+    palette = dict(zip(values, sns.color_palette("viridis", len(values)), strict=True))
+    styles = list(dict.fromkeys(learning[style])) if style else [None]
+    dashes = dict(zip(styles, ["-", "--", ":", "-."] * len(styles), strict=False))  # cycled
+    curves = learning[learning["valid_ppl"].notna()]
+    for ax, x, label in zip(
+        axes[0], ("tokens_seen", "seconds_trained"), ("training tokens read", "seconds trained (wall)"), strict=True
+    ):
+        for _, run in curves.groupby("run_id", sort=False):
+            run = run.sort_values("epoch")
+            first = run.iloc[0]
+            finished = first["outcome"] == "learned"
+            color = palette[first[hue]] if hue else "black"
+            ax.plot(
+                run[x].astype(float),
+                run["valid_ppl"],
+                color=color if finished else FAILED_COLOR,
+                linestyle=dashes[first[style]] if style else "-",
+                marker="o",
+                markersize=2.5,
+                linewidth=1.0,
+                alpha=0.85,
+            )
+            if bool(first["diverged"]):
+                ax.scatter(
+                    run[x].iloc[-1:], run["valid_ppl"].iloc[-1:], marker="x", s=40, color=DIVERGED_COLOR, zorder=4
+                )
+            elif not finished:
+                ax.scatter(
+                    run[x].iloc[-1:].astype(float),
+                    run["valid_ppl"].iloc[-1:],
+                    marker="o",
+                    s=36,
+                    facecolors="none",
+                    edgecolors=FAILED_COLOR,
+                    linewidths=1.0,
+                    zorder=4,
+                )
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.yaxis.set_major_formatter(matplotlib.ticker.ScalarFormatter())
+        ax.yaxis.set_minor_formatter(matplotlib.ticker.ScalarFormatter())
+        ax.tick_params(axis="y", which="both", labelsize=7)
+        ax.set_xlabel(label)
+    axes[0][0].set_ylabel("validation perplexity (log scale)")
+    handles = [
+        plt.Line2D([], [], color=palette[v], marker="o", markersize=3, label=f"{_words(hue)} {_setting_name(hue, v)}")
+        for v in values
+        if hue
+    ]
+    handles += [
+        plt.Line2D([], [], color="0.3", linestyle=dashes[v], label=f"{_words(style)} {_setting_name(style, v)}")
+        for v in styles
+        if style
+    ]
+    if learning["diverged"].astype(bool).any():
+        handles.append(plt.Line2D([], [], color=DIVERGED_COLOR, marker="x", linestyle="", label="diverged"))
+    for state in dict.fromkeys(learning.loc[~learning["diverged"].astype(bool), "outcome"]):
+        if state != "learned":
+            handles.append(
+                plt.Line2D(
+                    [],
+                    [],
+                    color=FAILED_COLOR,
+                    marker="o",
+                    markerfacecolor="none",
+                    label=FAILED_LABELS.get(state, state),
+                )
+            )
+    if handles:
+        axes[0][-1].legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    fig.suptitle(
+        "\n".join(textwrap.wrap(f"{study.get('name', '')}: validation perplexity epoch by epoch", 70)), fontsize=9
     )
     _source(fig, source)
     return fig

@@ -5,6 +5,8 @@ how their gradient norms moved step by step, and their measurements aggregated o
                       range over the seeds that learned, from each run's agreement.csv
     trace_table       clipping studies: the pre-clip gradient norm step by step (steps.csv) of the first
                       seed's runs, one per combination of varied settings, each with its outcome
+    learning_table    language-model studies: every run's validation perplexity epoch by epoch, against the
+                      training tokens it had read and the seconds it had trained (epochs.csv)
     setting_table     any study: each measurement's mean, min and max over the seeds that learned, per
                       varied setting, with how many learned, failed and diverged
     reach_table       accuracy on the dependencies a setting can span (distance <= width) and beyond
@@ -27,21 +29,26 @@ import numpy as np
 import pandas as pd
 
 from rnnbench.outcome import COUNT_COLUMNS, learned, require_outcome, seed_counts
+from rnnbench.progress import training_progress
 
 # Which extra tables (and figures) a study gets, from what it is: per-distance accuracy where the corpus
-# records every probe's distance and the study measures agreement, a norm trace where it varies clipping.
+# records every probe's distance and the study measures agreement, a norm trace where it varies clipping,
+# learning curves where it ranks language models by perplexity (whether a ranking is settled or still moving).
 DISTANCE_CORPORA = frozenset({"agreement"})
 TRACE_SETTINGS = frozenset({"clip", "clip_mode"})
+PERPLEXITY_METRICS = frozenset({"test_ppl", "valid_ppl"})
 
 
 def study_extras(corpus: str, vary: Sequence[str], metric: str) -> list[str]:
     """The extra tables of a study: "distance" (agreement accuracy on the agreement corpus), "trace" (a study
-    that varies clipping)."""
+    that varies clipping), "learning" (a study measured by perplexity)."""
     extras = []
     if corpus in DISTANCE_CORPORA and metric == "agreement_accuracy":
         extras.append("distance")
     if TRACE_SETTINGS & set(vary):
         extras.append("trace")
+    if metric in PERPLEXITY_METRICS:
+        extras.append("learning")
     return extras
 
 
@@ -189,6 +196,26 @@ def trace_table(runs: pd.DataFrame, steps: Mapping[str, pd.DataFrame], vary: Seq
         *("run_id", *vary, "seed", "step", "loss", "grad_norm", "clipped", "clip_cosine"),
         *("outcome", "diverged", "last"),
     ]
+    return pd.concat(frames, ignore_index=True)[columns] if frames else pd.DataFrame(columns=columns)
+
+
+LEARNING_COLUMNS = ("epoch", "lr", "train_ppl", "valid_ppl", "tokens_seen", "seconds_trained")
+
+
+def learning_table(runs: pd.DataFrame, epochs: Mapping[str, pd.DataFrame], vary: Sequence[str]) -> pd.DataFrame:
+    """Every run's epochs, long: run_id, <vary...>, seed, epoch, lr, train_ppl, valid_ppl, tokens_seen and
+    seconds_trained (cumulative: rnnbench.progress), outcome and diverged (the run's). A diverged run keeps the
+    epochs it finished; the epoch it diverged in has no validation perplexity."""
+    frames = []
+    for run in runs.itertuples(index=False):
+        keys = {k: getattr(run, k) for k in [*vary, "seed"]}
+        progress = training_progress(epochs[run.run_id])
+        frames.append(
+            progress[list(LEARNING_COLUMNS)].assign(
+                run_id=run.run_id, **keys, outcome=run.outcome, diverged=run.diverged
+            )
+        )
+    columns = ["run_id", *vary, "seed", *LEARNING_COLUMNS, "outcome", "diverged"]
     return pd.concat(frames, ignore_index=True)[columns] if frames else pd.DataFrame(columns=columns)
 
 

@@ -46,6 +46,7 @@ import numpy as np
 import pandas as pd
 
 from rnnbench.params import crossover_context, ff_minus_rnn
+from rnnbench.progress import training_progress
 from rnnbench.published import COLUMNS as PUBLISHED_COLUMNS
 from rnnbench.published import reference_rows
 
@@ -467,8 +468,7 @@ def learning_curves(ours: pd.DataFrame, epochs: Mapping[str, pd.DataFrame]) -> p
     training tokens and seconds summed over its epochs so far (``epochs``: run id -> its epochs.csv)."""
     frames = []
     for row in ours.itertuples():
-        table = epochs[row.run_id]
-        tokens = (table["tokens_per_second"] * table["seconds"]).round()
+        table = training_progress(epochs[row.run_id])
         frames.append(
             pd.DataFrame(
                 {
@@ -483,8 +483,8 @@ def learning_curves(ours: pd.DataFrame, epochs: Mapping[str, pd.DataFrame]) -> p
                     "lr": table["lr"],
                     "train_ppl": table["train_ppl"],
                     "valid_ppl": table["valid_ppl"],
-                    "tokens_seen": tokens.cumsum().astype("Int64"),
-                    "seconds_trained": table["seconds"].cumsum(),
+                    "tokens_seen": table["tokens_seen"],
+                    "seconds_trained": table["seconds_trained"],
                 }
             )
         )

@@ -450,8 +450,9 @@ def study_extra_table(
     provenance: Mapping[str, Any],
 ) -> None:
     """A study's table beyond its summary (rnnbench.ablations): ``kind`` "distance" reads each run's
-    agreement.csv, "trace" each traced run's steps.csv; ``run_files`` maps run id -> that file. Each run's
-    outcome is the one its ``summary`` (summary.csv) holds, so both tables leave out the same failed runs."""
+    agreement.csv, "trace" each traced run's steps.csv, "learning" each run's epochs.csv; ``run_files`` maps run
+    id -> that file (rnnbench.paths.EXTRA_TABLES). Each run's outcome is the one its ``summary`` (summary.csv)
+    holds, so every table marks the same failed runs."""
     from rnnbench import ablations
 
     runs = ablations.read_runs(record, points, summary)
@@ -463,8 +464,11 @@ def study_extra_table(
         traced = ablations.trace_runs(runs)["run_id"]
         table = ablations.trace_table(runs, {r: pd.read_csv(run_files[r]) for r in traced}, vary)
         inputs = [run_files[r] for r in traced]
+    elif kind == "learning":
+        inputs = [run_files[r] for r in runs["run_id"]]
+        table = ablations.learning_table(runs, {r: pd.read_csv(run_files[r]) for r in runs["run_id"]}, vary)
     else:
-        raise ValueError(f"no extra study table {kind!r}; known: distance, trace")
+        raise ValueError(f"no extra study table {kind!r}; known: distance, trace, learning")
     write_csv(out, table)
     write_provenance(
         provenance_file, producer=f"rnnbench.ablations.{kind}_table", inputs=[summary, *inputs], **provenance

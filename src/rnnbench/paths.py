@@ -112,7 +112,7 @@ def study_figure(results: str, study: str, fmt: str) -> str:
 
 
 def study_extra_table(results: str, study: str, kind: str) -> str:
-    """A study's table beyond its summary: ``kind`` is "distance" or "trace" (rnnbench.ablations.study_extras)."""
+    """A study's table beyond its summary: ``kind`` is one of EXTRA_TABLES (rnnbench.ablations.study_extras)."""
     return f"{study_dir(results, study)}/{kind}.csv"
 
 
@@ -121,8 +121,9 @@ def study_extra_figure(results: str, study: str, name: str, fmt: str) -> str:
     return f"{study_dir(results, study)}/{name}.{fmt}"
 
 
-# The kinds of a study's extra tables (rnnbench.ablations.study_extras decides which a study gets).
-EXTRA_TABLES = ("distance", "trace")
+# The kinds of a study's extra tables (rnnbench.ablations.study_extras decides which a study gets), each with
+# the file of every run it reads.
+EXTRA_TABLES = {"distance": run_agreement, "trace": run_steps, "learning": run_epochs}
 
 # Each figure drawn from a study's extra table: name -> (the kind of table it draws, the function of
 # rnnbench.ablation_plots that draws it, named here so that this module needs no matplotlib). The one list:
@@ -131,6 +132,7 @@ EXTRA_FIGURES = {
     "distance-heatmap": ("distance", "distance_heatmap"),
     "distance-curves": ("distance", "distance_curves"),
     "norm-trace": ("trace", "norm_trace"),
+    "learning-curves": ("learning", "learning_curves"),
 }
 
 

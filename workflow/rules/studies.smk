@@ -59,16 +59,18 @@ rule study_figure:
 
 rule study_extra_table:
     """Beyond the summary: accuracy per head-verb distance over the seeds that learned (agreement studies,
-    "distance"), or the gradient norm step by step of the first seed's runs (studies that vary clipping,
-    "trace"); each run's outcome read from the study's summary."""
+    "distance"), the gradient norm step by step of the first seed's runs (studies that vary clipping,
+    "trace"), or every run's validation perplexity epoch by epoch (language-model studies, "learning"); each
+    run's outcome read from the study's summary."""
     input:
         # each run's outcome, decided once by rule study_summary; the summary reads every run's metrics.json,
         # which the training job writes with agreement.csv
         summary=paths.study_summary(RESULTS_DIR, "{study}"),
-        # the traced runs' steps.csv
-        steps=lambda wc: (
-            [paths.run_steps(RESULTS_DIR, cfg.run_id) for _, cfg in study_points(wc.study)]
-            if wc.kind == "trace"
+        # the runs' steps.csv (trace) or epochs.csv (learning), which the training job declares; a run's
+        # agreement.csv (distance) is written with its metrics.json, which the summary reads
+        run_records=lambda wc: (
+            [paths.EXTRA_TABLES[wc.kind](RESULTS_DIR, cfg.run_id) for _, cfg in study_points(wc.study)]
+            if wc.kind in ("trace", "learning")
             else []
         ),
     output:
@@ -90,8 +92,7 @@ rule study_extra_table:
         record=lambda wc: study_record(CFG, wc.study),
         points=lambda wc: [point for point, _ in study_points(wc.study)],
         run_files=lambda wc: {
-            cfg.run_id: (paths.run_steps if wc.kind == "trace" else paths.run_agreement)(RESULTS_DIR, cfg.run_id)
-            for _, cfg in study_points(wc.study)
+            cfg.run_id: paths.EXTRA_TABLES[wc.kind](RESULTS_DIR, cfg.run_id) for _, cfg in study_points(wc.study)
         },
         provenance=provenance_for("study_extra_table"),
     script:
