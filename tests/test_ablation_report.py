@@ -371,3 +371,44 @@ def test_every_extra_figure_is_drawn_by_a_function_of_ablation_plots_from_a_know
     for name, (kind, function) in paths.EXTRA_FIGURES.items():
         assert kind in paths.EXTRA_TABLES, (name, kind)
         assert callable(getattr(ablation_plots, function)), (name, function)
+
+
+def test_the_cost_of_clipping_is_judged_by_the_findings_rule_on_the_seeds(tmp_path):
+    """At rate 0.5 no unclipped run diverged: seeds 344, 345, 346. Clipped at 0.25 (every step): 439, 440, 441;
+    at 1: 344.5, 345.5, 346.5; at 5 no step was clipped. Welch, 0.25 against none: difference 95, each side's
+    variance 1, se = sqrt(1/3 + 1/3) = 0.8165 on 4 degrees of freedom, t = 2.776: 95 ± 2.267, or relative to
+    345, +27.5% [+26.9%, +28.2%]. At 1: 0.5 ± 2.267, which holds zero: no measurable difference, although its
+    mean 345.5 lies above two of the three unclipped seeds."""
+    none = [(f"none{s}", {"clip_mode": "none", "lr": 0.5, "seed": s}) for s in (1, 2, 3)]
+    metrics = {f"none{s}": ppl_metrics(343.0 + s, 350.0) for s in (1, 2, 3)}
+    about = {
+        "family": "rnn",
+        "corpus": "ptb",
+        "metric": "test_ppl",
+        "vary": ["clip_mode", "lr"],
+        "fixed": {"clip": 0.25},
+    }
+    write_study(tmp_path, "clipping_ptb", about, none, metrics)
+    thresholds = []
+    for clip, values, fraction in (
+        (0.25, (439.0, 440.0, 441.0), 1.0),
+        (1.0, (344.5, 345.5, 346.5), 0.3),
+        (5.0, (344.0, 345.0, 346.0), 0.0),
+    ):
+        for seed, v in zip((1, 2, 3), values, strict=True):
+            run = f"norm{clip:g}-{seed}"
+            thresholds.append((run, {"clip": clip, "lr": 0.5, "seed": seed}))
+            metrics[run] = ppl_metrics(v, 350.0) | {"clipped_fraction": fraction}
+    about = {
+        "family": "rnn",
+        "corpus": "ptb",
+        "metric": "test_ppl",
+        "vary": ["clip", "lr"],
+        "fixed": {"clip_mode": "norm"},
+    }
+    write_study(tmp_path, "clip_threshold_ptb", about, thresholds, metrics)
+    text = ab.clipping_section("ptb", tmp_path, staging=tmp_path / "staged")
+    cost = next(line for line in text.splitlines() if line.startswith("**Cost.**"))
+    assert "at 0.25 (440, +27.5% [+26.9%, +28.2%]) it is measurably worse" in cost
+    assert "norm clipping at 1 (346, +0.145% [−0.512%, +0.802%]) makes no measurable difference" in cost
+    assert "at 5 it never clipped a step" in cost

@@ -21,6 +21,8 @@ import pandas as pd
 
 from rnnbench import paths
 from rnnbench.ablations import matched_pairs, reach_table, setting_table
+from rnnbench.findings.registry import interval
+from rnnbench.findings.stats import NO_CHANGE, difference, direction
 from rnnbench.markdown import Markdown, fixed, integer, markdown_table, sig, words
 from rnnbench.outcome import COUNT_COLUMNS
 from rnnbench.report import (
@@ -138,6 +140,24 @@ def clipping_table(studies: list[str], results: str | Path | None = None) -> pd.
     order = {"none": 0, "norm": 1, "value": 2}
     table = table.sort_values(["clip_mode", "clip", "lr"], key=lambda c: c.map(order) if c.name == "clip_mode" else c)
     return table.reset_index(drop=True)
+
+
+def clipping_seed_values(studies: list[str], results: str | Path | None = None) -> pd.DataFrame:
+    """Every learned run of ``studies``, once: clip_mode, clip, lr, seed and its value of its study's metric."""
+    frames = []
+    for study in studies:
+        about = study_about(study, results)
+        summary = study_summary(study, results)
+        fixed = about.get("fixed", {})
+        for key in ("clip_mode", "clip", "lr"):
+            if key not in summary.columns:
+                summary[key] = fixed.get(key)
+        rows = summary[(summary["metric"] == about["metric"]) & (summary["outcome"] == "learned")]
+        frames.append(rows[["run_id", "clip_mode", "clip", "lr", "seed", "value"]])
+    if not frames:
+        return pd.DataFrame(columns=["run_id", "clip_mode", "clip", "lr", "seed", "value"])
+    table = pd.concat(frames, ignore_index=True).drop_duplicates("run_id")  # a run two studies share, once
+    return table.astype({"clip": float, "lr": float})
 
 
 def _clip_label(mode: str, clip: float) -> str:
@@ -387,32 +407,50 @@ def clipping_section(corpus: str, results: str | Path | None = None, staging: st
         and int(none[none["lr"] == lr]["diverged_runs"].iloc[0]) == 0
         and int(none[none["lr"] == lr]["seeds_learned"].iloc[0]) > 0
     ]
+    # The findings' rule (rnnbench.findings.clipping.quality), so that this section and the findings agree: the
+    # Welch interval of the difference of seed means, clipped minus unclipped, over the seeds that learned.
+    seeds = clipping_seed_values(studies, results)
+    lower_is_better = metric.endswith("ppl")
     for lr in calm:
         base = none[none["lr"] == lr].iloc[0]
         lo, hi = base[f"{metric}_min"], base[f"{metric}_max"]
+        unclipped = seeds[(seeds["clip_mode"] == "none") & (seeds["lr"] == lr)]["value"]
         rows = norm[(norm["lr"] == lr) & (norm["diverged_runs"] == 0) & (norm["seeds_learned"] > 0)]
-        inside = [f"{c:g}" for c, m in zip(rows["clip"], rows[f"{metric}_mean"], strict=True) if lo <= m <= hi]
-        better = [
-            f"{c:g} ({sig(m)})"
-            for c, m in zip(rows["clip"], rows[f"{metric}_mean"], strict=True)
-            if (m < lo if metric.endswith("ppl") else m > hi)
-        ]
-        worse = [
-            f"{c:g} ({sig(m)})"
-            for c, m in zip(rows["clip"], rows[f"{metric}_mean"], strict=True)
-            if (m > hi if metric.endswith("ppl") else m < lo)
-        ]
+        same, better, worse, idle = [], [], [], []
+        for clip, fraction in zip(rows["clip"], rows["clipped_fraction_mean"], strict=True):
+            if not fraction > 0:
+                idle.append(f"{clip:g}")
+                continue
+            clipped = seeds[(seeds["clip_mode"] == "norm") & (seeds["clip"] == clip) & (seeds["lr"] == lr)]["value"]
+            iv = difference(clipped, unclipped)
+            if iv is None:
+                continue
+            shown = f"{clip:g} ({sig(clipped.mean())}, {interval(iv.scaled(100 / float(unclipped.mean())), unit='%')})"
+            seen = direction(iv)
+            if seen == NO_CHANGE:
+                same.append(shown)
+            elif (seen == "above") == lower_is_better:
+                worse.append(shown)
+            else:
+                better.append(shown)
         sentence = (
             f"**Cost.** At {_lr_text(lr)}, where no unclipped run diverged, the unclipped runs that learned reach "
-            f"{metric_name} {_spread(base[f'{metric}_mean'], lo, hi)} (mean and range over those seeds)."
+            f"{metric_name} {_spread(base[f'{metric}_mean'], lo, hi)} (mean and range over those seeds). Against "
+            "them, each threshold's seed mean and the difference of the means relative to the unclipped one, with "
+            "its 95% interval (Welch), the rule of the findings chapter:"
         )
-        if inside:
-            sentence += f" Norm clipping at {words(inside)} lands inside that range: it costs nothing measurable."
+        if same:
+            sentence += f" norm clipping at {words(same)} makes no measurable difference;"
         if better:
-            sentence += f" At {words(better)} it is better than every unclipped seed."
+            sentence += f" at {words(better)} it is measurably better;"
         if worse:
-            sentence += f" At {words(worse)} it is worse than every unclipped seed: a threshold that clips most steps shortens every step, a slower rate in disguise."
-        lines += [sentence, ""]
+            sentence += (
+                f" at {words(worse)} it is measurably worse: a threshold that clips most steps shortens every "
+                "step, a slower rate in disguise;"
+            )
+        if idle:
+            sentence += f" at {words(idle)} it never clipped a step, so those runs are the unclipped ones' twins;"
+        lines += [sentence.rstrip(";:") + ".", ""]
 
     # The table.
     shown = pd.DataFrame(
