@@ -132,7 +132,7 @@ def test_clipping_table_lists_each_setting_once_with_its_spread(tmp_path):
     write_study(
         tmp_path,
         "clipping_ptb",
-        {**about, "vary": ["clip_mode", "lr"], "fixed": {"clip": 15}},
+        {**about, "vary": ["clip_mode", "lr"], "fixed": {"clip": 15}, "roles": ["clipping"]},
         [
             ("n1", {"clip_mode": "none", "lr": 1.0, "seed": 1}),
             ("n2", {"clip_mode": "none", "lr": 1.0, "seed": 2}),
@@ -326,7 +326,14 @@ def test_clipping_table_and_section_leave_failed_seeds_out_and_count_them(tmp_pa
         "value2": ppl_metrics(990.0, 995.0),
         "value3": ppl_metrics(float("nan"), float("nan"), diverged=1, step=20),
     }
-    about = {"family": "rnn", "corpus": "ptb", "metric": "test_ppl", "vary": ["clip_mode", "lr"], "fixed": {"clip": 15}}
+    about = {
+        "family": "rnn",
+        "corpus": "ptb",
+        "metric": "test_ppl",
+        "vary": ["clip_mode", "lr"],
+        "fixed": {"clip": 15},
+        "roles": ["clipping"],
+    }
     outcomes = {"none2": "did not learn", "value1": "did not learn", "value2": "did not learn"}
     write_study(tmp_path, "clipping_ptb", about, runs, metrics, outcomes)
     table = ab.clipping_table(["clipping_ptb"], tmp_path).set_index("clipping")
@@ -378,7 +385,8 @@ def test_the_cost_of_clipping_is_judged_by_the_findings_rule_on_the_seeds(tmp_pa
     at 1: 344.5, 345.5, 346.5; at 5 no step was clipped. Welch, 0.25 against none: difference 95, each side's
     variance 1, se = sqrt(1/3 + 1/3) = 0.8165 on 4 degrees of freedom, t = 2.776: 95 ± 2.267, or relative to
     345, +27.5% [+26.9%, +28.2%]. At 1: 0.5 ± 2.267, which holds zero: no measurable difference, although its
-    mean 345.5 lies above two of the three unclipped seeds."""
+    mean 345.5 lies above two of the three unclipped seeds. The threshold study is found by its role, whatever
+    its name."""
     none = [(f"none{s}", {"clip_mode": "none", "lr": 0.5, "seed": s}) for s in (1, 2, 3)]
     metrics = {f"none{s}": ppl_metrics(343.0 + s, 350.0) for s in (1, 2, 3)}
     about = {
@@ -386,7 +394,8 @@ def test_the_cost_of_clipping_is_judged_by_the_findings_rule_on_the_seeds(tmp_pa
         "corpus": "ptb",
         "metric": "test_ppl",
         "vary": ["clip_mode", "lr"],
-        "fixed": {"clip": 0.25},
+        "fixed": {"clip": 0.25, "optimizer": "sgd"},
+        "roles": ["clipping"],
     }
     write_study(tmp_path, "clipping_ptb", about, none, metrics)
     thresholds = []
@@ -404,9 +413,10 @@ def test_the_cost_of_clipping_is_judged_by_the_findings_rule_on_the_seeds(tmp_pa
         "corpus": "ptb",
         "metric": "test_ppl",
         "vary": ["clip", "lr"],
-        "fixed": {"clip_mode": "norm"},
+        "fixed": {"clip_mode": "norm", "optimizer": "sgd"},
+        "roles": ["clipping"],
     }
-    write_study(tmp_path, "clip_threshold_ptb", about, thresholds, metrics)
+    write_study(tmp_path, "thresholds_by_any_name", about, thresholds, metrics)
     text = ab.clipping_section("ptb", tmp_path, staging=tmp_path / "staged")
     cost = next(line for line in text.splitlines() if line.startswith("**Cost.**"))
     assert "at 0.25 (440, +27.5% [+26.9%, +28.2%]) it is measurably worse" in cost

@@ -64,10 +64,17 @@ def have(*studies: str, results: str | Path | None = None) -> bool:
     return all(s in present for s in studies)
 
 
+CLIPPING_ROLE = "clipping"
+
+
 def clipping_studies(corpus: str, results: str | Path | None = None) -> list[str]:
-    """The clipping studies of ``corpus`` that have results here: mode, norm threshold, value threshold."""
-    names = (f"clipping_{corpus}", f"clip_threshold_{corpus}", f"value_threshold_{corpus}")
-    return [s for s in names if have(s, results=results)]
+    """The studies of ``corpus`` with the clipping role that have results here, in the configuration's order,
+    whatever they are named."""
+    return [
+        s
+        for s in study_names(results)
+        if CLIPPING_ROLE in study_about(s, results).get("roles", []) and study_about(s, results)["corpus"] == corpus
+    ]
 
 
 def seed_outcomes(studies: list[str], results: str | Path | None = None) -> pd.DataFrame:
@@ -133,7 +140,7 @@ def clipping_table(studies: list[str], results: str | Path | None = None) -> pd.
             if key not in summary.columns:
                 summary[key] = fixed.get(key)
         table = setting_table(summary, ["clip_mode", "clip", "lr"], [about["metric"], *CLIP_METRICS])
-        frames.append(table.assign(study=study, metric=about["metric"]))
+        frames.append(table.assign(study=study, metric=about["metric"], optimizer=_optimizer(study, results)))
     # A setting two studies share (value clipping at 15 at the same rate) is the same runs: listed once.
     table = pd.concat(frames, ignore_index=True).drop_duplicates(["clip_mode", "clip", "lr"])
     table["clipping"] = [_clip_label(m, c) for m, c in zip(table["clip_mode"], table["clip"], strict=True)]
@@ -279,8 +286,25 @@ def _figure(path: str, caption: str, label: str) -> str:
     return f"![{caption}]({path}){{#{label}}}"
 
 
-def _lr_text(lr: float) -> str:
-    return f"rate {lr:g}"
+def _optimizer(study: str, results: str | Path | None = None) -> str:
+    """The optimiser a study's runs train with: its fixed setting, else its first run's (config.json)."""
+    fixed = study_about(study, results).get("fixed", {})
+    if "optimizer" in fixed:
+        return str(fixed["optimizer"])
+    first = study_about(study, results)["run_ids"][0]
+    path = Path(paths.run_config(_root(results), first))
+    return str(json.loads(path.read_text(encoding="utf-8"))["optimizer"]) if path.is_file() else "?"
+
+
+OPTIMIZER_NAMES = {"sgd": "SGD", "adam": "Adam"}
+
+
+def _lr_text(lr: float, table: pd.DataFrame) -> str:
+    """ "rate 0.5", or "SGD at rate 0.5" where the table's studies train with more than one optimiser."""
+    if table["optimizer"].nunique() < 2:
+        return f"rate {lr:g}"
+    optimizer = table.loc[table["lr"] == lr, "optimizer"].iloc[0]
+    return f"{OPTIMIZER_NAMES.get(optimizer, optimizer)} at rate {lr:g}"
 
 
 def _learned_cell(learned: int, runs: int) -> str:
@@ -393,7 +417,7 @@ def clipping_section(corpus: str, results: str | Path | None = None, staging: st
                     + " did"
                 )
         if parts:
-            claims.append(f"at {_lr_text(lr)}, " + "; ".join(parts))
+            claims.append(f"at {_lr_text(lr, table)}, " + "; ".join(parts))
     if claims:
         text = "; ".join(claims)
         lines += [f"**Divergence.** {text[0].upper()}{text[1:]}.", ""]
@@ -434,7 +458,7 @@ def clipping_section(corpus: str, results: str | Path | None = None, staging: st
             else:
                 better.append(shown)
         sentence = (
-            f"**Cost.** At {_lr_text(lr)}, where no unclipped run diverged, the unclipped runs that learned reach "
+            f"**Cost.** At {_lr_text(lr, table)}, where no unclipped run diverged, the unclipped runs that learned reach "
             f"{metric_name} {_spread(base[f'{metric}_mean'], lo, hi)} (mean and range over those seeds). Against "
             "them, each threshold's seed mean and the difference of the means relative to the unclipped one, with "
             "its 95% interval (Welch), the rule of the findings chapter:"
@@ -456,7 +480,10 @@ def clipping_section(corpus: str, results: str | Path | None = None, staging: st
     shown = pd.DataFrame(
         {
             "clipping": table["clipping"],
-            "lr": [f"{v:g}" for v in table["lr"]],
+            "lr": [
+                f"{v:g}" if table["optimizer"].nunique() < 2 else f"{v:g} ({OPTIMIZER_NAMES.get(o, o)})"
+                for v, o in zip(table["lr"], table["optimizer"], strict=True)
+            ],
             "learned": [_learned_cell(k, n) for k, n in zip(table["seeds_learned"], table["runs"], strict=True)],
             "diverged": [
                 f"{integer(d)} of {integer(n)}" for d, n in zip(table["diverged_runs"], table["runs"], strict=True)

@@ -74,6 +74,7 @@ def study_record(config: Config, name: str) -> dict[str, object]:
     fixed     each setting the study fixes or run_overrides sets, with the value its runs use
               (settings its model family does not read are left out)
     seeds, run_ids   the run ids in the summary's order (varied values, then seed)
+    roles     what the study is evidence for (rnnbench.findings), by which the book's sections find it
     """
     study = config.studies[name]
     runs = [cfg for _, cfg in config.study_runs(name)]
@@ -89,6 +90,7 @@ def study_record(config: Config, name: str) -> dict[str, object]:
         "fixed": json_settings({key: used[key] for key in named if key in used and key not in study.vary}),
         "seeds": list(study.seeds),
         "run_ids": [cfg.run_id for cfg in runs],
+        "roles": list(study.roles),
     }
 
 
