@@ -112,7 +112,7 @@ def study_figure(results: str, study: str, fmt: str) -> str:
 
 
 def study_extra_table(results: str, study: str, kind: str) -> str:
-    """A study's table beyond its summary: ``kind`` is "distance" or "trace" (rnnbench.ablations.study_extras)."""
+    """A study's table beyond its summary: ``kind`` is one of EXTRA_TABLES (rnnbench.ablations.study_extras)."""
     return f"{study_dir(results, study)}/{kind}.csv"
 
 
@@ -122,7 +122,7 @@ def study_extra_figure(results: str, study: str, name: str, fmt: str) -> str:
 
 
 # The kinds of a study's extra tables (rnnbench.ablations.study_extras decides which a study gets).
-EXTRA_TABLES = ("distance", "trace")
+EXTRA_TABLES = ("distance", "trace", "cuts")
 
 # Each figure drawn from a study's extra table: name -> (the kind of table it draws, the function of
 # rnnbench.ablation_plots that draws it, named here so that this module needs no matplotlib). The one list:
@@ -131,6 +131,7 @@ EXTRA_FIGURES = {
     "distance-heatmap": ("distance", "distance_heatmap"),
     "distance-curves": ("distance", "distance_curves"),
     "norm-trace": ("trace", "norm_trace"),
+    "cut-contrast": ("cuts", "cut_contrast"),
 }
 
 
@@ -306,7 +307,8 @@ def tables_and_figures(config: Config, worked_tables: list[str]) -> list[str]:
         outputs.append(study_summary(results, study))
         outputs += [study_figure(results, study, fmt) for fmt in FIGURE_FORMATS]
         spec = config.studies[study]
-        outputs += study_extra_outputs(results, study, study_extras(spec.corpus, list(spec.vary), spec.metric))
+        cut = any(cfg.segments == "sentence" and cfg.bptt > 0 for _, cfg in config.study_runs(study))
+        outputs += study_extra_outputs(results, study, study_extras(spec.corpus, list(spec.vary), spec.metric, cut))
     for name, analysis in config.analyses.items():
         outputs += [analysis_table(results, name, t) for t in ANALYSIS_TABLES[analysis.kind]]
         if analysis.kind == "gradient_decay":
