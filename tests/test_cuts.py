@@ -10,7 +10,7 @@ import torch
 from test_train import SMALL_AGREEMENT
 
 from rnnbench.ablations import runs_frame
-from rnnbench.cuts import crosses_cut, cut_accuracy, cut_table, partitions, probe_steps
+from rnnbench.cuts import contrast, crosses_cut, cut_accuracy, cut_table, partitions, probe_steps
 from rnnbench.data import load_corpus
 from rnnbench.data.batching import sentence_batches
 from rnnbench.models import ModelConfig, build_model
@@ -170,3 +170,22 @@ def test_a_runs_probes_scored_again_by_cut_are_its_agreement_table_split(tmp_pat
         assert (correct / n).to_dict() == pytest.approx(written["accuracy"].to_dict(), abs=1e-12)
         assert not table.loc[table["distance"] == 1, "crosses_cut"].any()
         assert table.loc[table["distance"] > 3, "crosses_cut"].all()
+
+
+def test_the_contrast_is_within_minus_across_where_both_sides_were_measured():
+    table = pd.DataFrame(
+        [
+            (0, 5, 3, False, 180, 0.8),
+            (0, 5, 3, True, 80, 0.7),
+            (5, 5, 3, False, 90, 0.8),
+            (5, 5, 3, True, 40, 0.5),
+            (5, 5, 4, True, 40, 0.5),  # across only: no contrast
+            (2, 2, 2, False, 0, math.nan),  # no seed learned
+            (2, 2, 2, True, 0, math.nan),
+        ],
+        columns=["bptt", "cut_every", "distance", "crosses_cut", "probes", "accuracy_mean"],
+    )
+    rows = contrast(table, ["bptt"])
+    assert rows[["bptt", "cut_every", "distance"]].values.tolist() == [[0, 5, 3], [5, 5, 3]]
+    assert rows["gap"].tolist() == pytest.approx([0.1, 0.3])
+    assert rows[["within_probes", "across_probes"]].values.tolist() == [[180, 80], [90, 40]]

@@ -19,6 +19,7 @@ A distance d puts the two steps d - 1 apart, so a probe with d <= k can still cr
     cut_table      a study's: per (varied settings, cut_every, distance, crosses_cut), the mean and range over
                    the seeds that learned; a run cut every k is split by its own cuts, a full-sentence run
                    (bptt 0) by each k of the study, so that the same probes are measured without any cut
+    contrast       from cut_table: at each distance with probes on both sides, within minus across
 
 At one distance the probes within a block and those across a cut differ in where the head sits in its
 sentence (whether its noun phrase has an adjective): the full-sentence run split the same way shows how much of
@@ -134,4 +135,31 @@ def cut_table(runs: pd.DataFrame, per_run: Mapping[str, pd.DataFrame], vary: Seq
                     "accuracy_sd": float(accuracy.std()) if len(taken) > 1 else math.nan,
                 }
             )
+    return pd.DataFrame(rows, columns=columns)
+
+
+def contrast(table: pd.DataFrame, vary: Sequence[str]) -> pd.DataFrame:
+    """Per (varied settings, cut_every, distance) of ``table`` (cut_table) whose two sides both have a mean:
+    ``within`` and ``across`` (the means over the seeds that learned), ``gap`` = within - across, and the probes
+    of each side. The cut's effect at one distance; a full-sentence run's gap on the same probes is what the
+    split itself costs or gains, with no cut."""
+    keys = [*vary, "cut_every", "distance"]
+    columns = [*keys, "within", "across", "gap", "within_probes", "across_probes"]
+    measured = table[table["accuracy_mean"].notna()]
+    rows = []
+    for values, group in measured.groupby(keys, sort=True):
+        sides = group.set_index("crosses_cut")
+        if not {False, True} <= set(sides.index):
+            continue
+        within, across = sides.loc[False], sides.loc[True]
+        rows.append(
+            {
+                **dict(zip(keys, values, strict=True)),
+                "within": float(within["accuracy_mean"]),
+                "across": float(across["accuracy_mean"]),
+                "gap": float(within["accuracy_mean"] - across["accuracy_mean"]),
+                "within_probes": int(within["probes"]),
+                "across_probes": int(across["probes"]),
+            }
+        )
     return pd.DataFrame(rows, columns=columns)
