@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from rnnbench import ablation_report as ab
-from rnnbench.ablation_plots import distance_curves, distance_heatmap, learning_curves, norm_trace
+from rnnbench.ablation_plots import cut_contrast, distance_curves, distance_heatmap, learning_curves, norm_trace
 
 
 def write_study(root, name, about, runs, metrics, outcomes=None):
@@ -210,6 +210,32 @@ def test_learning_curves_draw_every_run_against_tokens_and_seconds_and_mark_the_
     assert list(right.get_lines()[0].get_xdata()) == [10.0, 20.0]
     legend = [t.get_text() for t in fig.axes[-1].get_legend().get_texts()]
     assert legend == ["BPTT length k 5", "BPTT length k 35", "BPTT length k 70", "diverged", "did not learn"]
+
+
+def test_the_cut_figure_draws_each_side_of_each_cut_beside_full_bptt():
+    def rows(bptt, k, learned, accuracy):
+        return [
+            {"bptt": bptt, "cut_every": k, "distance": d, "crosses_cut": across, "runs": 3, "seeds_learned": learned,
+             "seeds_failed": 3 - learned, "diverged_runs": 0, "probes": 10, "accuracy_mean": accuracy,
+             "accuracy_min": accuracy, "accuracy_max": accuracy, "accuracy_sd": 0.0}
+            for d, across in ((1, False), (2, False), (2, True), (3, True))
+        ]  # fmt: skip
+
+    cuts = pd.DataFrame(rows(0, 2, 3, 0.9) + rows(0, 5, 3, 0.9) + rows(2, 2, 3, 0.7) + rows(5, 5, 0, float("nan")))
+    fig = cut_contrast(cuts, {"name": "truncation_sentence_agreement", "vary": ["bptt"]}, source="data: x")
+    by_k, none_learned = fig.axes[0], fig.axes[1]
+    assert [ax.get_title() for ax in fig.axes[:2]] == [
+        "cut every k = 2 steps",
+        "cut every k = 5 steps\nk = 5: 0 of 3 learned",
+    ]
+    assert len([line for line in by_k.get_lines() if line.get_marker() == "o"]) == 4  # two runs, two sides each
+    assert len([line for line in none_learned.get_lines() if line.get_marker() == "o"]) == 2  # full BPTT only
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == [
+        "full-sentence BPTT, same probes: within a block",
+        "full-sentence BPTT, same probes: across a cut",
+        "cut every k steps: within a block",
+        "cut every k steps: across a cut",
+    ]
 
 
 def test_a_setting_whose_seeds_all_failed_is_hatched_and_named_in_the_figures():

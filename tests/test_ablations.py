@@ -274,3 +274,6 @@ def test_extras_follow_what_the_study_is():
     assert study_extras("ptb", ["clip"], "test_ppl") == ["trace", "learning"]
     assert study_extras("ptb", ["hidden"], "test_ppl") == ["learning"]
     assert study_extras("ptb", ["hidden"], "agreement_accuracy") == []
+    # runs that cut the gradient within sentences: the probes each cut separates from their head, and the others
+    assert study_extras("agreement", ["bptt"], "agreement_accuracy", sentence_cuts=True) == ["distance", "cuts"]
+    assert study_extras("agreement", ["bptt"], "test_ppl", sentence_cuts=True) == ["learning"]

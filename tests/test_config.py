@@ -11,6 +11,7 @@ import pytest
 import yaml
 
 from rnnbench.config import (
+    ADDED_AFTER_IDS,
     ConfigError,
     RunConfig,
     check_config_files,
@@ -218,6 +219,19 @@ def test_keys_that_cannot_vary_and_settings_given_twice():
     assert error_of(study(fixed={"family": "ff"})).startswith("studies.s.fixed.family: set the study's family once")
 
 
+def test_segments_sentence_needs_a_recurrence_and_sentences():
+    on_ptb = error_of(study(fixed={"segments": "sentence", "bptt": 5}))
+    assert on_ptb.startswith("studies.s.fixed.segments: 'sentence' reads whole sentences and needs a corpus with")
+    assert "allowed with corpus 'agreement', got corpus 'ptb'" in on_ptb and "(corpus from studies.s.corpus)" in on_ptb
+    ff = {"family": "ff", "corpus": "agreement", "fixed": {"segments": "sentence", "output": "full"}}
+    on_ff = error_of({"studies": {"s": {**ff, "vary": {"context": [2]}}}})
+    assert on_ff.startswith("studies.s.fixed.segments: 'sentence' cuts the gradient within a recurrence, and family")
+    typo = error_of(study(fixed={"segments": "sentences"}))
+    assert typo == "config.studies.s.fixed.segments: 'sentences' is not allowed; allowed values: 'stream', 'sentence'"
+    agreement = {**RNN_PTB, "corpus": "agreement", "fixed": {"segments": "sentence", "output": "full"}}
+    load_config({"studies": {"s": {**agreement, "vary": {"bptt": [0, 2, 5]}}}})  # bptt 0: full-sentence BPTT
+
+
 def test_rules_across_two_settings_fail_at_load():
     # full BPTT needs sentences: allowed on the agreement corpus, refused on PTB (before any job runs)
     assert error_of(study(fixed={"bptt": 0})).startswith("studies.s.fixed.bptt: 0 (full BPTT over whole sentences)")
@@ -311,6 +325,60 @@ def test_any_semantic_change_makes_a_new_run_id(change):
 )
 def test_a_setting_the_model_does_not_read_does_not_change_the_run_id(base, unused):
     assert RunConfig.from_settings({**base, **unused}).run_id == RunConfig.from_settings(base).run_id
+
+
+# Run ids computed by hand before `segments` existed (the code at commit cc64382): an agreement Elman RNN at the
+# schema's defaults with a full softmax, the same at bptt 5, and truncation_agreement's bptt 0 and 10 at seed 1.
+AGREEMENT_RNN = {"family": "rnn", "corpus": "agreement", "output": "full"}
+TRUNCATION_AGREEMENT = {
+    **AGREEMENT_RNN,
+    "corpus_options": {
+        "attractor_prob": 0.25,
+        "train_sentences": 8000,
+        "valid_sentences": 500,
+        "test_sentences": 1500,
+        "max_distance": 12,
+    },
+    "hidden": 64,
+    "embed_dim": 32,
+    "batch_size": 32,
+    "optimizer": "adam",
+    "lr": 0.01,
+    "schedule": "constant",
+    "max_epochs": 3,
+    "clip_mode": "norm",
+    "clip": 1,
+    "seed": 1,
+}
+IDS_BEFORE_SEGMENTS = [
+    (AGREEMENT_RNN, "rnn-agreement-1cf6cc4cf5"),
+    ({**AGREEMENT_RNN, "bptt": 5}, "rnn-agreement-c6650802b6"),
+    ({**TRUNCATION_AGREEMENT, "bptt": 0}, "rnn-agreement-b3c7674757"),
+    ({**TRUNCATION_AGREEMENT, "bptt": 10}, "rnn-agreement-c23e7a2a93"),
+    ({"family": "ff", "corpus": "ptb"}, "ff-ptb-e0d9447d6b"),
+]
+
+
+@pytest.mark.parametrize(("settings", "run_id"), IDS_BEFORE_SEGMENTS)
+def test_segments_stream_keeps_the_run_ids_from_before_the_setting_existed(settings, run_id):
+    assert RunConfig.from_settings(settings).run_id == run_id
+    assert RunConfig.from_settings({**settings, "segments": "stream"}).run_id == run_id
+    assert "segments" not in RunConfig.from_settings(settings).settings()  # nor in the train rule's params
+
+
+def test_segments_sentence_is_a_new_run_except_at_bptt_0():
+    for bptt in (5, 35):
+        cut = RunConfig.from_settings({**AGREEMENT_RNN, "bptt": bptt, "segments": "sentence"})
+        stream = RunConfig.from_settings({**AGREEMENT_RNN, "bptt": bptt})
+        assert cut.run_id != stream.run_id and cut.settings()["segments"] == "sentence"
+    # bptt 0 reads whole sentences and never cuts them: the same run as truncation_agreement's, trained once
+    full = {**TRUNCATION_AGREEMENT, "bptt": 0}
+    assert RunConfig.from_settings({**full, "segments": "sentence"}).run_id == "rnn-agreement-b3c7674757"
+
+
+def test_added_settings_are_left_out_at_the_schema_default():
+    # the value a setting is left out at is what every run did before it existed: today's default
+    assert {key: run_defaults()[key] for key in ADDED_AFTER_IDS} == ADDED_AFTER_IDS
 
 
 def test_corpus_options_change_the_run_id_and_the_corpus_key():

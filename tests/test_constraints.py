@@ -63,3 +63,21 @@ def test_a_stream_needs_two_tokens_per_batch_column(batch, tokens, broken):
     assert (found is not None) == broken
     assert constraints.broken_batch_rule({**s, "bptt": 0}, {"train": tokens}) is None  # whole sentences: by count
     assert constraints.broken_batch_rule({**s, "family": "ff"}, {"train": tokens}) is None  # windows: by count
+    # whole sentences cut every k steps are batched as bptt 0 batches them
+    assert constraints.broken_batch_rule({**s, "segments": "sentence"}, {"train": tokens}) is None
+
+
+@pytest.mark.parametrize(
+    ("settings", "has_sentences", "keys"),
+    [
+        ({"family": "rnn", "corpus": "agreement"}, True, None),
+        ({"family": "lstm", "corpus": "agreement"}, True, None),
+        ({"family": "ff", "corpus": "agreement"}, True, ("segments", "family")),
+        ({"family": "rnn", "corpus": "ptb"}, False, ("segments", "corpus")),
+    ],
+)
+def test_sentence_segments_need_a_recurrence_and_sentence_boundaries(settings, has_sentences, keys):
+    s = {**settings, "bptt": 5, "segments": "sentence"}
+    broken = constraints.broken_run_rule(s, has_sentences)
+    assert (broken is None) if keys is None else (broken.keys == keys)
+    assert constraints.broken_run_rule({**s, "segments": "stream"}, has_sentences) is None  # a stream: any corpus

@@ -227,6 +227,71 @@ def test_carrying_state_across_segments_equals_one_long_pass():
         torch.testing.assert_close(torch.cat([first, second]), whole, atol=1e-12, rtol=0)
 
 
+# --- gradient cut every k steps (segments 'sentence') ------------------------------------------------------
+
+
+@pytest.mark.parametrize("impl", ["reference", "fast"])
+def test_hand_worked_cut_every_two_steps(impl):
+    # ReLU with positive pre-activations is the scalar linear RNN h_t = w h_{t-1} + x_t, h_0 = 0, w = U = 0.5,
+    # x = (1, 1, 1, 1): h = (1, 1.5, 1.75, 1.875), and L = h_4.
+    #   full BPTT   dL/dw = h_3 + w (h_2 + w h_1) = 1.75 + 0.5 * 2.0 = 2.75;  dL/dx_t = w^(4-t) = (0.125, 0.25, 0.5, 1)
+    #   cut at 2    h_2 arrives detached: dL/dw = h_3 + w h_2 = 1.75 + 0.75 = 2.5;  dL/dx = (0, 0, 0.5, 1)
+    model = make("rnn", embed_dim=1, hidden=1, activation="relu", impl=impl)
+    with torch.no_grad():
+        model.cell.W.fill_(1.0)
+        model.cell.U.fill_(0.5)
+        model.cell.b_h.zero_()
+    for cut_every, grad_w, grad_x in ((None, 2.75, [0.125, 0.25, 0.5, 1.0]), (2, 2.5, [0.0, 0.0, 0.5, 1.0])):
+        model.zero_grad()
+        x = torch.ones(4, 1, 1, dtype=torch.float64, requires_grad=True)  # (T, B, d)
+        out, h_T = model.recur(x, model.init_state(1), cut_every)
+        assert out.flatten().tolist() == [1.0, 1.5, 1.75, 1.875] and h_T.item() == 1.875  # values never cut
+        out[-1].sum().backward()
+        assert model.cell.U.grad.item() == grad_w
+        assert x.grad.flatten().tolist() == grad_x
+
+
+@pytest.mark.parametrize("family, impl", [("rnn", "reference"), ("rnn", "fast"), ("lstm", "reference")])
+def test_a_late_loss_reaches_its_own_block_and_nothing_before_it(family, impl):
+    # k = 3 on T = 10 steps: blocks 0-2, 3-5, 6-8, 9. The output at step 7 depends on steps 6 and 7 only by
+    # gradient (exactly zero before 6), though its value is the uncut run's, which every input shaped.
+    model = make(family, impl=impl)
+    x = model.embedding(tokens(T=10, B=2)).detach().requires_grad_()  # (T, B, d)
+    whole, _ = model.recur(x, model.init_state(2))
+    out, _ = model.recur(x, model.init_state(2), 3)
+    torch.testing.assert_close(out, whole, atol=1e-12, rtol=0)
+    (grad_x,) = torch.autograd.grad(out[7].sum(), x)  # (T, B, d)
+    assert torch.all(grad_x[:6] == 0)
+    assert all(grad_x[t].abs().max() > 1e-6 for t in (6, 7))
+    assert torch.all(grad_x[8:] == 0)  # nor after it: the future never enters the past
+    (grad_uncut,) = torch.autograd.grad(whole[7].sum(), x)
+    assert grad_uncut[:6].abs().max() > 1e-9  # uncut, the earlier steps do get a gradient
+
+
+@pytest.mark.parametrize(
+    "family, impl", [("rnn", "reference"), ("rnn", "fast"), ("lstm", "reference"), ("lstm", "fast")]
+)
+def test_a_cut_no_shorter_than_the_batch_is_full_bptt_exactly(family, impl):
+    model = make(family, impl=impl, dropout=0.3)
+    tok, targets = tokens(T=9, B=3), tokens(T=9, B=3, seed=2)
+    gradients = []
+    for cut_every in (None, 9, 40):
+        model.zero_grad()
+        torch.manual_seed(5)  # the same dropout masks
+        loss, _, _ = model.nll(tok, targets, None, cut_every)
+        loss.backward()
+        gradients.append([p.grad.clone() for p in model.parameters()])
+    for cut in gradients[1:]:
+        assert all(torch.equal(a, b) for a, b in zip(gradients[0], cut, strict=True))
+
+
+def test_a_cut_needs_a_recurrence_and_a_positive_length():
+    with pytest.raises(ValueError, match="cut_every=2: a window has no recurrence"):
+        make("ff", context=3).nll(tokens(T=3, B=4).t(), tokens(T=4, B=1).flatten(), None, 2)  # (N, n-1), (N,)
+    with pytest.raises(ValueError, match="cut_every must be >= 1"):
+        make("rnn").nll(tokens(), tokens(), None, 0)
+
+
 # --- parameter counts: formula == torch ------------------------------------------------------------------
 
 COMBINATIONS = (

@@ -9,7 +9,7 @@ from test_train import SMALL_AGREEMENT, tiny
 
 from rnnbench.data import load_corpus
 from rnnbench.models import ModelConfig, build_model
-from rnnbench.reading import SentenceReading, StreamReading, WindowReading, reading_for
+from rnnbench.reading import SentenceCutReading, SentenceReading, StreamReading, WindowReading, reading_for
 
 
 @pytest.fixture(scope="module")
@@ -22,6 +22,9 @@ def corpus(cache_dir):
     [
         ({"bptt": 10}, StreamReading),
         ({"bptt": 0}, SentenceReading),
+        ({"bptt": 0, "segments": "sentence"}, SentenceReading),  # nothing to cut
+        ({"bptt": 5, "segments": "sentence"}, SentenceCutReading),
+        ({"family": "lstm", "bptt": 5, "segments": "sentence"}, SentenceCutReading),
         ({"family": "lstm", "bptt": 0}, SentenceReading),
         ({"family": "ff", "context": 3}, WindowReading),
         ({"family": "ff", "context": 3, "bptt": 0}, WindowReading),  # bptt means nothing to windows
@@ -31,7 +34,10 @@ def test_the_settings_choose_the_reading(settings, kind, corpus):
     assert type(reading_for(tiny(**settings), corpus)) is kind
 
 
-@pytest.mark.parametrize("settings", [{"bptt": 10}, {"bptt": 0}, {"family": "ff", "context": 3, "batch_size": 32}])
+@pytest.mark.parametrize(
+    "settings",
+    [{"bptt": 10}, {"bptt": 0}, {"bptt": 3, "segments": "sentence"}, {"family": "ff", "context": 3, "batch_size": 32}],
+)
 def test_steps_per_epoch_is_the_number_of_batches(settings, corpus):
     reading = reading_for(tiny(max_steps_per_epoch=None, **settings), corpus)
     assert reading.steps_per_epoch() == sum(1 for _ in reading.batches(epoch=0))
@@ -57,3 +63,14 @@ def test_only_the_stream_carries_its_state(corpus):
         w = torch.ones((), requires_grad=True)
         state = reading.next_state(torch.zeros(8, 16) * w)
         assert (state is not None and not state.requires_grad) if carried else state is None
+
+
+def test_sentence_cuts_read_the_batches_of_full_sentence_bptt(corpus):
+    # the same sentences in the same shuffled order, each from h_0 = 0; only the batches' cut_every differs
+    full, cut = reading_for(tiny(bptt=0), corpus), reading_for(tiny(bptt=3, segments="sentence"), corpus)
+    assert full.steps_per_epoch() == cut.steps_per_epoch()
+    for epoch in (0, 1):
+        pairs = list(zip(full.batches(epoch), cut.batches(epoch), strict=True))
+        assert all(torch.equal(a.inputs, b.inputs) and torch.equal(a.targets, b.targets) for a, b in pairs)
+        assert {a.cut_every for a, _ in pairs} == {None} and {b.cut_every for _, b in pairs} == {3}
+    assert cut.first_state(None) is None and cut.next_state("anything") is None

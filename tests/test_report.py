@@ -252,12 +252,17 @@ def _baselines(results: Path, config: Config, corpora: dict, provenance: dict) -
 
 
 def _write_extras(results, config, study_name, points, configs, summary, record, provenance) -> None:
-    """A study's per-distance, norm-trace and learning tables and figures, from hand-written agreement.csv /
-    steps.csv and the run's epochs.csv."""
+    """A study's per-distance, norm-trace, learning and cut tables and figures, from hand-written agreement.csv /
+    steps.csv, the run's epochs.csv and, for the cut table, hand-written accuracies per cut (its job scores trained
+    models, which this folder lacks)."""
     from rnnbench.ablations import study_extras
 
     study = config.studies[study_name]
-    for kind in study_extras(study.corpus, list(study.vary), study.metric):
+    sentence_cuts = any(cfg.segments == "sentence" and cfg.bptt > 0 for cfg in configs)
+    for kind in study_extras(study.corpus, list(study.vary), study.metric, sentence_cuts):
+        if kind == "cuts":
+            _write_cuts(results, config, study_name, points, configs, summary, record, provenance)
+            continue
         run_files = {}
         for i, cfg in enumerate(configs):
             if kind == "distance":
@@ -299,6 +304,32 @@ def _write_extras(results, config, study_name, points, configs, summary, record,
             jobs.study_extra_figure(
                 name, out, record, figures, provenance_file=paths.provenance(figures[0]), provenance=provenance
             )
+
+
+def _write_cuts(results, config, study_name, points, configs, summary, record, provenance) -> None:
+    from rnnbench import ablations, cuts
+    from rnnbench.io import write_csv
+
+    runs = ablations.read_runs(study_record(config, study_name), list(points), summary)
+    study_cuts = {cfg.bptt for cfg in configs if cfg.segments == "sentence" and cfg.bptt > 0}
+    per_run = {}
+    for i, cfg in enumerate(configs):
+        rows = [
+            (k, d, across, 10, 0.9 - 0.1 * across - 0.01 * i)
+            for k in cuts.partitions(cfg.bptt, cfg.segments, study_cuts)
+            for d in (1, 2, 3)
+            for across in (False, True)
+            if not (d == 1 and across)
+        ]
+        per_run[cfg.run_id] = pd.DataFrame(rows, columns=["cut_every", "distance", "crosses_cut", "n", "accuracy"])
+    out = paths.study_extra_table(str(results), study_name, "cuts")
+    write_csv(out, cuts.cut_table(runs, per_run, list(config.studies[study_name].vary)))
+    write_provenance(paths.provenance(out), producer="rnnbench.cuts.cut_table", **provenance)
+    for name in paths.extra_figure_names("cuts"):
+        figures = [paths.study_extra_figure(str(results), study_name, name, fmt) for fmt in paths.FIGURE_FORMATS]
+        jobs.study_extra_figure(
+            name, out, record, figures, provenance_file=paths.provenance(figures[0]), provenance=provenance
+        )
 
 
 def _analysis(config: Config, name: str, results: Path, provenance: dict) -> None:

@@ -5,12 +5,14 @@ import logging
 import math
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 import torch
 
 from rnnbench import optim
 from rnnbench.config import RunConfig
+from rnnbench.data import load_corpus
 from rnnbench.reading import detach_state, split_stream
 from rnnbench.train import (
     Schedule,
@@ -467,6 +469,30 @@ def test_short_run_per_family_writes_every_output(family, settings, tmp_path, ca
     )
     model = torch.load(tmp_path / "model.pt", weights_only=False)
     assert model["config"] == cfg.to_dict() and set(model) == {"config", "state_dict"}
+
+
+def test_sentence_segments_differ_from_full_bptt_only_where_backward_stops(tmp_path, cache_dir):
+    # This agreement corpus's sentences have at most 26 tokens: a cut every 40 steps never falls inside one, so the
+    # run is full-sentence BPTT's step for step (same batches, order, zero states, updates); every 2 steps, only
+    # the first step's loss (before any update) is the same.
+    corpus = load_corpus("agreement", cache_dir=cache_dir, **SMALL_AGREEMENT)
+    starts = corpus.sentence_starts["train"]
+    assert np.diff(np.append(starts, len(corpus.train))).max() == 26
+    runs = {}
+    cut = {"segments": "sentence"}
+    for name, settings in (("full", {"bptt": 0}), ("k40", {"bptt": 40, **cut}), ("k2", {"bptt": 2, **cut})):
+        cfg = tiny(max_epochs=2, max_steps_per_epoch=6, **settings)
+        train_run(cfg, tmp_path / name, cache_dir=cache_dir)
+        saved = torch.load(tmp_path / name / "model.pt", weights_only=False)["state_dict"]
+        runs[name] = (read_run(tmp_path / name)[2], saved)
+    (full_steps, full_weights), (k40_steps, k40_weights), (k2_steps, k2_weights) = runs.values()
+    assert full_steps["loss"].tolist() == k40_steps["loss"].tolist()
+    assert full_steps["grad_norm"].tolist() == k40_steps["grad_norm"].tolist()
+    assert all(torch.equal(full_weights[key], k40_weights[key]) for key in full_weights)
+    assert len(k2_steps) == len(full_steps) == 12
+    assert k2_steps["loss"].iloc[0] == full_steps["loss"].iloc[0]
+    assert k2_steps["grad_norm"].iloc[0] != full_steps["grad_norm"].iloc[0]  # the same loss, another gradient
+    assert not torch.equal(full_weights["cell.U"], k2_weights["cell.U"])
 
 
 def test_snapshots_of_the_initialisation_and_every_epoch(tmp_path, cache_dir):

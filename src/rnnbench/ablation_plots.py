@@ -4,6 +4,8 @@ distance_heatmap   agreement accuracy, head-verb distance x the study's first va
 distance_curves    accuracy against distance, one line per value of that setting, seeds' range as a band
 norm_trace         pre-clip gradient norm step by step (log y), one line per run, a panel per second setting
 learning_curves    validation perplexity epoch by epoch against tokens read and seconds trained, one line per run
+cut_contrast       accuracy against distance within a gradient block and across a cut, a panel per cut length,
+                   the full-sentence run's on the same probes beside the run cut there
 
 Means and ranges are over the seeds that learned (rnnbench.ablations); a setting where some seed failed says
 how many learned, and one where none did is drawn as such (hatched row, hollow legend marker), not as chance.
@@ -328,3 +330,88 @@ def learning_curves(learning: pd.DataFrame, study: Mapping, *, source: str = "")
     )
     _source(fig, source)
     return fig
+
+
+def cut_contrast(cuts: pd.DataFrame, study: Mapping, *, source: str = "") -> plt.Figure:
+    """One panel per cut length k (rnnbench.cuts.cut_table): accuracy against distance of the runs cut every k
+    steps (colour) and of full-sentence BPTT on the same probes (grey), solid with filled markers on the probes
+    whose head and verb share a gradient block, dashed with hollow ones on those a cut separates; the learned
+    seeds' mean, their range shaded. A distance with both markers is the control: the same distance, with and
+    without a cut between head and verb. A panel's title says how many seeds learned where any failed; a side
+    whose seeds all failed has no line."""
+    setting = study["vary"][0]
+    _theme()
+    lengths = sorted(cuts["cut_every"].unique()) if len(cuts) else [None]
+    fig, axes = plt.subplots(
+        1,
+        len(lengths),
+        figsize=(max(WIDTH, 2.1 * len(lengths)), HEIGHT),
+        layout="constrained",
+        sharey=True,
+        squeeze=False,
+    )
+    cut_colour, full_colour = sns.color_palette("viridis", 3)[0], (0.5, 0.5, 0.5)
+    for ax, k in zip(axes[0], lengths, strict=True):
+        panel = cuts[cuts["cut_every"] == k]
+        counts = []
+        for value in dict.fromkeys(panel[setting]):
+            rows = panel[panel[setting] == value]
+            full = value == 0
+            learned_seeds, runs = _learned(panel, setting, value)
+            if learned_seeds < runs:
+                counts.append(
+                    f"{'full sentence' if full else f'k = {_label(value)}'}: {learned_seeds} of {runs} learned"
+                )
+            colour = full_colour if full else cut_colour
+            who = "full-sentence BPTT, same probes" if full else "cut every k steps"
+            for crossing, style in ((False, "-"), (True, "--")):
+                side = rows[(rows["crosses_cut"] == crossing) & rows["accuracy_mean"].notna()].sort_values("distance")
+                if side.empty:
+                    continue
+                ax.plot(
+                    side["distance"],
+                    side["accuracy_mean"],
+                    color=colour,
+                    linestyle=style,
+                    marker="o",
+                    markersize=3.5,
+                    markerfacecolor="none" if crossing else colour,
+                    label=f"{who}: {'across a cut' if crossing else 'within a block'}",
+                )
+                if (side["accuracy_max"] > side["accuracy_min"]).any():
+                    ax.fill_between(
+                        side["distance"],
+                        side["accuracy_min"],
+                        side["accuracy_max"],
+                        color=colour,
+                        alpha=0.12,
+                        linewidth=0,
+                    )
+        ax.axhline(CHANCE, color="0.4", linestyle=":", linewidth=1)
+        if k is not None:
+            ax.axvline(k + 0.5, color="black", linestyle=":", linewidth=0.8)
+            ax.set_title("\n".join([f"cut every k = {k} steps", *counts]), fontsize=8)
+        ax.xaxis.set_major_locator(plt.MaxNLocator(integer=True))
+        ax.set_ylim(0.0, 1.02)
+        if len(cuts):
+            ax.set_xlim(cuts["distance"].min() - 0.5, cuts["distance"].max() + 0.5)
+    axes[0][0].set_ylabel("agreement accuracy")
+    axes[0][len(lengths) // 2].set_xlabel("head-verb distance (words)")  # once, under the middle panel
+    handles = {}
+    for ax in axes[0]:
+        for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
+            handles.setdefault(label, handle)
+    if not handles:
+        message = "no run was split by a cut" if not len(cuts) else "no seed learned at any setting"
+        axes[0][0].text(0.5, 0.75, message, transform=axes[0][0].transAxes, ha="center", color=FAILED_COLOR)
+    else:
+        fig.legend(handles.values(), handles.keys(), fontsize=7, loc="outside lower center", ncol=2, frameon=False)
+    _title_figure(
+        fig, study, "accuracy within a gradient block and across a cut (left of the dotted line: distance <= k)"
+    )
+    _source(fig, source)
+    return fig
+
+
+def _title_figure(fig: plt.Figure, study: Mapping, what: str) -> None:
+    fig.suptitle("\n".join(textwrap.wrap(f"{study.get('name', '')}: {what}", 70)), fontsize=9)

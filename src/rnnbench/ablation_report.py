@@ -21,6 +21,7 @@ import pandas as pd
 
 from rnnbench import paths
 from rnnbench.ablations import matched_pairs, reach_table, setting_table
+from rnnbench.cuts import contrast
 from rnnbench.findings.registry import interval
 from rnnbench.findings.stats import NO_CHANGE, difference, direction
 from rnnbench.markdown import Markdown, fixed, integer, markdown_table, sig, words
@@ -54,7 +55,7 @@ CLIP_METRICS = (
 
 
 # The studies each ablation section reads (clipping: one set per corpus).
-TRUNCATION_STUDIES = ("truncation_ptb", "truncation_agreement")
+TRUNCATION_STUDIES = ("truncation_ptb", "truncation_agreement", "truncation_sentence_agreement")
 WINDOW_STUDIES = ("window_agreement", "recurrence_agreement")
 
 
@@ -684,7 +685,60 @@ def truncation_section(results: str | Path | None = None, staging: str | Path = 
         )
         lines.append("")
         lines += _distance_figures("truncation_agreement", "truncation length k (0: full sentence)", results, staging)
+    if have("truncation_sentence_agreement", results=results):
+        lines += _sentence_cut_lines("truncation_sentence_agreement", results, staging)
     return Markdown("\n".join(lines))
+
+
+def _sentence_cut_lines(study: str, results, staging) -> list[str]:
+    """The study whose runs differ from full-sentence BPTT only where backward stops (segments: sentence): the
+    two sides of each cut at the distances that have both, the cut runs' and full-sentence BPTT's on the same
+    probes (rnnbench.cuts.contrast)."""
+    slug = label_slug(study)
+    rows = contrast(extra_table(study, "cuts", results), ["bptt"])
+    cut, full = rows[rows["bptt"] > 0], rows[rows["bptt"] == 0].set_index(["cut_every", "distance"])
+    lines = [
+        "### Truncation within sentences {#sec-truncation-sentence-agreement}",
+        "",
+        f"In `{study}` a truncated run reads the batches of full-sentence BPTT (the same sentences in the same "
+        "order, each from a zero state, one update per batch) and only its gradient is cut, at steps k, 2k, ... of "
+        "each sentence. A probe is within a gradient block when the step that reads the head and the step that "
+        "predicts the verb fall in one block of k steps, and across a cut otherwise; at one distance both kinds "
+        "occur only where the head's position in its sentence decides it, so full-sentence BPTT is split the same "
+        "way beside each cut run.",
+    ]
+    said = []
+    for row in cut.itertuples(index=False):
+        key = (row.cut_every, row.distance)
+        uncut = f", full-sentence BPTT {fixed(full.loc[key, 'within'], 3)} and {fixed(full.loc[key, 'across'], 3)}"
+        said.append(
+            f"k = {int(row.cut_every)} at distance {int(row.distance)}, within {fixed(row.within, 3)} and across "
+            f"{fixed(row.across, 3)} ({integer(row.within_probes)} and {integer(row.across_probes)} probes)"
+            f"{uncut if key in full.index else ''}"
+        )
+    if said:
+        lines.append(
+            "Where both occur, accuracy within a block and across a cut, each a mean over the seeds that learned: "
+            + "; ".join(said)
+            + "."
+        )
+    else:
+        lines.append("No distance has probes on both sides of a cut with a seed that learned, so none is compared.")
+    lines += [
+        f"@fig-{slug}-cut-contrast shows every distance.",
+        "",
+        _figure(
+            extra_figure(study, "cut-contrast", results, staging),
+            "Agreement accuracy against head-verb distance, a panel per cut length k: solid with filled markers "
+            "the probes within one gradient block, dashed with hollow ones those across a cut; in colour the runs "
+            "cut every k steps, in grey full-sentence BPTT on the same probes; mean over the seeds that learned, "
+            f"their range shaded ({study}). From {extra_file(study, 'cuts', 'csv')} and "
+            f"{extra_file(study, 'cut-contrast')}, rules study_extra_table and study_extra_figure.",
+            f"fig-{slug}-cut-contrast",
+        ),
+        "",
+    ]
+    return lines
 
 
 def window_section(results: str | Path | None = None, staging: str | Path = STAGING_DIR) -> Markdown:

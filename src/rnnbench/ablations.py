@@ -39,12 +39,16 @@ TRACE_SETTINGS = frozenset({"clip", "clip_mode"})
 PERPLEXITY_METRICS = frozenset({"test_ppl", "valid_ppl"})
 
 
-def study_extras(corpus: str, vary: Sequence[str], metric: str) -> list[str]:
+def study_extras(corpus: str, vary: Sequence[str], metric: str, sentence_cuts: bool = False) -> list[str]:
     """The extra tables of a study: "distance" (agreement accuracy on the agreement corpus), "trace" (a study
-    that varies clipping), "learning" (a study measured by perplexity)."""
+    that varies clipping), "learning" (a study measured by perplexity), "cuts" (an agreement study with runs
+    whose gradient is cut within sentences, ``sentence_cuts``: accuracy on the probes each cut separates from
+    their head and on the others, rnnbench.cuts)."""
     extras = []
     if corpus in DISTANCE_CORPORA and metric == "agreement_accuracy":
         extras.append("distance")
+        if sentence_cuts:
+            extras.append("cuts")
     if TRACE_SETTINGS & set(vary):
         extras.append("trace")
     if metric in PERPLEXITY_METRICS:

@@ -67,6 +67,11 @@ __all__ = [  # the config files' functions are part of this module's interface
 # cluster user with more cores reuses the same results.
 NON_SEMANTIC_SETTINGS = ("threads",)
 
+# Settings added after run ids existed, each with the value every run had before it (what the code did then): at
+# that value a setting is left out of `RunConfig.settings`, and so of the run id, so that no earlier run changes
+# id; any other value enters it and makes a new run.
+ADDED_AFTER_IDS = {"segments": "stream"}
+
 
 @dataclass(frozen=True)
 class RunConfig:
@@ -88,6 +93,7 @@ class RunConfig:
     dropout: float
     batch_size: int
     bptt: int
+    segments: str
     clip_mode: str
     clip: float
     optimizer: str
@@ -158,16 +164,21 @@ class RunConfig:
         return f"{self.corpus}-{digest}"
 
     def settings(self) -> dict[str, Any]:
-        """Every setting that can change this run's result: all but NON_SEMANTIC_SETTINGS and those its
-        model does not read, so that two studies differing only there share the run."""
+        """Every setting that can change this run's result: all but NON_SEMANTIC_SETTINGS, those its
+        model does not read, so that two studies differing only there share the run, and those of
+        ADDED_AFTER_IDS at the value they are left out at."""
         unused = set(NON_SEMANTIC_SETTINGS)
         if self.family == "ff":
             unused |= {"bptt", "impl"}  # windows, not segments; no recurrence
         else:
             unused |= {"context", "direct"}
+        if self.bptt == 0:
+            unused.add("segments")  # whole sentences, never cut: full-sentence BPTT either way
         if self.output == "full":
             unused.add("adaptive_cutoffs")
-        return {k: v for k, v in self.to_dict().items() if k not in unused}
+        data = self.to_dict()
+        unused |= {k for k, value in ADDED_AFTER_IDS.items() if data[k] == value}
+        return {k: v for k, v in data.items() if k not in unused}
 
     def identity(self) -> dict[str, Any]:
         """What the run id hashes: the settings, and the corpus's preparation version once it is above 1 (left

@@ -84,14 +84,28 @@ def broken_run_rule(s: Mapping[str, Any], corpus_has_sentences: bool) -> Broken 
             f"0 (full BPTT over whole sentences) needs a corpus with sentence boundaries; allowed with corpus "
             f"'agreement', got corpus {s['corpus']!r}. Use a truncation length >= 1",
         )
+    if s.get("segments") == "sentence":
+        if s["family"] == "ff":
+            return Broken(
+                ("segments", "family"),
+                "'sentence' cuts the gradient within a recurrence, and family 'ff' has none (its windows are not "
+                "truncated); allowed with family 'rnn' or 'lstm', or segments: 'stream'",
+            )
+        if not corpus_has_sentences:
+            return Broken(
+                ("segments", "corpus"),
+                f"'sentence' reads whole sentences and needs a corpus with sentence boundaries; allowed with corpus "
+                f"'agreement', got corpus {s['corpus']!r}. Use segments: 'stream'",
+            )
     return None
 
 
 def broken_batch_rule(s: Mapping[str, Any], max_tokens: Mapping[str, int]) -> Broken | None:
     """A recurrent run reading a stream cuts each split into batch columns (`data.batching.batchify`), and one
     input/target step needs two tokens per column. ``max_tokens``: split -> at most this many tokens (known
-    before the corpus is read). Windows (ff) and whole sentences (bptt 0) are batched by count: any size works."""
-    if s["family"] == "ff" or s["bptt"] == 0:
+    before the corpus is read). Windows (ff) and whole sentences (bptt 0, or segments 'sentence') are batched by
+    count: any size works."""
+    if s["family"] == "ff" or s["bptt"] == 0 or s.get("segments") == "sentence":
         return None
     for key, limit, splits in (
         ("batch_size", "train_tokens", ("train",)),

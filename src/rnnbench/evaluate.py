@@ -89,10 +89,17 @@ def sentence_likelihood(model, stream: np.ndarray, sentence_starts: np.ndarray, 
 # number's form), which isolates agreement from how likely the verb itself is.
 
 
-@torch.no_grad()
 def sentence_agreement(model, corpus: Corpus, split: str, *, batch_size: int) -> pd.DataFrame:
     """Per head-verb distance: how often a recurrent model, reading each sentence from h_0 = 0, prefers
     the verb form that agrees with its head."""
+    probes = sentence_margins(model, corpus, split, batch_size=batch_size)
+    return _accuracy_by_distance(probes, probes["margin"].to_numpy(), split)
+
+
+@torch.no_grad()
+def sentence_margins(model, corpus: Corpus, split: str, *, batch_size: int) -> pd.DataFrame:
+    """Every agreement probe of ``split`` (the corpus's probe table) with its ``margin``, log p(correct form) -
+    log p(other form) at the verb, for a recurrent model reading each sentence from h_0 = 0."""
     probes, stream = _probes(corpus, split)
     model.eval()
     margin = np.full(len(probes), np.nan)
@@ -104,7 +111,7 @@ def sentence_agreement(model, corpus: Corpus, split: str, *, batch_size: int) ->
             continue
         rows = [row_of_position[int(positions[t, b])] for t, b in zip(t_idx, b_idx, strict=True)]
         margin[rows] = _margins(log_probs[t_idx, b_idx], probes.iloc[rows])
-    return _accuracy_by_distance(probes, margin, split)
+    return probes.assign(margin=margin)
 
 
 @torch.no_grad()

@@ -448,15 +448,19 @@ def study_extra_table(
     *,
     provenance_file: str,
     provenance: Mapping[str, Any],
+    data_dir: str | None = None,
+    cache_dir: str | None = None,
 ) -> None:
-    """A study's table beyond its summary (rnnbench.ablations): ``kind`` "distance" reads each run's
-    agreement.csv, "trace" each traced run's steps.csv, "learning" each run's epochs.csv; ``run_files`` maps run
-    id -> that file (rnnbench.paths.EXTRA_TABLES). Each run's outcome is the one its ``summary`` (summary.csv)
+    """A study's table beyond its summary (rnnbench.ablations, rnnbench.cuts): ``kind`` "distance" reads each
+    run's agreement.csv, "trace" each traced run's steps.csv, "learning" each run's epochs.csv, "cuts" each run's
+    model.pt (its probes scored again, on the corpus read from ``data_dir`` and ``cache_dir``); ``run_files`` maps
+    run id -> that file (rnnbench.paths.EXTRA_TABLES). Each run's outcome is the one its ``summary`` (summary.csv)
     holds, so every table marks the same failed runs."""
-    from rnnbench import ablations
+    from rnnbench import ablations, cuts
 
     runs = ablations.read_runs(record, points, summary)
     vary = list(record["vary"])
+    producer = f"rnnbench.ablations.{kind}_table"
     if kind == "distance":
         table = ablations.distance_table(runs, ablations.read_agreement(runs, run_files), vary)
         inputs = [run_files[r] for r in runs.loc[~runs["diverged"], "run_id"]]
@@ -467,12 +471,51 @@ def study_extra_table(
     elif kind == "learning":
         inputs = [run_files[r] for r in runs["run_id"]]
         table = ablations.learning_table(runs, {r: pd.read_csv(run_files[r]) for r in runs["run_id"]}, vary)
+    elif kind == "cuts":
+        table = cuts.cut_table(runs, _cut_accuracies(runs, run_files, data_dir=data_dir, cache_dir=cache_dir), vary)
+        inputs, producer = [run_files[r] for r in runs.loc[~runs["diverged"], "run_id"]], "rnnbench.cuts.cut_table"
     else:
-        raise ValueError(f"no extra study table {kind!r}; known: distance, trace, learning")
+        raise ValueError(f"no extra study table {kind!r}; known: {', '.join(paths.EXTRA_TABLES)}")
     write_csv(out, table)
-    write_provenance(
-        provenance_file, producer=f"rnnbench.ablations.{kind}_table", inputs=[summary, *inputs], **provenance
-    )
+    write_provenance(provenance_file, producer=producer, inputs=[summary, *inputs], **provenance)
+
+
+def _cut_accuracies(
+    runs: pd.DataFrame, model_files: Mapping[str, str], *, data_dir: str | None, cache_dir: str | None
+) -> dict[str, pd.DataFrame]:
+    """run_id -> rnnbench.cuts.cut_accuracy under each cut length its probes are split by (rnnbench.cuts.partitions),
+    for every run of ``runs`` that did not diverge: its test probes scored by its model.pt (the best epoch's
+    weights, which its agreement.csv scored), in batches of its eval_batch_size, as training scored them."""
+    import torch
+
+    from rnnbench import cuts
+    from rnnbench.baselines.tables import AGREEMENT_SPLIT
+    from rnnbench.data.corpora import load_corpus
+    from rnnbench.decay.analysis import load_trained
+    from rnnbench.evaluate import sentence_margins
+
+    torch.set_num_threads(1)  # a table job: small models, one core, as the rule declares
+    configs = {}
+    for run_id in runs["run_id"]:
+        saved = torch.load(model_files[run_id], map_location="cpu", weights_only=True)["config"]
+        configs[run_id] = RunConfig.from_settings(saved, where=model_files[run_id])
+    study_cuts = {cfg.bptt for cfg in configs.values() if cfg.segments == "sentence" and cfg.bptt > 0}
+    corpora, tables = {}, {}
+    for run_id in runs.loc[~runs["diverged"], "run_id"]:
+        cfg = configs[run_id]
+        every = cuts.partitions(cfg.bptt, cfg.segments, study_cuts)
+        if not every:
+            continue
+        if cfg.corpus_key not in corpora:
+            corpus = load_corpus(cfg.corpus, data_dir=data_dir, cache_dir=cache_dir, **cfg.corpus_options)
+            corpora[cfg.corpus_key] = corpus
+        corpus = corpora[cfg.corpus_key]
+        model = load_trained(model_files[run_id])
+        margins = sentence_margins(model, corpus, AGREEMENT_SPLIT, batch_size=cfg.eval_batch_size)
+        probes = cuts.probe_steps(margins, corpus.sentence_starts[AGREEMENT_SPLIT])
+        tables[run_id] = pd.concat([cuts.cut_accuracy(probes, k) for k in every], ignore_index=True)
+        log.info("%s: %d probes split by cuts every %s steps", run_id, len(probes), every)
+    return tables
 
 
 def study_extra_figure(

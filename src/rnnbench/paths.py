@@ -123,7 +123,7 @@ def study_extra_figure(results: str, study: str, name: str, fmt: str) -> str:
 
 # The kinds of a study's extra tables (rnnbench.ablations.study_extras decides which a study gets), each with
 # the file of every run it reads.
-EXTRA_TABLES = {"distance": run_agreement, "trace": run_steps, "learning": run_epochs}
+EXTRA_TABLES = {"distance": run_agreement, "trace": run_steps, "learning": run_epochs, "cuts": run_model}
 
 # Each figure drawn from a study's extra table: name -> (the kind of table it draws, the function of
 # rnnbench.ablation_plots that draws it, named here so that this module needs no matplotlib). The one list:
@@ -133,6 +133,7 @@ EXTRA_FIGURES = {
     "distance-curves": ("distance", "distance_curves"),
     "norm-trace": ("trace", "norm_trace"),
     "learning-curves": ("learning", "learning_curves"),
+    "cut-contrast": ("cuts", "cut_contrast"),
 }
 
 
@@ -308,7 +309,8 @@ def tables_and_figures(config: Config, worked_tables: list[str]) -> list[str]:
         outputs.append(study_summary(results, study))
         outputs += [study_figure(results, study, fmt) for fmt in FIGURE_FORMATS]
         spec = config.studies[study]
-        outputs += study_extra_outputs(results, study, study_extras(spec.corpus, list(spec.vary), spec.metric))
+        cut = any(cfg.segments == "sentence" and cfg.bptt > 0 for _, cfg in config.study_runs(study))
+        outputs += study_extra_outputs(results, study, study_extras(spec.corpus, list(spec.vary), spec.metric, cut))
     for name, analysis in config.analyses.items():
         outputs += [analysis_table(results, name, t) for t in ANALYSIS_TABLES[analysis.kind]]
         if analysis.kind == "gradient_decay":

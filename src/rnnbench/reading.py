@@ -6,6 +6,9 @@ and never which model family they train.
                       cut between them (truncated BPTT)
     SentenceReading   recurrent, bptt = 0: whole sentences, one per column, each read from h_0 = 0 (full
                       BPTT); the order of sentences is shuffled per epoch, seeded by (seed, epoch)
+    SentenceCutReading  recurrent, bptt = k >= 1, segments 'sentence': SentenceReading's batches, each
+                      sentence's gradient cut at its steps k, 2k, ... (the state's value carried on): the
+                      only difference from full BPTT is where backward stops
     WindowReading     feed-forward: every (n-1)-word window and the word after it; the windows are
                       shuffled per epoch, seeded by (seed, epoch)
 
@@ -34,12 +37,14 @@ from rnnbench.evaluate import (
     window_agreement,
     window_likelihood,
 )
+from rnnbench.models.base import detach_state
 
 
 @dataclass(frozen=True)
 class Batch:
     inputs: torch.Tensor  # (t, B) recurrent, (N, n-1) feed-forward
     targets: torch.Tensor  # (t, B) recurrent, (N,) feed-forward
+    cut_every: int | None = None  # k: the gradient stops at steps k, 2k, ... of the batch (LanguageModel.nll)
 
 
 def split_stream(corpus: Corpus, split: str, limit: int | None) -> np.ndarray:
@@ -138,6 +143,14 @@ class SentenceReading(Reading):
         return sentence_agreement(model, self.corpus, split, batch_size=self.cfg.eval_batch_size)
 
 
+class SentenceCutReading(SentenceReading):
+    """Every sentence starts at step 0 of its column, so the batch's steps k, 2k, ... are each sentence's."""
+
+    def batches(self, epoch: int) -> Iterator[Batch]:
+        for batch in super().batches(epoch):
+            yield Batch(batch.inputs, batch.targets, cut_every=self.cfg.bptt)
+
+
 class WindowReading(Reading):
     def batches(self, epoch: int) -> Iterator[Batch]:
         contexts, targets = ngram_windows(self.train, self.cfg.context)  # (N, n-1), (N,)
@@ -162,13 +175,6 @@ def reading_for(cfg: RunConfig, corpus: Corpus) -> Reading:
         return WindowReading(cfg, corpus)
     if cfg.bptt == 0:
         return SentenceReading(cfg, corpus)
+    if cfg.segments == "sentence":
+        return SentenceCutReading(cfg, corpus)
     return StreamReading(cfg, corpus)
-
-
-def detach_state(state):
-    """Truncated BPTT: keep the state's values for the next segment, drop the graph that made them."""
-    if state is None:
-        return None
-    if isinstance(state, torch.Tensor):
-        return state.detach()
-    return tuple(detach_state(s) for s in state)  # LSTM: (h, c)

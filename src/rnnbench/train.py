@@ -26,7 +26,9 @@ the next but cuts the graph between them (``detach_state``)::
       seg 1  | x1  .. x35 |  forward + backward through 35 steps, state h35 kept
       seg 2  | x36 .. x70 |  starts from h35 *detached*: values flow forward, gradients stop at the cut
 
-With ``bptt`` = 0 each batch is a set of whole sentences read from h_0 = 0: full BPTT.
+With ``bptt`` = 0 each batch is a set of whole sentences read from h_0 = 0: full BPTT. With ``segments``
+'sentence' and ``bptt`` = k the batches are those same sentences, and the gradient stops at steps k, 2k, ...
+of each (the batch's ``cut_every``; the model's recurrence runs in blocks of k steps).
 
 A step's loss, pre-clip gradient norm, clipped flag and clip cosine stay tensors until every
 ``READ_EVERY`` steps (and the epoch end), when they are read back together: no host round trip per
@@ -295,7 +297,7 @@ def _train_epoch(cfg, model, optimizer, reading: Reading, state: TrainingState, 
         if step >= expected_steps or state.divergence is not None:
             break
         hidden = reading.next_state(hidden)
-        loss, n, hidden = model.nll(batch.inputs, batch.targets, hidden)
+        loss, n, hidden = model.nll(batch.inputs, batch.targets, hidden, batch.cut_every)
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         pending.append((loss.detach(), n, clip_gradients_(model.parameters(), cfg.clip_mode, cfg.clip)))

@@ -60,8 +60,9 @@ rule study_figure:
 rule study_extra_table:
     """Beyond the summary: accuracy per head-verb distance over the seeds that learned (agreement studies,
     "distance"), the gradient norm step by step of the first seed's runs (studies that vary clipping,
-    "trace"), or every run's validation perplexity epoch by epoch (language-model studies, "learning"); each
-    run's outcome read from the study's summary."""
+    "trace"), every run's validation perplexity epoch by epoch (language-model studies, "learning"), or
+    accuracy on the probes a cut within sentences separates from their head and on the others (agreement studies
+    with sentence segments, "cuts"); each run's outcome read from the study's summary."""
     input:
         # each run's outcome, decided once by rule study_summary; the summary reads every run's metrics.json,
         # which the training job writes with agreement.csv
@@ -71,6 +72,20 @@ rule study_extra_table:
         run_records=lambda wc: (
             [paths.EXTRA_TABLES[wc.kind](RESULTS_DIR, cfg.run_id) for _, cfg in study_points(wc.study)]
             if wc.kind in ("trace", "learning")
+            else []
+        ),
+        # "cuts" scores each run's probes again from its weights, on its corpus (ancient: as rule train reads it)
+        models=lambda wc: (
+            [paths.run_model(RESULTS_DIR, cfg.run_id) for _, cfg in study_points(wc.study)]
+            if wc.kind == "cuts"
+            else []
+        ),
+        corpora=lambda wc: (
+            [
+                ancient(paths.corpus_stats(RESULTS_DIR, key))
+                for key in sorted({cfg.corpus_key for _, cfg in study_points(wc.study)})
+            ]
+            if wc.kind == "cuts"
             else []
         ),
     output:
@@ -94,6 +109,8 @@ rule study_extra_table:
         run_files=lambda wc: {
             cfg.run_id: paths.EXTRA_TABLES[wc.kind](RESULTS_DIR, cfg.run_id) for _, cfg in study_points(wc.study)
         },
+        data_dir=DATA_DIR,
+        cache_dir=CACHE_DIR,
         provenance=provenance_for("study_extra_table"),
     script:
         "../scripts/study_extra_table.py"
@@ -101,7 +118,7 @@ rule study_extra_table:
 
 rule study_extra_figure:
     """A figure of a study's extra table: the distance x setting heatmap, accuracy-against-distance curves,
-    or the norm trace (log y)."""
+    the norm trace (log y), or accuracy within a gradient block and across a cut, per cut length."""
     input:
         table=lambda wc: paths.study_extra_table(RESULTS_DIR, wc.study, paths.EXTRA_FIGURES[wc.name][0]),
         record=paths.study_record(RESULTS_DIR, "{study}"),

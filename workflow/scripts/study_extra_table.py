@@ -10,4 +10,6 @@ jobs.study_extra_table(
     snakemake.output.table,
     provenance_file=snakemake.output.provenance,
     provenance={**snakemake.params.provenance, "config": snakemake.config},
+    data_dir=snakemake.params.data_dir,
+    cache_dir=snakemake.params.cache_dir,
 )

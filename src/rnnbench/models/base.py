@@ -76,8 +76,11 @@ class LanguageModel(nn.Module):
     cfg: ModelConfig
     output: nn.Module
 
-    def features(self, tokens: torch.Tensor, state: State) -> tuple[torch.Tensor, State, torch.Tensor | None]:
-        """tokens -> (hidden features fed to the output layer, new state, extra logits or None)."""
+    def features(
+        self, tokens: torch.Tensor, state: State, cut_every: int | None = None
+    ) -> tuple[torch.Tensor, State, torch.Tensor | None]:
+        """tokens -> (hidden features fed to the output layer, new state, extra logits or None). ``cut_every``
+        k: a recurrence's gradient stops at steps k, 2k, ... of ``tokens`` (`RecurrentLM.recur`)."""
         raise NotImplementedError
 
     def shapes(self) -> Shapes:
@@ -91,14 +94,26 @@ class LanguageModel(nn.Module):
         h, state, extra = self.features(tokens, state)
         return self.output.log_probs(h, extra), state  # (T, B, V) or (N, V)
 
-    def nll(self, tokens: torch.Tensor, targets: torch.Tensor, state: State = None) -> tuple[torch.Tensor, int, State]:
-        """(mean -log p(target) over targets != -100, number of such targets, new state)."""
-        h, state, extra = self.features(tokens, state)
+    def nll(
+        self, tokens: torch.Tensor, targets: torch.Tensor, state: State = None, cut_every: int | None = None
+    ) -> tuple[torch.Tensor, int, State]:
+        """(mean -log p(target) over targets != -100, number of such targets, new state); ``cut_every`` as in
+        `features`."""
+        h, state, extra = self.features(tokens, state, cut_every)
         total, n = self.output.nll_sum(h, targets, extra)
         return total / max(n, 1), n, state
 
     def count_parameters(self) -> int:
         return count(self.shapes())
+
+
+def detach_state(state: State) -> State:
+    """Truncated BPTT: keep the state's values, drop the graph that made them (backward stops here)."""
+    if state is None:
+        return None
+    if isinstance(state, torch.Tensor):
+        return state.detach()
+    return tuple(detach_state(s) for s in state)  # LSTM: (h, c)
 
 
 def unroll(cell: nn.Module, x_emb: torch.Tensor, state0: State) -> tuple[torch.Tensor, list]:
@@ -141,15 +156,37 @@ class RecurrentLM(LanguageModel):
         """Fast path, the whole segment as one graph node: (outputs (T, B, H), state_T)."""
         raise NotImplementedError
 
-    def recur(self, x_emb: torch.Tensor, state0: State) -> tuple[torch.Tensor, State]:
+    def recur(self, x_emb: torch.Tensor, state0: State, cut_every: int | None = None) -> tuple[torch.Tensor, State]:
+        """The recurrence over ``x_emb`` from ``state0``: (outputs (T, B, H), final state).
+
+        ``cut_every`` k: run in blocks of k steps, each from the state the last one ended in with its graph
+        detached, so that the values are those of one uncut run and only backward stops, at steps k, 2k, ...::
+
+            steps     0 .. k-1 | k .. 2k-1 | 2k ..
+            forward   h_0 ───────► h_k ─────────► h_2k ──►   (the same values as uncut)
+            backward  ◄───────┤  ◄──────────┤  ◄───       (no gradient crosses a cut)
+
+        The state passed in is detached too (a cut at step 0). The fast path runs each block as one graph node.
+        """
+        if cut_every is not None:
+            if cut_every < 1:
+                raise ValueError(f"cut_every must be >= 1 (steps per gradient block), got {cut_every}")
+            outputs, state = [], state0
+            for block in x_emb.split(cut_every):  # (k, B, d), the last one shorter
+                out, state = self.recur(block, detach_state(state))
+                outputs.append(out)
+            return torch.cat(outputs), state  # (T, B, H)
         if self.cfg.impl == "fast":
             return self.fast(x_emb, state0)
         outputs, states = self.unroll(x_emb, state0)
         return outputs, (states[-1] if states else state0)
 
-    def features(self, tokens: torch.Tensor, state: State) -> tuple[torch.Tensor, State, None]:
+    def features(
+        self, tokens: torch.Tensor, state: State, cut_every: int | None = None
+    ) -> tuple[torch.Tensor, State, None]:
+        # Dropout on the whole batch, outside the blocks: its masks are drawn as an uncut run draws them.
         x = self.drop(self.embedding(tokens))  # (T, B, d)
         if state is None:
             state = self.init_state(tokens.shape[1])
-        out, state = self.recur(x, state)  # (T, B, H)
+        out, state = self.recur(x, state, cut_every)  # (T, B, H)
         return self.drop(out), state, None

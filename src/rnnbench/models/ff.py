@@ -34,7 +34,11 @@ class FeedForwardLM(LanguageModel):
             cfg.output, in_features, cfg.vocab_size, cfg.adaptive_cutoffs, cfg.adaptive_div_value
         )
 
-    def features(self, tokens: torch.Tensor, state: None = None) -> tuple[torch.Tensor, None, torch.Tensor | None]:
+    def features(
+        self, tokens: torch.Tensor, state: None = None, cut_every: int | None = None
+    ) -> tuple[torch.Tensor, None, torch.Tensor | None]:
+        if cut_every is not None:
+            raise ValueError(f"cut_every={cut_every}: a window has no recurrence whose gradient could be cut")
         if tokens.dim() != 2 or tokens.shape[1] != self.cfg.context:
             raise ValueError(f"ff contexts must be (N, {self.cfg.context}), got {tuple(tokens.shape)}")
         x = self.embedding(tokens).flatten(1)  # (N, (n-1)d)
