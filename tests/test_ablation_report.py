@@ -293,7 +293,15 @@ def truncation_results(tmp_path):
         "t35-2": ppl_metrics(7.9e11, float("nan"), diverged=1, step=9, tokens=100.0),
         "t35-3": ppl_metrics(397.0, 392.0, tokens=3200.0),
     }
-    about = {"family": "rnn", "corpus": "ptb", "metric": "test_ppl", "vary": ["bptt"], "fixed": {}}
+    for run, _ in runs:  # 465,000 tokens in 20 columns: 4,650 segments of 5, 665 of 35 (the last one short)
+        metrics[run]["steps"] = 4650 if run.startswith("t5-") else 665
+    about = {
+        "family": "rnn",
+        "corpus": "ptb",
+        "metric": "test_ppl",
+        "vary": ["bptt"],
+        "fixed": {"train_tokens": 465000},
+    }
     write_study(tmp_path, "truncation_ptb", about, runs, metrics, {"t5-3": "did not learn"})
     (tmp_path / "tables").mkdir()
     bench = pd.DataFrame(
@@ -326,6 +334,10 @@ def test_the_best_truncation_length_is_chosen_on_validation(truncation_results, 
         "Of the 2 truncation lengths with a seed that learned, the best on validation perplexity (mean over those "
         "seeds; the test split plays no part in the choice) is bptt = 35, where test perplexity is 396 (395–397); "
         "the worst is bptt = 5, at 382 (380–384)."
+    ) in text
+    assert (
+        "Every length trains on the same first 465,000 training tokens, in the same order, so what is held equal is "
+        "the tokens, not the updates: 4,650 of them at bptt = 5, 665 at bptt = 35."
     ) in text
     assert re.search(r"\|\s+5 \|\s+2 of 3 \|\s+382 \(380–384\) \|", text)  # the table: bptt, learned, mean
     assert "888" not in text and "1,900" not in text

@@ -191,8 +191,8 @@ def truncation_cost(study: str, results: str | Path | None = None) -> pd.DataFra
     if not bench_path.is_file():
         raise _missing(bench_path)
     bench = pd.read_csv(bench_path).groupby("run_id", as_index=False).mean(numeric_only=True)
-    measured = list(dict.fromkeys([metric, selection_metric(metric), "tokens_per_second"]))
-    per_setting = setting_table(summary, ["bptt"], measured)
+    measured = list(dict.fromkeys([metric, selection_metric(metric), "tokens_per_second", "steps"]))
+    per_setting = setting_table(summary, ["bptt"], [m for m in measured if m in set(summary["metric"])])
     runs = summary.drop_duplicates("run_id")
     runs = runs[runs["outcome"] == "learned"][["run_id", "bptt"]].merge(bench, on="run_id", how="left")
     columns = [c for c in ("wall_seconds", "cpu_seconds", "max_rss_mb") if c in bench]
@@ -580,10 +580,21 @@ def truncation_section(results: str | Path | None = None, staging: str | Path = 
         metric = study_about("truncation_ptb", results)["metric"]
         name = METRIC_LABELS.get(metric, metric)
         ok = cost[cost["seeds_learned"] > 0].dropna(subset=[f"{metric}_mean"]).set_index("bptt", drop=False)
+        fixed_settings = study_about("truncation_ptb", results).get("fixed", {})
+        tokens = fixed_settings.get("train_tokens")
+        read = f"the same first {integer(tokens)} training tokens" if tokens else "the whole training split"
+        held = f"Every length trains on {read}, in the same order, so what is held equal is the tokens, not the updates"
+        steps = cost.dropna(subset=["steps_mean"]) if "steps_mean" in cost else cost.iloc[0:0]
+        if len(steps) > 1:
+            few, many = steps.sort_values("bptt").iloc[-1], steps.sort_values("bptt").iloc[0]
+            held += (
+                f": {integer(many['steps_mean'])} of them at bptt = {int(many['bptt'])}, "
+                f"{integer(few['steps_mean'])} at bptt = {int(few['bptt'])}"
+            )
         lines += [
             "### Truncation on PTB {#sec-truncation-ptb}",
             "",
-            "@tbl-truncation-ptb gives every length's numbers.",
+            f"{held}. @tbl-truncation-ptb gives every length's numbers.",
             "",
         ]
         if len(ok) > 1:
