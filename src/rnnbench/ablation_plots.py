@@ -245,6 +245,17 @@ def norm_trace(trace: pd.DataFrame, study: Mapping, *, source: str = "") -> plt.
     return fig
 
 
+def _spread_axis(ax, values: pd.Series) -> None:
+    """A log x axis where the values span a decade or more (epochs of tokens, seconds of runs of different
+    lengths), else a linear one: a log axis over a narrow range labels only its crowded minor ticks."""
+    positive = values[values > 0]
+    if len(positive) and positive.max() >= 10 * positive.min():
+        ax.set_xscale("log")
+    else:
+        ax.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(4))
+        ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:,.0f}" if v >= 10 else f"{v:g}"))
+
+
 def learning_curves(learning: pd.DataFrame, study: Mapping, *, source: str = "") -> plt.Figure:
     """Validation perplexity at each epoch's end against the training tokens read (left) and the seconds trained
     (right), both log scales, one line per run: colour the study's first varied setting, a dash pattern per
@@ -292,7 +303,7 @@ def learning_curves(learning: pd.DataFrame, study: Mapping, *, source: str = "")
                     linewidths=1.0,
                     zorder=4,
                 )
-        ax.set_xscale("log")
+        _spread_axis(ax, curves[x].astype(float))
         ax.set_yscale("log")
         ax.yaxis.set_major_formatter(matplotlib.ticker.ScalarFormatter())
         ax.yaxis.set_minor_formatter(matplotlib.ticker.ScalarFormatter())
