@@ -211,6 +211,14 @@ def test_learning_curves_draw_every_run_against_tokens_and_seconds_and_mark_the_
     assert list(right.get_lines()[0].get_xdata()) == [10.0, 20.0]
     legend = [t.get_text() for t in fig.axes[-1].get_legend().get_texts()]
     assert legend == ["BPTT length k 5", "BPTT length k 35", "BPTT length k 70", "diverged", "did not learn"]
+    # A run that diverged in its first epoch has nothing to draw, so the legend names no divergence.
+    early = learning[learning["run_id"] != "c"]
+    early = pd.concat([early, learning[learning["run_id"] == "c"].assign(valid_ppl=float("nan"))], ignore_index=True)
+    legend = [
+        t.get_text()
+        for t in learning_curves(early, {"name": "truncation_ptb", "vary": ["bptt"]}).axes[-1].get_legend().get_texts()
+    ]
+    assert "diverged" not in legend and "did not learn" in legend
 
 
 def test_the_cut_figure_draws_each_side_of_each_cut_beside_full_bptt():

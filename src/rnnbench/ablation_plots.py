@@ -252,7 +252,7 @@ def _spread_axis(ax, values: pd.Series) -> None:
     if len(positive) and positive.max() >= 10 * positive.min():
         ax.set_xscale("log")
     else:
-        ax.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(4))
+        ax.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(3))
         ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:,.0f}" if v >= 10 else f"{v:g}"))
 
 
@@ -320,9 +320,10 @@ def learning_curves(learning: pd.DataFrame, study: Mapping, *, source: str = "")
         for v in styles
         if style
     ]
-    if learning["diverged"].astype(bool).any():
+    # Only what is drawn: a run that diverged in its first epoch has no validation perplexity to draw.
+    if curves["diverged"].astype(bool).any():
         handles.append(plt.Line2D([], [], color=DIVERGED_COLOR, marker="x", linestyle="", label="diverged"))
-    for state in dict.fromkeys(learning.loc[~learning["diverged"].astype(bool), "outcome"]):
+    for state in dict.fromkeys(curves.loc[~curves["diverged"].astype(bool), "outcome"]):
         if state != "learned":
             handles.append(
                 plt.Line2D(
