@@ -172,6 +172,24 @@ def distance_curves(distances: pd.DataFrame, study: Mapping, *, source: str = ""
     return fig
 
 
+def _mark_end(ax, xs: pd.Series, ys: pd.Series, diverged: bool, outcome: str) -> None:
+    """At a line's last point: a red cross for a run that diverged, a hollow grey circle for one that finished
+    but did not learn, nothing for one that learned."""
+    if diverged:
+        ax.scatter(xs.iloc[-1:], ys.iloc[-1:], marker="x", s=40, color=DIVERGED_COLOR, zorder=4)
+    elif outcome != "learned":
+        ax.scatter(
+            xs.iloc[-1:],
+            ys.iloc[-1:],
+            marker="o",
+            s=36,
+            facecolors="none",
+            edgecolors=FAILED_COLOR,
+            linewidths=1.0,
+            zorder=4,
+        )
+
+
 def norm_trace(trace: pd.DataFrame, study: Mapping, *, source: str = "") -> plt.Figure:
     """Pre-clip gradient norm per recorded step on a log axis, one line per value of the study's first varied
     setting, one panel per value of the second (if any); a diverged run ends in a red cross, a run that
@@ -209,19 +227,7 @@ def norm_trace(trace: pd.DataFrame, study: Mapping, *, source: str = "") -> plt.
                 linewidth=1.1,
                 label=f"{line.replace('_', ' ')} {_label(value)}",
             )
-            if bool(run["diverged"].iloc[0]):
-                ax.scatter(run["step"].iloc[-1:], norms.iloc[-1:], marker="x", s=40, color=DIVERGED_COLOR, zorder=4)
-            elif run["outcome"].iloc[0] != "learned":
-                ax.scatter(
-                    run["step"].iloc[-1:],
-                    norms.iloc[-1:],
-                    marker="o",
-                    s=36,
-                    facecolors="none",
-                    edgecolors=FAILED_COLOR,
-                    linewidths=1.0,
-                    zorder=4,
-                )
+            _mark_end(ax, run["step"], norms, bool(run["diverged"].iloc[0]), run["outcome"].iloc[0])
         ax.set_yscale("log")
         ax.set_xlabel("optimiser step")
         if p is not None:
@@ -288,21 +294,7 @@ def learning_curves(learning: pd.DataFrame, study: Mapping, *, source: str = "")
                 linewidth=1.0,
                 alpha=0.85,
             )
-            if bool(first["diverged"]):
-                ax.scatter(
-                    run[x].iloc[-1:], run["valid_ppl"].iloc[-1:], marker="x", s=40, color=DIVERGED_COLOR, zorder=4
-                )
-            elif not finished:
-                ax.scatter(
-                    run[x].iloc[-1:].astype(float),
-                    run["valid_ppl"].iloc[-1:],
-                    marker="o",
-                    s=36,
-                    facecolors="none",
-                    edgecolors=FAILED_COLOR,
-                    linewidths=1.0,
-                    zorder=4,
-                )
+            _mark_end(ax, run[x].astype(float), run["valid_ppl"], bool(first["diverged"]), first["outcome"])
         _spread_axis(ax, curves[x].astype(float))
         ax.set_yscale("log")
         ax.yaxis.set_major_formatter(matplotlib.ticker.ScalarFormatter())

@@ -134,12 +134,7 @@ def clipping_table(studies: list[str], results: str | Path | None = None) -> pd.
     """
     frames = []
     for study in studies:
-        about = study_about(study, results)
-        summary = study_summary(study, results)
-        fixed = about.get("fixed", {})
-        for key in ("clip_mode", "clip", "lr"):
-            if key not in summary.columns:
-                summary[key] = fixed.get(key)
+        about, summary = _clipping_summary(study, results)
         table = setting_table(summary, ["clip_mode", "clip", "lr"], [about["metric"], *CLIP_METRICS])
         frames.append(table.assign(study=study, metric=about["metric"], optimizer=_optimizer(study, results)))
     # A setting two studies share (value clipping at 15 at the same rate) is the same runs: listed once.
@@ -150,16 +145,23 @@ def clipping_table(studies: list[str], results: str | Path | None = None) -> pd.
     return table.reset_index(drop=True)
 
 
+def _clipping_summary(study: str, results: str | Path | None = None) -> tuple[dict, pd.DataFrame]:
+    """A clipping study's record and its summary, with clip_mode, clip and lr as columns even where the study
+    fixes them rather than varies them."""
+    about = study_about(study, results)
+    summary = study_summary(study, results)
+    fixed = about.get("fixed", {})
+    for key in ("clip_mode", "clip", "lr"):
+        if key not in summary.columns:
+            summary[key] = fixed.get(key)
+    return about, summary
+
+
 def clipping_seed_values(studies: list[str], results: str | Path | None = None) -> pd.DataFrame:
     """Every learned run of ``studies``, once: clip_mode, clip, lr, seed and its value of its study's metric."""
     frames = []
     for study in studies:
-        about = study_about(study, results)
-        summary = study_summary(study, results)
-        fixed = about.get("fixed", {})
-        for key in ("clip_mode", "clip", "lr"):
-            if key not in summary.columns:
-                summary[key] = fixed.get(key)
+        about, summary = _clipping_summary(study, results)
         rows = summary[(summary["metric"] == about["metric"]) & (summary["outcome"] == "learned")]
         frames.append(rows[["run_id", "clip_mode", "clip", "lr", "seed", "value"]])
     if not frames:
