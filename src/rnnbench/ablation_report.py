@@ -303,11 +303,11 @@ OPTIMIZER_NAMES = {"sgd": "SGD", "adam": "Adam"}
 
 
 def _lr_text(lr: float, table: pd.DataFrame) -> str:
-    """ "rate 0.5", or "SGD at rate 0.5" where the table's studies train with more than one optimiser."""
+    """ "rate 0.5", or "rate 0.5 (SGD)" where the table's studies train with more than one optimiser."""
     if table["optimizer"].nunique() < 2:
         return f"rate {lr:g}"
     optimizer = table.loc[table["lr"] == lr, "optimizer"].iloc[0]
-    return f"{OPTIMIZER_NAMES.get(optimizer, optimizer)} at rate {lr:g}"
+    return f"rate {lr:g} ({OPTIMIZER_NAMES.get(optimizer, optimizer)})"
 
 
 def _learned_cell(learned: int, runs: int) -> str:
