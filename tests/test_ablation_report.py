@@ -4,6 +4,7 @@ import hashlib
 import json
 import math
 import re
+import shutil
 
 import pandas as pd
 import pytest
@@ -53,14 +54,28 @@ def window_results(tmp_path):
     ff = write_study(
         tmp_path,
         "window_agreement",
-        {"family": "ff", "corpus": "agreement", "metric": "agreement_accuracy", "vary": ["context"], "fixed": {}},
+        {
+            "family": "ff",
+            "corpus": "agreement",
+            "metric": "agreement_accuracy",
+            "vary": ["context"],
+            "fixed": {},
+            "roles": ["window"],
+        },
         [("f2", {"context": 2, "seed": 1})],
         {"f2": {"parameters": 34_521, "agreement_accuracy": 0.7}},
     )
     rnn = write_study(
         tmp_path,
         "recurrence_agreement",
-        {"family": "rnn", "corpus": "agreement", "metric": "agreement_accuracy", "vary": ["hidden"], "fixed": {}},
+        {
+            "family": "rnn",
+            "corpus": "agreement",
+            "metric": "agreement_accuracy",
+            "vary": ["hidden"],
+            "fixed": {},
+            "roles": ["recurrence"],
+        },
         [("r60", {"hidden": 60, "seed": 1}), ("r115", {"hidden": 115, "seed": 1})],
         {"r60": {"parameters": 34_689}, "r115": {"parameters": 63_344}},
     )
@@ -310,6 +325,7 @@ def truncation_results(tmp_path):
         "metric": "test_ppl",
         "vary": ["bptt"],
         "fixed": {"train_tokens": 465000},
+        "roles": ["truncation_cost"],
     }
     write_study(tmp_path, "truncation_ptb", about, runs, metrics, {"t5-3": "did not learn"})
     (tmp_path / "tables").mkdir()
@@ -469,3 +485,12 @@ def test_the_cost_of_clipping_is_judged_by_the_findings_rule_on_the_seeds(tmp_pa
     assert "at 0.25 (440, +27.5% [+26.9%, +28.2%]) it is measurably worse" in cost
     assert "norm clipping at 1 (346, +0.145% [−0.512%, +0.802%]) makes no measurable difference" in cost
     assert "at 5 it never clipped a step" in cost
+
+
+def test_sections_find_their_studies_by_role_not_by_name(window_results, tmp_path):
+    assert ab.window_studies(window_results) == ("window_agreement", "recurrence_agreement")
+    renamed = tmp_path / "renamed"
+    shutil.copytree(window_results / "studies" / "window_agreement", renamed / "studies" / "windows_of_any_name")
+    assert ab.window_studies(renamed) == ("windows_of_any_name", None)  # no recurrence: no window section
+    assert ab.window_section(renamed) == ""
+    assert ab.truncation_studies(renamed) == {"cost": None, "reach": None, "cuts": None}

@@ -55,8 +55,6 @@ CLIP_METRICS = (
 
 
 # The studies each ablation section reads (clipping: one set per corpus).
-TRUNCATION_STUDIES = ("truncation_ptb", "truncation_agreement", "truncation_sentence_agreement")
-WINDOW_STUDIES = ("window_agreement", "recurrence_agreement")
 
 
 def have(*studies: str, results: str | Path | None = None) -> bool:
@@ -68,14 +66,41 @@ def have(*studies: str, results: str | Path | None = None) -> bool:
 CLIPPING_ROLE = "clipping"
 
 
-def clipping_studies(corpus: str, results: str | Path | None = None) -> list[str]:
-    """The studies of ``corpus`` with the clipping role that have results here, in the configuration's order,
-    whatever they are named."""
+def studies_with_role(role: str, results: str | Path | None = None, corpus: str | None = None) -> list[str]:
+    """The studies with results here that carry ``role`` (study.json's roles, from the config), on ``corpus``
+    if given, whatever they are named."""
     return [
         s
         for s in study_names(results)
-        if CLIPPING_ROLE in study_about(s, results).get("roles", []) and study_about(s, results)["corpus"] == corpus
+        if role in study_about(s, results).get("roles", [])
+        and (corpus is None or study_about(s, results)["corpus"] == corpus)
     ]
+
+
+def clipping_studies(corpus: str, results: str | Path | None = None) -> list[str]:
+    """The studies of ``corpus`` with the clipping role that have results here."""
+    return studies_with_role(CLIPPING_ROLE, results, corpus)
+
+
+def _first(studies: list[str]) -> str | None:
+    return studies[0] if studies else None
+
+
+def truncation_studies(results: str | Path | None = None) -> dict[str, str | None]:
+    """The truncation section's studies, found by role: "cost" (truncation_cost: perplexity, speed and memory
+    against k), "reach" (truncation_reach: agreement accuracy within and beyond k), and "cuts" (a study with a
+    cuts table: the gradient cut within sentences)."""
+    cuts = [s for s in study_names(results) if Path(paths.study_extra_table(_root(results), s, "cuts")).is_file()]
+    return {
+        "cost": _first(studies_with_role("truncation_cost", results)),
+        "reach": _first(studies_with_role("truncation_reach", results)),
+        "cuts": _first(cuts),
+    }
+
+
+def window_studies(results: str | Path | None = None) -> tuple[str | None, str | None]:
+    """The windows (role window) and the recurrences sized to match them (role recurrence)."""
+    return _first(studies_with_role("window", results)), _first(studies_with_role("recurrence", results))
 
 
 def seed_outcomes(studies: list[str], results: str | Path | None = None) -> pd.DataFrame:
@@ -577,12 +602,14 @@ def truncation_section(results: str | Path | None = None, staging: str | Path = 
     """Truncation on PTB (perplexity, speed, memory) and on the agreement corpus (accuracy per distance), over
     the seeds that learned; the best and worst truncation length chosen on validation."""
     lines = []
-    if have("truncation_ptb", results=results):
-        cost = truncation_cost("truncation_ptb", results)
-        metric = study_about("truncation_ptb", results)["metric"]
+    found = truncation_studies(results)
+    if found["cost"]:
+        ptb = found["cost"]
+        cost = truncation_cost(ptb, results)
+        metric = study_about(ptb, results)["metric"]
         name = METRIC_LABELS.get(metric, metric)
         ok = cost[cost["seeds_learned"] > 0].dropna(subset=[f"{metric}_mean"]).set_index("bptt", drop=False)
-        fixed_settings = study_about("truncation_ptb", results).get("fixed", {})
+        fixed_settings = study_about(ptb, results).get("fixed", {})
         tokens = fixed_settings.get("train_tokens")
         read = f"the same first {integer(tokens)} training tokens" if tokens else "the whole training split"
         held = f"Every length trains on {read}, in the same order, so what is held equal is the tokens, not the updates"
@@ -660,12 +687,14 @@ def truncation_section(results: str | Path | None = None, staging: str | Path = 
             f": Truncation on PTB: seeds that learned (rnnbench.outcome), and over them {name} (mean, range), "
             "training tokens per second (metrics.json), and the training job's wall time, CPU time and peak memory "
             "(means; the jobs shared the machine, so wall time is inflated by the others); a length none of whose "
-            "seeds learned has no mean. From studies/truncation_ptb/summary.csv and tables/benchmarks.csv, rules "
+            f"seeds learned has no mean. From studies/{ptb}/summary.csv and tables/benchmarks.csv, rules "
             "study_summary and benchmark_table. {#tbl-truncation-ptb}",
             "",
         ]
-    if have("truncation_agreement", results=results):
-        rows = reach("truncation_agreement", "bptt", results)
+    if found["reach"]:
+        agreement = found["reach"]
+        slug = label_slug(agreement)
+        rows = reach(agreement, "bptt", results)
 
         def label(k):
             return "full-sentence BPTT" if k == 0 else f"k = {k}"
@@ -693,13 +722,11 @@ def truncation_section(results: str | Path | None = None, staging: str | Path = 
                 f"The drop from within to beyond is {fixed(gaps.min(), 3)} to {fixed(gaps.max(), 3)} across the truncated "
                 f"runs that learned{'; beyond k the accuracy stays above chance (0.5), so some of the dependency is learned through what earlier segments taught the weights' if (beyond['beyond_accuracy'] > LEARNED).any() else '; beyond k the accuracy is at chance (0.5): across a boundary the dependency is not learned'}."
             )
-        lines.append(
-            "@fig-truncation-agreement-distance-heatmap and @fig-truncation-agreement-distance-curves show every distance."
-        )
+        lines.append(f"@fig-{slug}-distance-heatmap and @fig-{slug}-distance-curves show every distance.")
         lines.append("")
-        lines += _distance_figures("truncation_agreement", "truncation length k (0: full sentence)", results, staging)
-    if have("truncation_sentence_agreement", results=results):
-        lines += _sentence_cut_lines("truncation_sentence_agreement", results, staging)
+        lines += _distance_figures(agreement, "truncation length k (0: full sentence)", results, staging)
+    if found["cuts"]:
+        lines += _sentence_cut_lines(found["cuts"], results, staging)
     return Markdown("\n".join(lines))
 
 
@@ -757,9 +784,10 @@ def _sentence_cut_lines(study: str, results, staging) -> list[str]:
 def window_section(results: str | Path | None = None, staging: str | Path = STAGING_DIR) -> Markdown:
     """Feed-forward windows against Elman RNNs of matched size, accuracy within and beyond each window, over
     the seeds that learned; a claim only where both sides of a pair have such seeds."""
-    if not have(*WINDOW_STUDIES, results=results):
+    windows, recurrences = window_studies(results)
+    if not (windows and recurrences):
         return Markdown("")
-    pairs = window_against_recurrence(*WINDOW_STUDIES, results)
+    pairs = window_against_recurrence(windows, recurrences, results)
     lines = ["### Window against recurrence {#sec-window-recurrence}", ""]
     failing = pairs[pairs["beyond"]]
     if len(failing):
@@ -787,13 +815,13 @@ def window_section(results: str | Path | None = None, staging: str | Path = STAG
                 f"No recurrence reached {LEARNED} even within the windows' widths: at this scale the comparison "
                 "says nothing about the claim."
             )
-        options = study_about("window_agreement", results).get("fixed", {}).get("corpus_options", {})
+        options = study_about(windows, results).get("fixed", {}).get("corpus_options", {})
         attractors = options.get("attractor_prob")
         if attractors is not None and attractors < 0.5:
             lines.append(
                 f"A window is not blind beyond its width: the nouns between head and verb that it does see have the "
                 f"head's number with probability {fixed(1 - attractors, 2)} (corpus option attractor_prob = "
-                f"{fixed(attractors, 2)} in `window_agreement`), so its best guess there is the nearest noun's number, not a coin."
+                f"{fixed(attractors, 2)} in `{windows}`), so its best guess there is the nearest noun's number, not a coin."
             )
         judged = failing.dropna(subset=["ff_beyond", "nearest_noun_beyond"])
         if len(judged):
@@ -815,11 +843,11 @@ def window_section(results: str | Path | None = None, staging: str | Path = STAG
                 f"sides; the recurrence beats the window beyond its width in "
                 f"{integer(int((compared['rnn_beyond'] > compared['ff_beyond']).sum()))} of them."
             )
+    ws, rs = label_slug(windows), label_slug(recurrences)
     lines.append(
         "@tbl-window-recurrence states both parameter counts of each pair. "
-        "@fig-window-agreement-distance-heatmap and @fig-window-agreement-distance-curves show the windows per "
-        "distance, @fig-recurrence-agreement-distance-heatmap and @fig-recurrence-agreement-distance-curves the "
-        "recurrences."
+        f"@fig-{ws}-distance-heatmap and @fig-{ws}-distance-curves show the windows per "
+        f"distance, @fig-{rs}-distance-heatmap and @fig-{rs}-distance-curves the recurrences."
     )
     lines.append("")
     shown = pd.DataFrame(
@@ -844,10 +872,10 @@ def window_section(results: str | Path | None = None, staging: str | Path = STAG
         "metrics.json; ratio = RNN / window), how many seeds of each learned (rnnbench.outcome), and both models' "
         "agreement accuracy on the distances within the window's width and beyond it (probe-weighted means of the "
         "means over the seeds that learned; – where no distance lies beyond or no seed learned). From "
-        "studies/window_agreement/distance.csv and studies/recurrence_agreement/distance.csv, rule study_extra_table. "
+        f"studies/{windows}/distance.csv and studies/{recurrences}/distance.csv, rule study_extra_table. "
         "{#tbl-window-recurrence}",
         "",
     ]
-    lines += _distance_figures("window_agreement", "window n-1", results, staging)
-    lines += _distance_figures("recurrence_agreement", "hidden size H", results, staging)
+    lines += _distance_figures(windows, "window n-1", results, staging)
+    lines += _distance_figures(recurrences, "hidden size H", results, staging)
     return Markdown("\n".join(lines))
