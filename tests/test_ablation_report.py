@@ -494,3 +494,13 @@ def test_sections_find_their_studies_by_role_not_by_name(window_results, tmp_pat
     assert ab.window_studies(renamed) == ("windows_of_any_name", None)  # no recurrence: no window section
     assert ab.window_section(renamed) == ""
     assert ab.truncation_studies(renamed) == {"cost": None, "reach": None, "cuts": None}
+
+
+def test_a_truncation_study_capped_in_updates_claims_neither_tokens_nor_updates_equal(truncation_results, tmp_path):
+    record = truncation_results / "studies" / "truncation_ptb" / "study.json"
+    about = json.loads(record.read_text())
+    about["fixed"]["max_steps_per_epoch"] = 30
+    record.write_text(json.dumps(about))
+    text = ab.truncation_section(truncation_results, staging=tmp_path / "staged")
+    assert "but at most 30 updates an epoch, so neither the tokens nor the updates are held equal" in text
+    assert "what is held equal is the tokens" not in text

@@ -612,9 +612,15 @@ def truncation_section(results: str | Path | None = None, staging: str | Path = 
         fixed_settings = study_about(ptb, results).get("fixed", {})
         tokens = fixed_settings.get("train_tokens")
         read = f"the same first {integer(tokens)} training tokens" if tokens else "the whole training split"
-        held = f"Every length trains on {read}, in the same order, so what is held equal is the tokens, not the updates"
+        cap = fixed_settings.get("max_steps_per_epoch")
+        held = (
+            f"Every length reads {read}, but at most {integer(cap)} updates an epoch, so neither the tokens nor the "
+            "updates are held equal"
+            if cap
+            else f"Every length trains on {read}, in the same order, so what is held equal is the tokens, not the updates"
+        )
         steps = cost.dropna(subset=["steps_mean"]) if "steps_mean" in cost else cost.iloc[0:0]
-        if len(steps) > 1:
+        if len(steps) > 1 and not cap:
             few, many = steps.sort_values("bptt").iloc[-1], steps.sort_values("bptt").iloc[0]
             held += (
                 f": {integer(many['steps_mean'])} of them at bptt = {int(many['bptt'])}, "
