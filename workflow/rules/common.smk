@@ -20,6 +20,17 @@ REPORT = paths.report_book(RESULTS_DIR)  # the book of these results, under <res
 # param whose value changes reruns the job: null has always been the data folder's.
 CACHE_DIR = CFG.cache_dir
 DATA_DIR = CFG.data_dir  # None: the loader falls back to $RNNBENCH_DATA, then downloads
+# At most one training run per core of this machine, whatever --cores says. Snakemake starts jobs until their
+# threads fill --cores, so `--cores 8` on 2 cores would train eight one-thread runs at once, time-sliced, each
+# evicting the others' working sets (output layer, gradients, Adam's moments) from the cache. Measured with four
+# PTB runs (rnnbench train --model rnn --corpus ptb --train-tokens 100000 --eval-tokens 20000 --hidden 200
+# --embed-dim 200 --max-epochs 1): all four at once on 2 cores, 34 s and 15.7-16.1 CPU-s each; two at a time,
+# 28 s for the four and 12.3-13.5 CPU-s each. A slot is a resource, not more threads per job: the job's
+# threads reach torch, and a changed job script would retrain every run. `--resources training_slots=N`
+# overrides it; on a cluster every job has its own node share, so there is no limit there.
+TRAINING_SLOTS = max(1, (os.cpu_count() or 1) // CFG.threads)
+if workflow.local_exec and "training_slots" not in workflow.global_resources:
+    workflow.register_resource("training_slots", TRAINING_SLOTS)
 # CONFIG_FILES (the Snakefile): the config files in the order they were merged, for provenance.
 
 

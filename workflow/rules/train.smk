@@ -22,6 +22,8 @@ rule train:
     # torch's intra-op threads; Snakemake exports OMP/MKL_NUM_THREADS to the same number.
     threads: CFG.threads
     resources:
+        # One of the machine's training slots (TRAINING_SLOTS, common.smk): at most one run per core.
+        training_slots=1,
         # Sized for config/paper.yaml on a cluster (a paper-scale run takes up to 12 h); a local run is
         # limited by these only when started with --resources. Memory: the default runs peak at 430-470 MB
         # (max_rss in tables/benchmarks.csv); 4 GB leaves room for paper-scale models while letting a node
