@@ -396,12 +396,17 @@ def comparison_tables(
         "matched_time": (cmp.matched_cost(crossover, "train_seconds"), "rnnbench.comparison.matched_cost"),
         "learning_curves": (cmp.learning_curves(ours, epochs), "rnnbench.comparison.learning_curves"),
     }
+    tables["ranking_by_epoch"] = (
+        cmp.ranking_by_epoch(tables["learning_curves"][0], crossover),
+        "rnnbench.comparison.ranking_by_epoch",
+    )
     run_files = [f(results, run_id) for run_id in runs for f in (paths.run_config, paths.run_metrics)]
     reference_inputs = reference_files(reference_dir) if reference_dir else []
     inputs = {
         "comparison": [str(published_path()), *run_files, *corpus_stats_files, *benchmark_files, *reference_inputs],
         "crossover": [*run_files, *benchmark_files, *reference_inputs],
         "learning_curves": [*(paths.run_epochs(results, run_id) for run_id in runs), *reference_inputs],
+        "ranking_by_epoch": [outs["learning_curves"], outs["crossover"]],
     }
     for name, (frame, producer) in tables.items():
         write_csv(outs[name], frame)

@@ -226,7 +226,14 @@ def baseline_outputs(results: str) -> list[str]:
 
 
 # The comparison with the published rows (rule comparison): its tables, then the figure drawn from `crossover`.
-COMPARISON_TABLES = ("comparison", "crossover", "matched_parameters", "matched_time", "learning_curves")
+COMPARISON_TABLES = (
+    "comparison",
+    "crossover",
+    "matched_parameters",
+    "matched_time",
+    "learning_curves",
+    "ranking_by_epoch",
+)
 CROSSOVER_FIGURE = "crossover"
 LEARNING_CURVES_FIGURE = "learning_curves"
 

@@ -15,7 +15,8 @@ REFERENCE_DIR = (
 rule comparison:
     """Published rows and ours side by side (sources, splits, status, ratio to the reference row);
     test perplexity against parameter count with the analytic crossover; the RNN against each
-    feed-forward run at matched parameter count and at matched training time; every run's learning curve.
+    feed-forward run at matched parameter count and at matched training time; every run's learning curve, and
+    the families' ranking after each epoch.
     The reference runs stand beside them, each checked against the config files it names."""
     input:
         configs=[paths.run_config(RESULTS_DIR, run_id) for run_id in COMPARISON_RUNS],
@@ -56,11 +57,18 @@ rule comparison:
             category="Against the published numbers",
             labels={"table": "learning_curves"},
         ),
+        ranking_by_epoch=report(
+            paths.table(RESULTS_DIR, "ranking_by_epoch"),
+            caption="../report/ranking_by_epoch_table.rst",
+            category="Against the published numbers",
+            labels={"table": "ranking_by_epoch"},
+        ),
         provenance_comparison=paths.provenance(paths.table(RESULTS_DIR, "comparison")),
         provenance_crossover=paths.provenance(paths.table(RESULTS_DIR, "crossover")),
         provenance_matched_parameters=paths.provenance(paths.table(RESULTS_DIR, "matched_parameters")),
         provenance_matched_time=paths.provenance(paths.table(RESULTS_DIR, "matched_time")),
         provenance_learning_curves=paths.provenance(paths.table(RESULTS_DIR, "learning_curves")),
+        provenance_ranking_by_epoch=paths.provenance(paths.table(RESULTS_DIR, "ranking_by_epoch")),
     log:
         paths.log(RESULTS_DIR, "comparison", "comparison"),
     localrule: True
