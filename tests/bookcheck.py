@@ -181,7 +181,7 @@ class CellOutput:
     cell: Cell
     stdout: str
     value: Any
-    figures: int  # matplotlib figures open after the cell
+    figures: int  # matplotlib figures the cell drew (open after it, not before)
 
     def markdown(self) -> str:
         """What Quarto puts in the page: asis stdout verbatim, and a value's markdown representation."""
@@ -241,17 +241,27 @@ def _run_cell(cell: Cell, namespace: dict[str, Any], filename: str) -> CellOutpu
     tree = ast.parse(cell.code, filename=filename)
     last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
     stdout = io.StringIO()
+    # Figures the cell draws, not those another test left open in this process (pyplot's list is global).
+    before = set(_open_figures())
     with contextlib.redirect_stdout(stdout), warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=".*non-interactive.*")  # plt.show() outside Jupyter
         exec(compile(tree, filename, "exec"), namespace)
         value = eval(compile(ast.Expression(last.value), filename, "eval"), namespace) if last else None
-    figures = 0
-    if "matplotlib.pyplot" in sys.modules:
+    drawn = [number for number in _open_figures() if number not in before]
+    if drawn:
         import matplotlib.pyplot as plt
 
-        figures = len(plt.get_fignums())
-        plt.close("all")
-    return CellOutput(cell, stdout.getvalue(), value, figures)
+        for number in drawn:
+            plt.close(number)
+    return CellOutput(cell, stdout.getvalue(), value, len(drawn))
+
+
+def _open_figures() -> list[int]:
+    if "matplotlib.pyplot" not in sys.modules:  # never imported: nothing drawn, and no import for nothing
+        return []
+    import matplotlib.pyplot as plt
+
+    return plt.get_fignums()
 
 
 def run_chapter(chapter: Chapter | str | Path, *, cwd: str | Path | None = None) -> ChapterRun:
