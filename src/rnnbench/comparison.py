@@ -597,16 +597,14 @@ def ranking_by_epoch(curves: pd.DataFrame, crossover: pd.DataFrame) -> pd.DataFr
     One row per corpus, scale and epoch up to the last any run trained (the same epoch is the same training
     tokens, every run reading its whole split). A run stands for the model it would keep if stopped there, the
     best by validation so far, and a run that has stopped (converged, or at its epoch cap) keeps its last one
-    in the epochs after: so the last row compares the models the runs ended with. ``matched`` feed-forward runs with an Elman perplexity at
-    their parameter count (matched_cost's interpolation, on validation perplexity at that epoch), of which
-    the RNN beats ``rnn_leads``; and the best run of each family at that epoch, its parameters and
+    in the epochs after: so the last row compares the models the runs ended with. ``matched`` feed-forward
+    runs with an Elman perplexity at their parameter count (matched_cost's interpolation, on validation
+    perplexity at that epoch), of which the RNN beats ``rnn_leads``; and the best run of each family at that epoch, its parameters and
     perplexity, ``leader`` the family of the lower. Runs that diverged or did not learn are left out, as
     they are by matched_cost. ``curves``: learning_curves' table; ``crossover``: crossover_table's (the
     runs, parameter counts and statuses).
     """
-    runs = crossover[crossover["status"].isin(MEASURED)][
-        ["corpus", "scale", "family", "run_id", "context", "hidden", "parameters", "status"]
-    ]
+    runs = crossover[crossover["status"].isin(MEASURED)][list(_RUN_FIELDS)]
     at_epoch = _kept_model_by_epoch(curves[["run_id", "epoch", "valid_ppl"]].merge(runs, on="run_id"))
     rows = []
     for (corpus, scale, epoch), group in at_epoch.groupby(["corpus", "scale", "epoch"], sort=False):
@@ -648,15 +646,15 @@ def _kept_model_by_epoch(at_epoch: pd.DataFrame) -> pd.DataFrame:
         best = run.set_index("epoch")["valid_ppl"].cummin().reindex(epochs).ffill()
         first = run.iloc[0]
         frames.append(
-            pd.DataFrame({"epoch": epochs, "valid_ppl": best.to_numpy()}).assign(
-                **{
-                    c: first[c]
-                    for c in ("run_id", "corpus", "scale", "family", "context", "hidden", "parameters", "status")
-                }
-            )
+            pd.DataFrame({"epoch": epochs, "valid_ppl": best.to_numpy()}).assign(**{c: first[c] for c in _RUN_FIELDS})
         )
-    columns = ["run_id", "epoch", "valid_ppl", "corpus", "scale", "family", "context", "hidden", "parameters", "status"]
-    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=columns)
+    return (
+        pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["epoch", "valid_ppl", *_RUN_FIELDS])
+    )
+
+
+# What a run carries into every epoch row of _kept_model_by_epoch.
+_RUN_FIELDS = ("run_id", "corpus", "scale", "family", "context", "hidden", "parameters", "status")
 
 
 def ranking_settled(ranking: pd.DataFrame) -> pd.DataFrame:
