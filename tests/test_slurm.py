@@ -149,3 +149,31 @@ def test_the_smoke_config_runs_through_slurm_with_the_tables_of_a_local_run(tmp_
         f"\nsmoke config, {len(SLURM_TARGETS)} targets: {jobs_run(slurm_output)} jobs in {slurm_seconds:.0f} s through SLURM "
         f"({len(job_ids)} cluster jobs, ids {', '.join(job_ids)}); {local_note}"
     )
+
+
+RUN_CONF = Path("/run/slurm/conf")
+
+
+@pytest.mark.skipif(RUN_CONF.exists() or RUN_CONF.is_symlink(), reason=f"{RUN_CONF} is in use on this machine")
+def test_a_link_left_by_a_killed_cluster_does_not_stop_the_next_one():
+    # A cluster killed before its stop (a test run ended by a timeout) leaves RUN_CONF linked to its folder,
+    # whose daemons are gone: the next start removes the link and says so, instead of refusing to start.
+    killed = Path(tempfile.mkdtemp(prefix="rnnbench-slurm-killed-"))
+    state = Path(tempfile.mkdtemp(prefix="rnnbench-slurm-"))
+    env = {**os.environ, "LOCAL_SLURM_DIR": str(state)}
+    RUN_CONF.parent.mkdir(parents=True, exist_ok=True)
+    RUN_CONF.symlink_to(killed / "conf")
+    try:
+        started = subprocess.run(
+            [str(LOCAL_SLURM), "start"], env=env, capture_output=True, text=True, timeout=120, check=False
+        )
+        assert started.returncode == 0, started.stdout + started.stderr
+        assert "stale link" in started.stderr
+        assert os.readlink(RUN_CONF) == str(state / "conf")
+    finally:
+        subprocess.run([str(LOCAL_SLURM), "stop"], env=env, capture_output=True, text=True, timeout=120, check=False)
+        if RUN_CONF.is_symlink() and os.readlink(RUN_CONF) == str(killed / "conf"):
+            RUN_CONF.unlink()
+        shutil.rmtree(killed, ignore_errors=True)
+        shutil.rmtree(state, ignore_errors=True)
+    assert not RUN_CONF.is_symlink()

@@ -33,10 +33,11 @@ pid_file() {
   esac
 }
 
-# The pid in the daemon's pid file, if that process is alive and is that daemon (a pid can be reused).
+# The pid in the daemon's pid file, if that process is alive and is that daemon (a pid can be reused). The pid
+# file is looked for in the folder given second, else in this cluster's.
 running_pid() {
   local file pid
-  file="$(pid_file "$1")"
+  file="$(DIR="${2:-$DIR}" pid_file "$1")"
   [ -s "$file" ] || return 1
   pid="$(tr -dc '0-9' < "$file")"
   [ -n "$pid" ] && [ -r "/proc/$pid/comm" ] || return 1
@@ -56,7 +57,23 @@ check_requirements() {
   [ "$(id -u)" -eq 0 ] || die "run as root: slurmd starts each job as the user who submitted it"
   [ ! -e /etc/slurm/slurm.conf ] || die "/etc/slurm/slurm.conf exists: this machine already belongs to a
     cluster, whose config every SLURM command would read instead of this one's"
-  if [ -e "$RUN_CONF" ] && [ "$(readlink "$RUN_CONF")" != "$DIR/conf" ]; then
+  local linked daemon pid
+  if [ -L "$RUN_CONF" ]; then
+    linked="$(readlink "$RUN_CONF")"
+    if [ "$linked" != "$DIR/conf" ]; then
+      # Another local cluster's link. Its daemons alive: it is in use. Gone (it was killed before its stop,
+      # which is what removes the link): the link is stale and would only send SLURM's commands to a config
+      # that no daemon reads.
+      for daemon in "${DAEMONS[@]}"; do
+        if pid="$(running_pid "$daemon" "$(dirname "$linked")")"; then
+          die "$RUN_CONF links to another local cluster, $(dirname "$linked"), whose $daemon runs (pid $pid); stop it first:
+    LOCAL_SLURM_DIR=$(dirname "$linked") $0 stop"
+        fi
+      done
+      echo "local-slurm: removing $RUN_CONF, a stale link to $linked left by a local cluster whose daemons are gone" >&2
+      rm -f "$RUN_CONF"
+    fi
+  elif [ -e "$RUN_CONF" ]; then
     die "$RUN_CONF exists: a slurmd in configless mode runs here; stop it first"
   fi
 }
