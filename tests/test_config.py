@@ -376,6 +376,13 @@ def test_segments_sentence_is_a_new_run_except_at_bptt_0():
     assert RunConfig.from_settings({**full, "segments": "sentence"}).run_id == "rnn-agreement-b3c7674757"
 
 
+def test_weight_decay_enters_the_run_id_only_when_it_decays():
+    for settings, run_id in IDS_BEFORE_SEGMENTS:
+        assert RunConfig.from_settings({**settings, "weight_decay": 0}).run_id == run_id
+        decayed = RunConfig.from_settings({**settings, "weight_decay": 1e-4})
+        assert decayed.run_id != run_id and decayed.settings()["weight_decay"] == 1e-4
+
+
 def test_added_settings_are_left_out_at_the_schema_default():
     # the value a setting is left out at is what every run did before it existed: today's default
     assert {key: run_defaults()[key] for key in ADDED_AFTER_IDS} == ADDED_AFTER_IDS

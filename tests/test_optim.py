@@ -65,6 +65,38 @@ def test_adam_is_torch_default_adam_to_float_rounding():
         torch.testing.assert_close(p, q, rtol=1e-6, atol=1e-7)
 
 
+def test_sgd_weight_decay_shrinks_the_weights_but_not_the_biases_by_hand():
+    # w = 2, g = 0.5, lr = 0.1, decay 0.5: w <- 2 (1 - 0.1 * 0.5) - 0.1 * 0.5 = 1.9 - 0.05 = 1.85, the step of
+    # the loss + (0.5 / 2) w^2 (its gradient 0.5 + 0.5 * 2 = 1.5 times lr 0.1 is 0.15 off 2). The bias takes the
+    # plain step: 2 - 0.05 = 1.95.
+    weight, bias = torch.nn.Parameter(torch.full((2, 2), 2.0)), torch.nn.Parameter(torch.full((2,), 2.0))
+    weight.grad, bias.grad = torch.full((2, 2), 0.5), torch.full((2,), 0.5)
+    SGD([weight, bias], lr=0.1, weight_decay=0.5).step()
+    torch.testing.assert_close(weight.detach(), torch.full((2, 2), 1.85))
+    torch.testing.assert_close(bias.detach(), torch.full((2,), 1.95))
+
+
+def test_adam_weight_decay_is_torch_adamw_on_the_weights_alone():
+    ours_params = parameters()
+    their_params = copies(ours_params)
+    weight, bias = their_params
+    theirs = torch.optim.AdamW(
+        [{"params": [weight], "weight_decay": 0.1}, {"params": [bias], "weight_decay": 0.0}], lr=0.01, fused=True
+    )
+    take_steps([(Adam(ours_params, lr=0.01, weight_decay=0.1), ours_params), (theirs, their_params)], steps=6)
+    for p, q in zip(ours_params, their_params, strict=True):
+        torch.testing.assert_close(p, q, rtol=1e-6, atol=1e-7)
+    # and the decay did something: without it the weights end elsewhere
+    plain = copies(parameters())
+    take_steps([(Adam(plain, lr=0.01), plain)], steps=6)
+    assert not torch.allclose(plain[0], ours_params[0]) and torch.equal(plain[1], ours_params[1])
+
+
+def test_a_negative_weight_decay_is_refused():
+    with pytest.raises(ValueError, match="weight_decay must be 0 or more, got -0.1"):
+        SGD(parameters(), lr=0.1, weight_decay=-0.1)
+
+
 def sparse_rows(rows, values, shape=(4, 2)):
     return torch.sparse_coo_tensor(torch.tensor([rows]), torch.tensor(values), shape)
 

@@ -70,7 +70,7 @@ NON_SEMANTIC_SETTINGS = ("threads",)
 # Settings added after run ids existed, each with the value every run had before it (what the code did then): at
 # that value a setting is left out of `RunConfig.settings`, and so of the run id, so that no earlier run changes
 # id; any other value enters it and makes a new run.
-ADDED_AFTER_IDS = {"segments": "stream"}
+ADDED_AFTER_IDS = {"segments": "stream", "weight_decay": 0.0}
 
 
 @dataclass(frozen=True)
@@ -98,6 +98,7 @@ class RunConfig:
     clip: float
     optimizer: str
     lr: float
+    weight_decay: float
     schedule: str
     min_improvement: float
     max_epochs: int

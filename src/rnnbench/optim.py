@@ -12,6 +12,10 @@ step by step):
         over each parameter, where torch's default CPU Adam makes several with temporaries: about a quarter
         of an adaptive-softmax PTB step at one thread against 6% (benchmarks/profile_train_run.py --optimizer
         adam).
+Weight decay, when a run sets it, is decoupled (torch.optim.AdamW's): before the update above, every weight
+matrix and embedding table the step updates (not the biases) is multiplied by 1 - lr * weight_decay. With SGD
+that is exactly the gradient step of an L2 penalty (weight_decay / 2) ||w||^2 on those parameters, Bengio et
+al. (2003)'s regulariser, which spared the biases too.
 Both keep torch.optim's interface as far as the loop uses it (param_groups[0]["lr"], zero_grad, step,
 state_dict, load_state_dict) and its state_dict layout, so a checkpoint written by torch.optim resumes here.
 aten::_fused_adam_ is an operator of torch's internals, not of its documented API: torch is pinned
@@ -37,10 +41,13 @@ import torch
 class Optimizer:
     """One group of parameters and its learning rate, set between epochs through param_groups."""
 
-    def __init__(self, params: Iterable[torch.nn.Parameter], lr: float):
+    def __init__(self, params: Iterable[torch.nn.Parameter], lr: float, weight_decay: float = 0.0):
         self.params = list(params)
         if not self.params:
             raise ValueError("the optimiser got no parameters to update")
+        if weight_decay < 0:
+            raise ValueError(f"weight_decay must be 0 or more, got {weight_decay}")
+        self.weight_decay = float(weight_decay)
         self.param_groups = [{"params": self.params, "lr": float(lr)}]
         self.state: dict[int, dict[str, torch.Tensor]] = {}  # per parameter index, as torch.optim keys it
 
@@ -58,6 +65,13 @@ class Optimizer:
     def _with_grad(self) -> list[tuple[int, torch.nn.Parameter]]:
         # A parameter the loss did not reach has no gradient and is left as it is, as torch.optim leaves it.
         return [(i, p) for i, p in enumerate(self.params) if p.grad is not None]
+
+    def _decay(self, indexed: list[tuple[int, torch.nn.Parameter]]) -> None:
+        """w <- w (1 - lr weight_decay) for the weight matrices and embeddings about to be updated: a bias (one
+        dimension) is a threshold, not a weight, and shrinking it toward zero regularises nothing."""
+        weights = [p for _, p in indexed if p.ndim >= 2]
+        if self.weight_decay and weights:
+            torch._foreach_mul_(weights, 1.0 - self.lr * self.weight_decay)
 
     def state_dict(self) -> dict[str, Any]:
         return {"state": self.state, "param_groups": [{"lr": self.lr, "params": list(range(len(self.params)))}]}
@@ -81,15 +95,25 @@ class SGD(Optimizer):
 
     @torch.no_grad()
     def step(self) -> None:
-        for _, p in self._with_grad():
+        indexed = self._with_grad()
+        self._decay(indexed)
+        for _, p in indexed:
             p.add_(p.grad, alpha=-self.lr)
 
 
 class Adam(Optimizer):
-    """Adam (Kingma & Ba 2015) with bias correction, no weight decay, torch's defaults for betas and eps."""
+    """Adam (Kingma & Ba 2015) with bias correction and torch's defaults for betas and eps; AdamW with a weight
+    decay."""
 
-    def __init__(self, params: Iterable[torch.nn.Parameter], lr: float, betas=(0.9, 0.999), eps: float = 1e-8):
-        super().__init__(params, lr)
+    def __init__(
+        self,
+        params: Iterable[torch.nn.Parameter],
+        lr: float,
+        weight_decay: float = 0.0,
+        betas=(0.9, 0.999),
+        eps: float = 1e-8,
+    ):
+        super().__init__(params, lr, weight_decay)
         self.betas, self.eps = betas, eps
         self._scatters: dict[int, RowScatter] = {}  # per parameter index, for the ones whose gradient is sparse
 
@@ -103,6 +127,7 @@ class Adam(Optimizer):
         for i, p in indexed:
             if i not in self.state:
                 self.state[i] = _fresh_state(p)
+        self._decay(indexed)
         params = [p for _, p in indexed]
         states = [self.state[i] for i, _ in indexed]
         steps = [s["step"] for s in states]

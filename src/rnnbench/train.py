@@ -154,9 +154,8 @@ def make_optimizer(cfg: RunConfig, model: torch.nn.Module) -> optim.Optimizer:
     # torch's update rules without torch.optim's start-up cost: Adam fused; the embedding's gradient as the rows a
     # step used, not the whole table (rnnbench.optim says why each).
     optim.sparse_embedding_gradients(model)
-    if cfg.optimizer == "adam":
-        return optim.Adam(model.parameters(), lr=cfg.lr)
-    return optim.SGD(model.parameters(), lr=cfg.lr)
+    rule = optim.Adam if cfg.optimizer == "adam" else optim.SGD
+    return rule(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
 
 
 def train_run(
