@@ -156,9 +156,12 @@ RUN_CONF = Path("/run/slurm/conf")
 
 @pytest.mark.skipif(RUN_CONF.exists() or RUN_CONF.is_symlink(), reason=f"{RUN_CONF} is in use on this machine")
 def test_a_link_left_by_a_killed_cluster_does_not_stop_the_next_one():
-    # A cluster killed before its stop (a test run ended by a timeout) leaves RUN_CONF linked to its folder,
-    # whose daemons are gone: the next start removes the link and says so, instead of refusing to start.
+    # A cluster killed before its stop (a test run ended by a timeout) leaves RUN_CONF linked to its folder, still
+    # there with its config, whose daemons are gone: the next start removes the link and says so, instead of
+    # refusing to start.
     killed = Path(tempfile.mkdtemp(prefix="rnnbench-slurm-killed-"))
+    (killed / "conf").mkdir()
+    (killed / "conf" / "slurm.conf").write_text("ClusterName=killed\n")
     state = Path(tempfile.mkdtemp(prefix="rnnbench-slurm-"))
     env = {**os.environ, "LOCAL_SLURM_DIR": str(state)}
     RUN_CONF.parent.mkdir(parents=True, exist_ok=True)
