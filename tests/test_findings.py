@@ -389,3 +389,94 @@ def test_the_book_links_each_claim_to_the_sections_its_evidence_has(tmp_path):
     table.to_csv(out, index=False)
     counts = rf.verdict_counts(rf.findings(tmp_path))
     assert sum(counts.values()) == len(CLAIMS) and counts[HOLDS] >= 2  # clip_direction and clip_quality
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Activations
+
+
+ACTIVATION_ABOUT = {"family": "rnn", "corpus": "ptb", "metric": "test_ppl", "vary": ["activation"]}
+
+
+def activation_folder(root, valid, silent, name="activation_ptb", outcome="learned"):
+    """A study of three activations, three seeds each: ``valid`` activation -> validation perplexities per seed,
+    ``silent`` activation -> each seed's share of silent units (units.csv, 100 units)."""
+    runs, units = [], []
+    for act, values in valid.items():
+        for seed, (ppl, share) in enumerate(zip(values, silent[act], strict=True), start=1):
+            run_id = f"{act}-{seed}"
+            metrics = {"valid_ppl": ppl, "test_ppl": ppl * 0.95}
+            runs.append({"run_id": run_id, "seed": seed, "activation": act, "outcome": outcome, "metrics": metrics})
+            units.append(
+                {"run_id": run_id, "activation": act, "seed": seed, "units": 100, "silent_units": round(share * 100)}
+                | {"silent_fraction": share, "positions": 1000, "outcome": outcome, "diverged": False}
+            )
+    write_study(root, name, ACTIVATION_ABOUT, runs)
+    pd.DataFrame(units).to_csv(Path(root) / "studies" / name / "units.csv", index=False)
+    return Roles(studies={"activation_training": (name,)})
+
+
+def test_a_sigmoid_network_measurably_behind_tanh_after_equal_training_holds(tmp_path):
+    # sigmoid (300, 310, 305) against tanh (250, 255, 245): difference 55, each variance 25, se = sqrt(25/3 + 25/3)
+    # = 4.0825 on Welch's 4 degrees of freedom, t = 2.776445: 55 +- 11.335.
+    roles = activation_folder(
+        tmp_path,
+        {"tanh": [250, 255, 245], "sigmoid": [300, 310, 305], "relu": [260, 270, 265]},
+        {"tanh": [0, 0, 0], "sigmoid": [0, 0, 0], "relu": [0.1, 0.12, 0.08]},
+    )
+    finding = judge(claim("zero_centred_faster"), Evidence(tmp_path, roles))
+    assert finding.verdict == HOLDS
+    assert (
+        finding.value
+        == "activation_ptb, sigmoid against tanh: valid_ppl 305 against 250, sigmoid − tanh +55 [+43.7, +66.3]"
+    )
+    # the same spread at equal means is no measurable change, and the claim fails
+    level = activation_folder(
+        tmp_path / "level",
+        {"tanh": [250, 255, 245], "sigmoid": [252, 248, 250], "relu": [260, 270, 265]},
+        {"tanh": [0, 0, 0], "sigmoid": [0, 0, 0], "relu": [0, 0, 0]},
+    )
+    finding = judge(claim("zero_centred_faster"), Evidence(tmp_path / "level", level))
+    assert finding.verdict == FAILS and stats.NO_CHANGE in finding.reason
+
+
+def test_relu_units_that_die_in_training_hold_and_none_dying_fails(tmp_path):
+    # shares (0.10, 0.12, 0.08): mean 0.10, sd 0.02, se 0.011547, t_{0.975, 2} = 4.302653: 10% +- 4.97%.
+    valid = {"tanh": [250, 255, 245], "sigmoid": [300, 310, 305], "relu": [260, 270, 265]}
+    roles = activation_folder(tmp_path, valid, {"tanh": [0] * 3, "sigmoid": [0] * 3, "relu": [0.1, 0.12, 0.08]})
+    finding = judge(claim("relu_dies"), Evidence(tmp_path, roles))
+    assert finding.verdict == HOLDS
+    assert finding.value == "activation_ptb, relu: share of 100 units silent on validation +10% [+5.03%, +15%]"
+    alive = activation_folder(tmp_path / "alive", valid, {"tanh": [0] * 3, "sigmoid": [0] * 3, "relu": [0] * 3})
+    finding = judge(claim("relu_dies"), Evidence(tmp_path / "alive", alive))
+    assert finding.verdict == FAILS and "no unit measurably died" in finding.reason
+
+
+def test_activation_claims_on_runs_that_did_not_learn_are_not_shown(tmp_path):
+    roles = activation_folder(
+        tmp_path,
+        {"tanh": [700, 710, 705], "sigmoid": [720, 730, 725], "relu": [700, 700, 700]},
+        {"tanh": [0] * 3, "sigmoid": [0] * 3, "relu": [0.5] * 3},
+        outcome="did not learn",
+    )
+    for claim_id in ("zero_centred_faster", "relu_dies"):
+        finding = judge(claim(claim_id), Evidence(tmp_path, roles))
+        assert finding.verdict == NOT_SHOWN and "0 of 3 runs learned; needs two" in finding.reason
+
+
+def test_relu_runs_that_all_blow_up_beside_tanh_runs_that_train_hold_the_lessons_no_ceiling(tmp_path):
+    valid = {"tanh": [250, 255, 245], "sigmoid": [300, 310, 305], "relu": [260, 270, 265]}
+    roles = activation_folder(tmp_path, valid, {"tanh": [0] * 3, "sigmoid": [0] * 3, "relu": [0] * 3})
+    summary = Path(tmp_path) / "studies" / "activation_ptb" / "summary.csv"
+    table = pd.read_csv(summary)
+    table.loc[table["activation"] == "relu", "outcome"] = "diverged"
+    table.to_csv(summary, index=False)
+    finding = judge(claim("relu_no_ceiling"), Evidence(tmp_path, roles))
+    assert (
+        finding.verdict == HOLDS
+        and finding.value == "activation_ptb, relu against tanh: diverged: relu 3 of 3, tanh 0 of 3"
+    )
+    # with no ReLU run diverging the lesson's reason is not seen here
+    calm = activation_folder(tmp_path / "calm", valid, {"tanh": [0] * 3, "sigmoid": [0] * 3, "relu": [0] * 3})
+    finding = judge(claim("relu_no_ceiling"), Evidence(tmp_path / "calm", calm))
+    assert finding.verdict == FAILS and "3 relu runs trained" in finding.reason

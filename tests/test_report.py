@@ -259,9 +259,12 @@ def _write_extras(results, config, study_name, points, configs, summary, record,
 
     study = config.studies[study_name]
     sentence_cuts = any(cfg.segments == "sentence" and cfg.bptt > 0 for cfg in configs)
-    for kind in study_extras(study.corpus, list(study.vary), study.metric, sentence_cuts):
+    for kind in study_extras(study.corpus, list(study.vary), study.metric, sentence_cuts, study.family):
         if kind == "cuts":
             _write_cuts(results, config, study_name, points, configs, summary, record, provenance)
+            continue
+        if kind == "units":
+            _write_units(results, config, study_name, points, configs, summary, provenance)
             continue
         run_files = {}
         for i, cfg in enumerate(configs):
@@ -330,6 +333,21 @@ def _write_cuts(results, config, study_name, points, configs, summary, record, p
         jobs.study_extra_figure(
             name, out, record, figures, provenance_file=paths.provenance(figures[0]), provenance=provenance
         )
+
+
+def _write_units(results, config, study_name, points, configs, summary, provenance) -> None:
+    """The units table from hand-made masks (its job reads trained models, which this folder lacks): run i has i
+    silent units of 32."""
+    import numpy as np
+
+    from rnnbench import ablations, units
+    from rnnbench.io import write_csv
+
+    runs = ablations.read_runs(study_record(config, study_name), list(points), summary)
+    silent = {cfg.run_id: (np.arange(32) < i, 5000) for i, cfg in enumerate(configs)}
+    out = paths.study_extra_table(str(results), study_name, "units")
+    write_csv(out, units.unit_table(runs, silent, list(config.studies[study_name].vary)))
+    write_provenance(paths.provenance(out), producer="rnnbench.units.unit_table", **provenance)
 
 
 def _analysis(config: Config, name: str, results: Path, provenance: dict) -> None:

@@ -39,11 +39,14 @@ TRACE_SETTINGS = frozenset({"clip", "clip_mode"})
 PERPLEXITY_METRICS = frozenset({"test_ppl", "valid_ppl"})
 
 
-def study_extras(corpus: str, vary: Sequence[str], metric: str, sentence_cuts: bool = False) -> list[str]:
+def study_extras(
+    corpus: str, vary: Sequence[str], metric: str, sentence_cuts: bool = False, family: str = "rnn"
+) -> list[str]:
     """The extra tables of a study: "distance" (agreement accuracy on the agreement corpus), "trace" (a study
     that varies clipping), "learning" (a study measured by perplexity), "cuts" (an agreement study with runs
     whose gradient is cut within sentences, ``sentence_cuts``: accuracy on the probes each cut separates from
-    their head and on the others, rnnbench.cuts)."""
+    their head and on the others, rnnbench.cuts), "units" (an Elman study that varies the activation: the hidden
+    units that pass no gradient, rnnbench.units)."""
     extras = []
     if corpus in DISTANCE_CORPORA and metric == "agreement_accuracy":
         extras.append("distance")
@@ -53,6 +56,8 @@ def study_extras(corpus: str, vary: Sequence[str], metric: str, sentence_cuts: b
         extras.append("trace")
     if metric in PERPLEXITY_METRICS:
         extras.append("learning")
+    if "activation" in vary and family == "rnn":
+        extras.append("units")
     return extras
 
 
@@ -221,6 +226,28 @@ def learning_table(runs: pd.DataFrame, epochs: Mapping[str, pd.DataFrame], vary:
         )
     columns = ["run_id", *vary, "seed", *LEARNING_COLUMNS, "outcome", "diverged"]
     return pd.concat(frames, ignore_index=True)[columns] if frames else pd.DataFrame(columns=columns)
+
+
+def unit_summary(units: pd.DataFrame, vary: Sequence[str]) -> pd.DataFrame:
+    """Per combination of varied settings, from a study's units table (rnnbench.units.unit_table): runs measured
+    and how many learned, and the share of silent hidden units over the learned ones (mean, min, max; NaN when
+    none learned)."""
+    rows = []
+    for key, group in units.groupby(list(vary), sort=False):
+        keys = dict(zip(vary, key if isinstance(key, tuple) else (key,), strict=True))
+        shares = group.loc[learned(group["outcome"]), "silent_fraction"]
+        rows.append(
+            {
+                **keys,
+                "runs": len(group),
+                "seeds_learned": len(shares),
+                "silent_mean": float(shares.mean()) if len(shares) else math.nan,
+                "silent_min": float(shares.min()) if len(shares) else math.nan,
+                "silent_max": float(shares.max()) if len(shares) else math.nan,
+            }
+        )
+    columns = [*vary, "runs", "seeds_learned", "silent_mean", "silent_min", "silent_max"]
+    return pd.DataFrame(rows, columns=columns)
 
 
 def clipping_from_steps(steps: pd.DataFrame) -> dict[str, float]:

@@ -461,7 +461,7 @@ def study_extra_table(
     model.pt (its probes scored again, on the corpus read from ``data_dir`` and ``cache_dir``); ``run_files`` maps
     run id -> that file (rnnbench.paths.EXTRA_TABLES). Each run's outcome is the one its ``summary`` (summary.csv)
     holds, so every table marks the same failed runs."""
-    from rnnbench import ablations, cuts
+    from rnnbench import ablations, cuts, units
 
     runs = ablations.read_runs(record, points, summary)
     vary = list(record["vary"])
@@ -479,6 +479,9 @@ def study_extra_table(
     elif kind == "cuts":
         table = cuts.cut_table(runs, _cut_accuracies(runs, run_files, data_dir=data_dir, cache_dir=cache_dir), vary)
         inputs, producer = [run_files[r] for r in runs.loc[~runs["diverged"], "run_id"]], "rnnbench.cuts.cut_table"
+    elif kind == "units":
+        table = units.unit_table(runs, _silent_units(runs, run_files, data_dir=data_dir, cache_dir=cache_dir), vary)
+        inputs, producer = [run_files[r] for r in runs.loc[~runs["diverged"], "run_id"]], "rnnbench.units.unit_table"
     else:
         raise ValueError(f"no extra study table {kind!r}; known: {', '.join(paths.EXTRA_TABLES)}")
     write_csv(out, table)
@@ -521,6 +524,36 @@ def _cut_accuracies(
         tables[run_id] = pd.concat([cuts.cut_accuracy(probes, k) for k in every], ignore_index=True)
         log.info("%s: %d probes split by cuts every %s steps", run_id, len(probes), every)
     return tables
+
+
+def _silent_units(
+    runs: pd.DataFrame, model_files: Mapping[str, str], *, data_dir: str | None, cache_dir: str | None
+) -> dict[str, tuple[Any, int]]:
+    """run_id -> rnnbench.units.silent_units of its model.pt (the best epoch's weights) over its corpus's validation
+    split, read in its eval_batch_size columns, for every run of ``runs`` that did not diverge."""
+    import torch
+
+    from rnnbench import units
+    from rnnbench.data.corpora import load_corpus
+    from rnnbench.decay.analysis import load_trained
+
+    torch.set_num_threads(1)  # a table job: one core, as the rule declares
+    corpora, found = {}, {}
+    for run_id in runs.loc[~runs["diverged"], "run_id"]:
+        model = load_trained(model_files[run_id])
+        cfg = RunConfig.from_settings(
+            torch.load(model_files[run_id], map_location="cpu", weights_only=True)["config"], where=model_files[run_id]
+        )
+        if cfg.corpus_key not in corpora:
+            corpora[cfg.corpus_key] = load_corpus(
+                cfg.corpus, data_dir=data_dir, cache_dir=cache_dir, **cfg.corpus_options
+            )
+        stream = corpora[cfg.corpus_key].split("valid")
+        if cfg.eval_tokens is not None:
+            stream = stream[: cfg.eval_tokens]
+        found[run_id] = units.silent_units(model, stream, batch_size=cfg.eval_batch_size)
+        log.info("%s: %d of %d units silent", run_id, int(found[run_id][0].sum()), found[run_id][0].size)
+    return found
 
 
 def study_extra_figure(

@@ -123,7 +123,15 @@ def study_extra_figure(results: str, study: str, name: str, fmt: str) -> str:
 
 # The kinds of a study's extra tables (rnnbench.ablations.study_extras decides which a study gets), each with
 # the file of every run it reads.
-EXTRA_TABLES = {"distance": run_agreement, "trace": run_steps, "learning": run_epochs, "cuts": run_model}
+EXTRA_TABLES = {
+    "distance": run_agreement,
+    "trace": run_steps,
+    "learning": run_epochs,
+    "cuts": run_model,
+    "units": run_model,
+}
+# The kinds that read each run's weights (and so its corpus) again.
+MODEL_EXTRAS = frozenset(kind for kind, run_file in EXTRA_TABLES.items() if run_file is run_model)
 
 # Each figure drawn from a study's extra table: name -> (the kind of table it draws, the function of
 # rnnbench.ablation_plots that draws it, named here so that this module needs no matplotlib). The one list:
@@ -317,7 +325,8 @@ def tables_and_figures(config: Config, worked_tables: list[str]) -> list[str]:
         outputs += [study_figure(results, study, fmt) for fmt in FIGURE_FORMATS]
         spec = config.studies[study]
         cut = any(cfg.segments == "sentence" and cfg.bptt > 0 for _, cfg in config.study_runs(study))
-        outputs += study_extra_outputs(results, study, study_extras(spec.corpus, list(spec.vary), spec.metric, cut))
+        extras = study_extras(spec.corpus, list(spec.vary), spec.metric, cut, spec.family)
+        outputs += study_extra_outputs(results, study, extras)
     for name, analysis in config.analyses.items():
         outputs += [analysis_table(results, name, t) for t in ANALYSIS_TABLES[analysis.kind]]
         if analysis.kind == "gradient_decay":

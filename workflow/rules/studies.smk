@@ -62,7 +62,8 @@ rule study_extra_table:
     "distance"), the gradient norm step by step of the first seed's runs (studies that vary clipping,
     "trace"), every run's validation perplexity epoch by epoch (language-model studies, "learning"), or
     accuracy on the probes a cut within sentences separates from their head and on the others (agreement studies
-    with sentence segments, "cuts"); each run's outcome read from the study's summary."""
+    with sentence segments, "cuts"), or the hidden units that pass no gradient on the validation split (Elman studies
+    that vary the activation, "units"); each run's outcome read from the study's summary."""
     input:
         # each run's outcome, decided once by rule study_summary; the summary reads every run's metrics.json,
         # which the training job writes with agreement.csv
@@ -74,10 +75,11 @@ rule study_extra_table:
             if wc.kind in ("trace", "learning")
             else []
         ),
-        # "cuts" scores each run's probes again from its weights, on its corpus (ancient: as rule train reads it)
+        # "cuts" scores each run's probes again from its weights, "units" reads its validation split through them, on
+        # its corpus (ancient: as rule train reads it)
         models=lambda wc: (
             [paths.run_model(RESULTS_DIR, cfg.run_id) for _, cfg in study_points(wc.study)]
-            if wc.kind == "cuts"
+            if wc.kind in paths.MODEL_EXTRAS
             else []
         ),
         corpora=lambda wc: (
@@ -85,7 +87,7 @@ rule study_extra_table:
                 ancient(paths.corpus_stats(RESULTS_DIR, key))
                 for key in sorted({cfg.corpus_key for _, cfg in study_points(wc.study)})
             ]
-            if wc.kind == "cuts"
+            if wc.kind in paths.MODEL_EXTRAS
             else []
         ),
     output:

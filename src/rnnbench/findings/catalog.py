@@ -4,7 +4,7 @@ the lessons'. Each quote is the seed's own words (tests/test_findings.py finds e
 
 from __future__ import annotations
 
-from rnnbench.findings import clipping, decay, truncation, window
+from rnnbench.findings import activation, clipping, decay, truncation, window
 from rnnbench.findings.evidence import Evidence
 from rnnbench.findings.registry import (
     CHAPTER,
@@ -121,6 +121,33 @@ CLAIMS: tuple[Claim, ...] = (
         "per untrained sigmoid network: the measured per-step factor exp(rate) of ‖∂L/∂h‖",
         f"holds if no sigmoid network's per-step factor is measurably above 1/4 ({PCT} interval)",
         decay.sigmoid_quarter,
+    ),
+    Claim(
+        "zero_centred_faster",
+        CHAPTER,
+        "States that average to zero train faster than states that average to $0.5$.",
+        (_study("activation_training"),),
+        "per study: validation perplexity (or the study's metric) after the same training tokens, sigmoid minus tanh, seed means of learned runs",
+        f"holds if the sigmoid network is measurably worse than the tanh network after equal training (Welch {PCT} interval)",
+        activation.zero_centred,
+    ),
+    Claim(
+        "relu_dies",
+        CHAPTER,
+        "ReLU has its own failure: a unit whose input is always negative stops passing any gradient at all and never recovers.",
+        (_study("activation_training"),),
+        "per trained ReLU network: the share of hidden units whose derivative is zero at every step of the validation split, seeds of learned runs",
+        f"holds if that share is measurably above 0 ({PCT} t-interval over seeds)",
+        activation.relu_dies,
+    ),
+    Claim(
+        "relu_no_ceiling",
+        LESSON_001,
+        "That rules out ReLU first, because it has no ceiling on the positive side.",
+        (_study("activation_training"),),
+        "per study: the ReLU runs that diverged, beside the tanh runs of the same recipe that did",
+        "holds if every ReLU run diverged and no tanh run did",
+        activation.relu_unbounded,
     ),
     Claim(
         "clip_direction",

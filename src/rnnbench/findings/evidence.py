@@ -7,6 +7,7 @@ rnnbench.paths says:
 
     runs(study)          one row per run: run_id, seed, the study's settings (varied, or fixed in study.json),
                          outcome (rnnbench.outcome), and one column per metric of its summary
+    study_extra(study, kind)   a study's extra table (studies/<study>/<kind>.csv: units, ...)
     run_config(run_id)   a run's resolved settings (config.json), for a setting its study's record leaves out
     accuracy(run_id)     a run's agreement accuracy per head-verb distance (runs/<run_id>/agreement.csv, test split)
     rates(name), curves(name), analysis(name)   an analysis's tables and its record
@@ -134,6 +135,10 @@ class Evidence:
         if "outcome" not in runs.columns:  # a summary from before outcomes were judged: nothing is evidence
             runs["outcome"] = "unknown"
         return runs.assign(study=name).reset_index(drop=True)
+
+    def study_extra(self, name: str, kind: str) -> pd.DataFrame:
+        """A study's extra table of ``kind`` (rnnbench.paths.EXTRA_TABLES), e.g. its units.csv."""
+        return self._csv(paths.study_extra_table(self.results, name, kind))
 
     def run_config(self, run_id: str) -> dict[str, Any]:
         """A run's resolved settings (runs/<run_id>/config.json), for a setting its study's record leaves out."""

@@ -1,0 +1,99 @@
+"""The chapter's claims about the activation of a trained recurrence, judged on studies by role.
+
+zero_centred   (activation_training)  after the same training tokens in the same order, the sigmoid network is
+               measurably worse than the tanh network on validation: tanh's states, centred on zero, trained faster
+relu_dies      (activation_training)  a measurable share of a trained ReLU network's hidden units pass no gradient
+               at any step of the validation split (studies/<name>/units.csv, rnnbench.units)
+relu_unbounded (activation_training)  with nothing to cap its states, every ReLU run diverges where no tanh run of the
+               same recipe does
+
+Validation, not test: a claim about training speed reads what selection reads, and no finding chooses on test.
+"""
+
+from __future__ import annotations
+
+from rnnbench.ablations import PERPLEXITY_METRICS
+from rnnbench.findings import stats
+from rnnbench.findings.evidence import Evidence, learned
+from rnnbench.findings.registry import FAILS, HOLDS, NOT_SHOWN, Judged, Part, interval, num
+from rnnbench.summary import LOWER_IS_BETTER
+
+ZERO_CENTRED, OFF_CENTRE, RELU = "tanh", "sigmoid", "relu"
+
+
+def speed_metric(metric: str) -> str:
+    """What an activation study's training speed is read on: validation perplexity for a language model (its test
+    perplexity is the study's metric), else the study's metric."""
+    return "valid_ppl" if metric in PERPLEXITY_METRICS else metric
+
+
+def _seeds_note(runs, taken) -> str:
+    return f"{len(taken)} of {len(runs)} runs learned; needs two"
+
+
+def zero_centred(ev: Evidence) -> Judged:
+    parts, read = [], []
+    for name in ev.studies("activation_training"):
+        read.append(f"studies/{name}")
+        runs = ev.runs(name)
+        metric = speed_metric(str(ev.study(name)["metric"]))
+        label = f"{name}, {OFF_CENTRE} against {ZERO_CENTRED}"
+        at = {act: runs[runs["activation"] == act] for act in (ZERO_CENTRED, OFF_CENTRE)}
+        if any(group.empty for group in at.values()):
+            parts.append(Part(label, NOT_SHOWN, note=f"the study has no {OFF_CENTRE} or no {ZERO_CENTRED} runs"))
+            continue
+        taken = {act: learned(group)[metric].dropna() for act, group in at.items()}
+        iv = stats.difference(taken[OFF_CENTRE], taken[ZERO_CENTRED])
+        if iv is None:
+            notes = [f"{act}: {_seeds_note(at[act], taken[act])}" for act in at if len(taken[act]) < 2]
+            parts.append(Part(label, NOT_SHOWN, note="; ".join(notes)))
+            continue
+        slower = stats.direction(iv) == ("above" if metric in LOWER_IS_BETTER else "below")
+        means = {act: float(values.mean()) for act, values in taken.items()}
+        value = (
+            f"{metric} {num(means[OFF_CENTRE])} against {num(means[ZERO_CENTRED])}, "
+            f"{OFF_CENTRE} − {ZERO_CENTRED} {interval(iv)}"
+        )
+        note = "" if slower else (stats.NO_CHANGE if stats.direction(iv) == stats.NO_CHANGE else "the other way")
+        parts.append(Part(label, HOLDS if slower else FAILS, value, note))
+    return Judged(tuple(read), tuple(parts))
+
+
+def relu_unbounded(ev: Evidence) -> Judged:
+    parts, read = [], []
+    for name in ev.studies("activation_training"):
+        read.append(f"studies/{name}")
+        runs = ev.runs(name)
+        relu, bounded = runs[runs["activation"] == RELU], runs[runs["activation"] == ZERO_CENTRED]
+        label = f"{name}, {RELU} against {ZERO_CENTRED}"
+        if relu.empty or bounded.empty:
+            parts.append(Part(label, NOT_SHOWN, note=f"the study has no {RELU} or no {ZERO_CENTRED} runs"))
+            continue
+        blown, held = int((relu["outcome"] == "diverged").sum()), int((bounded["outcome"] == "diverged").sum())
+        value = f"diverged: {RELU} {blown} of {len(relu)}, {ZERO_CENTRED} {held} of {len(bounded)}"
+        holds = blown == len(relu) and held == 0
+        note = "" if holds else f"{len(relu) - blown} {RELU} runs trained" if blown < len(relu) else "tanh diverged too"
+        parts.append(Part(label, HOLDS if holds else FAILS, value, note))
+    return Judged(tuple(read), tuple(parts))
+
+
+def relu_dies(ev: Evidence) -> Judged:
+    parts, read = [], []
+    for name in ev.studies("activation_training"):
+        read.append(f"studies/{name}")  # its units.csv, beside its summary
+        table = ev.study_extra(name, "units")
+        relu = table[table["activation"] == RELU]
+        label = f"{name}, {RELU}"
+        if relu.empty:
+            parts.append(Part(label, NOT_SHOWN, note=f"no {RELU} run that did not diverge"))
+            continue
+        shares = learned(relu)["silent_fraction"].dropna()
+        iv = stats.mean_interval(shares)
+        if iv is None:
+            parts.append(Part(label, NOT_SHOWN, note=_seeds_note(relu, shares)))
+            continue
+        dead = stats.direction(iv) == "above"
+        units = int(relu["units"].iloc[0])
+        value = f"share of {units} units silent on validation {interval(iv.scaled(100), unit='%')}"
+        parts.append(Part(label, HOLDS if dead else FAILS, value, "" if dead else "no unit measurably died"))
+    return Judged(tuple(read), tuple(parts))

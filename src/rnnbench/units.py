@@ -1,0 +1,79 @@
+"""Hidden units that pass no gradient, counted in trained recurrent networks: the chapter's "a unit whose input
+is always negative stops passing any gradient at all".
+
+Backward through a unit multiplies by its activation's derivative f'(a_t), so a unit whose derivative is exactly
+zero at every step of a text passes no gradient anywhere on it, to its incoming weights or to earlier steps: it is
+silent. The derivative is read off the unit's output h_t = f(a_t), in the network's own float32:
+
+    tanh     f' = 1 - h^2          zero only where tanh has rounded to +-1 (|a| above about 9)
+    sigmoid  f' = h (1 - h)        zero only where the sigmoid has rounded to 0 or 1
+    relu     f' = [h > 0]          zero wherever a <= 0: a silent ReLU unit is a dead one
+
+    silent_units   a model's units over a token stream: which of them pass no gradient at any step
+    unit_table     a study's: per run, its units, how many are silent on the validation split, and that share
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+import torch
+
+from rnnbench.data.batching import batchify, bptt_segments
+
+UNIT_COLUMNS = ("units", "silent_units", "silent_fraction", "positions")
+
+
+def derivative_from_output(h: torch.Tensor, activation: str) -> torch.Tensor:
+    """f'(a) from h = f(a), elementwise (see the module docstring)."""
+    if activation == "tanh":
+        return 1 - h * h
+    if activation == "sigmoid":
+        return h * (1 - h)
+    if activation == "relu":
+        return (h > 0).to(h.dtype)
+    raise ValueError(f"no derivative for activation {activation!r}; known: tanh, sigmoid, relu")
+
+
+@torch.no_grad()
+def silent_units(model, stream: np.ndarray, *, batch_size: int, bptt: int = 35) -> tuple[np.ndarray, int]:
+    """(mask of the model's hidden units whose derivative is zero at every step of ``stream``, steps read x batch
+    columns). The stream is read as evaluation reads it: ``batch_size`` columns, the state carried from one
+    segment of ``bptt`` steps to the next, from a zero state; dropout off."""
+    model.eval()
+    activation = model.cfg.activation
+    data = batchify(stream, batch_size)  # (T, B)
+    state = model.init_state(batch_size)
+    passes = torch.zeros(model.cfg.hidden, dtype=torch.bool)  # (H,) any step with f' != 0
+    positions = 0
+    for inputs, _ in bptt_segments(data, bptt):  # (t, B)
+        h, state = model.recur(model.embedding(inputs), state)  # (t, B, H)
+        passes |= (derivative_from_output(h, activation) != 0).flatten(0, 1).any(dim=0)
+        positions += inputs.numel()
+    return (~passes).numpy(), positions
+
+
+def unit_table(runs: pd.DataFrame, silent: Mapping[str, tuple[np.ndarray, int]], vary: Sequence[str]) -> pd.DataFrame:
+    """One row per run of ``runs`` measured in ``silent`` (run id -> `silent_units`' mask and positions): run_id,
+    <vary...>, seed, units, silent_units, silent_fraction, positions, outcome, diverged. A run that diverged has no
+    weights worth reading and no row."""
+    rows = []
+    for run in runs.itertuples(index=False):
+        if run.run_id not in silent:
+            continue
+        mask, positions = silent[run.run_id]
+        rows.append(
+            {
+                "run_id": run.run_id,
+                **{k: getattr(run, k) for k in [*vary, "seed"]},
+                "units": int(mask.size),
+                "silent_units": int(mask.sum()),
+                "silent_fraction": float(mask.mean()) if mask.size else float("nan"),
+                "positions": int(positions),
+                "outcome": run.outcome,
+                "diverged": run.diverged,
+            }
+        )
+    return pd.DataFrame(rows, columns=["run_id", *vary, "seed", *UNIT_COLUMNS, "outcome", "diverged"])

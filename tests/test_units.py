@@ -1,0 +1,74 @@
+"""Silent hidden units: derivatives read off outputs by hand, and networks built so that a chosen unit is silent."""
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from rnnbench.models import build_model
+from rnnbench.models.base import ModelConfig
+from rnnbench.units import derivative_from_output, silent_units, unit_table
+
+
+def test_the_derivative_is_read_off_the_output_by_hand():
+    h = torch.tensor([0.5, 0.0, -0.5])
+    # tanh: 1 - h^2 = 0.75, 1, 0.75
+    torch.testing.assert_close(derivative_from_output(h, "tanh"), torch.tensor([0.75, 1.0, 0.75]))
+    # sigmoid at h = 0.5 (a = 0) has its largest slope, 1/4; at h = 0.9, 0.9 * 0.1 = 0.09
+    torch.testing.assert_close(derivative_from_output(torch.tensor([0.5, 0.9]), "sigmoid"), torch.tensor([0.25, 0.09]))
+    # relu: 1 where the unit fired, 0 where its input was 0 or below (its output is 0 there)
+    torch.testing.assert_close(derivative_from_output(torch.tensor([0.0, 2.0]), "relu"), torch.tensor([0.0, 1.0]))
+    with pytest.raises(ValueError, match="no derivative for activation 'softsign'"):
+        derivative_from_output(h, "softsign")
+
+
+def network(activation: str, bias_of_unit_0: float) -> torch.nn.Module:
+    """A 4-unit Elman LM whose unit 0 reads nothing (zero rows of W and U) but its bias: its input is that bias at
+    every step, whatever the text. The other units' biases are 1, far above what the small initial weights add
+    or take away, so that they fire at every step."""
+    torch.manual_seed(0)
+    model = build_model(ModelConfig("rnn", vocab_size=20, embed_dim=3, hidden=4, activation=activation, output="full"))
+    with torch.no_grad():
+        model.cell.W[0].zero_()
+        model.cell.U[0].zero_()
+        model.cell.b_h.fill_(1.0)
+        model.cell.b_h[0] = bias_of_unit_0
+    return model
+
+
+STREAM = np.random.default_rng(0).integers(0, 20, size=400)
+
+
+def test_a_relu_unit_whose_input_is_always_negative_is_silent_and_the_others_are_not():
+    silent, positions = silent_units(network("relu", -1.0), STREAM, batch_size=4, bptt=7)
+    assert silent.tolist() == [True, False, False, False]
+    assert positions == 4 * 99  # 100 steps a column, the last one only a target
+    # the same unit with a positive input passes gradient at every step
+    silent, _ = silent_units(network("relu", 1.0), STREAM, batch_size=4, bptt=7)
+    assert not silent.any()
+
+
+def test_a_tanh_unit_saturated_to_one_in_float32_passes_no_gradient():
+    # tanh(20) = 1 - 8.5e-18 is 1.0 in float32: 1 - h^2 = 0 exactly
+    assert torch.tanh(torch.tensor(20.0)).item() == 1.0
+    silent, _ = silent_units(network("tanh", 20.0), STREAM, batch_size=4, bptt=7)
+    assert silent.tolist() == [True, False, False, False]
+    silent, _ = silent_units(network("tanh", 2.0), STREAM, batch_size=4, bptt=7)
+    assert not silent.any()
+
+
+def test_the_unit_table_counts_each_runs_silent_units_and_skips_a_diverged_run():
+    runs = pd.DataFrame(
+        {
+            "run_id": ["a", "b", "c"],
+            "activation": ["relu", "relu", "tanh"],
+            "seed": [1, 2, 1],
+            "outcome": ["learned", "learned", "diverged"],
+            "diverged": [False, False, True],
+        }
+    )
+    silent = {"a": (np.array([True, False, False, False]), 396), "b": (np.array([True, True, False, False]), 396)}
+    table = unit_table(runs, silent, ["activation"])
+    assert table["run_id"].tolist() == ["a", "b"]
+    assert table["silent_units"].tolist() == [1, 2] and table["silent_fraction"].tolist() == [0.25, 0.5]
+    assert table["units"].tolist() == [4, 4] and table["positions"].tolist() == [396, 396]
