@@ -274,6 +274,41 @@ def test_full_bptt_better_beyond_k_shows_truncation_hides_the_dependency(tmp_pat
     assert finding.verdict == HOLDS and "full − truncated +0.3 [+0.3, +0.3]" in finding.value
 
 
+def sentence_cut_folder(root, beyond_sentence):
+    """A stream-segment study (bptt 0 and 2) and a sentence-cut study (bptt 0, the same runs, and 2), two seeds each:
+    beyond k = 2 full BPTT scores 0.9, stream segments 0.55 and sentence cuts ``beyond_sentence``, give or take
+    0.01 between the seeds at distances 3 and 4 (their mean unchanged)."""
+    about = {"family": "rnn", "corpus": "agreement", "metric": "agreement_accuracy", "vary": ["bptt"]}
+    metrics = {"agreement_accuracy": 0.8}
+    stream = [
+        {"run_id": f"b{k}-{s}", "seed": s, "bptt": k, "outcome": "learned", "metrics": metrics}
+        for k in (0, 2)
+        for s in (1, 2)
+    ]
+    sentence = [
+        {"run_id": f"{prefix}-{s}", "seed": s, "bptt": k, "outcome": "learned", "metrics": metrics}
+        for k, prefix in ((0, "b0"), (2, "c2"))
+        for s in (1, 2)
+    ]
+    write_study(root, "stream", about, stream)
+    write_study(root, "sentence", about, sentence)
+    for s, j in ((1, 0.01), (2, -0.01)):
+        for run_id, far in (("b0", 0.9), ("b2", 0.55), ("c2", beyond_sentence)):
+            write_accuracy(root, f"{run_id}-{s}", {1: 0.95, 2: 0.95, 3: far + j, 4: far - j})
+    return Roles(studies={"truncation_reach": ("stream",), "truncation_sentence": ("sentence",)})
+
+
+def test_sentence_cuts_between_stream_segments_and_full_bptt_reduce_the_damage_without_removing_it(tmp_path):
+    # beyond 2: full 0.9, sentence cuts 0.75, stream 0.55 in every seed (each seed's two distances average out)
+    finding = judge(claim("sentence_cuts_reduce"), Evidence(tmp_path, sentence_cut_folder(tmp_path, 0.75)))
+    assert finding.verdict == HOLDS
+    assert "sentence against stream, k = 2: accuracy beyond 2, sentence − stream +0.2" in finding.value
+    assert "sentence against full-sentence BPTT, k = 2: accuracy beyond 2, full − sentence +0.15" in finding.value
+    # sentence cuts as good as full BPTT: the damage is removed, so the claim holds only in part
+    removed = judge(claim("sentence_cuts_reduce"), Evidence(tmp_path / "x", sentence_cut_folder(tmp_path / "x", 0.9)))
+    assert removed.verdict == PARTLY and "fails for sentence against full-sentence BPTT, k = 2" in removed.reason
+
+
 def write_rates(root, name, rows, *, network="untrained", study=None):
     folder = Path(root) / "analyses" / name
     folder.mkdir(parents=True)

@@ -4,6 +4,9 @@ invisible   (truncation_reach: agreement)  beyond k steps, k-truncated runs are 
             than full-sentence BPTT (bptt 0) on the same distances
 cost        (truncation_cost)  the longest unrolling trains measurably fewer tokens a second, and its job
             peaks measurably higher in memory, than the shortest
+sentence_cuts  (truncation_reach and truncation_sentence: agreement)  beyond k, gradient cuts every k steps within
+            sentences are measurably more accurate than segments of k that ignore sentences, and measurably less
+            accurate than full-sentence BPTT
 """
 
 from __future__ import annotations
@@ -87,4 +90,47 @@ def cost(ev: Evidence) -> Judged:
             value = f"{num(float(a.mean()))} against {num(float(b.mean()))}{unit}, long − short {interval(iv)}"
             note = "" if seen == expected else (stats.NO_CHANGE if seen == stats.NO_CHANGE else "the other way")
             parts.append(Part(label, HOLDS if seen == expected else FAILS, value, note, aspect=what))
+    return Judged(tuple(dict.fromkeys(read)), tuple(parts))
+
+
+def sentence_cuts(ev: Evidence) -> Judged:
+    """At each k both kinds of cut were trained at: on the probes beyond k (every one of them across a cut, in a
+    stream segmented every k steps and in a sentence cut every k steps alike), cuts aligned to sentences against
+    cuts that ignore them ("reduces"), and full-sentence BPTT against the sentence cuts ("remains")."""
+    parts, read = [], []
+    for stream_name in ev.studies("truncation_reach"):
+        stream_runs = ev.runs(stream_name)
+        for name in ev.studies("truncation_sentence"):
+            read += [f"studies/{stream_name}", f"studies/{name}"]
+            runs = ev.runs(name)
+            full = learned(pd.concat([runs[runs["bptt"] == FULL], stream_runs[stream_runs["bptt"] == FULL]]))
+            full = full.drop_duplicates("run_id")
+            shared = sorted(set(runs.loc[runs["bptt"] > FULL, "bptt"]) & set(stream_runs["bptt"]))
+            for k in shared:
+                at_sentence = learned(runs[runs["bptt"] == k])
+                at_stream = learned(stream_runs[stream_runs["bptt"] == k])
+                sides = {
+                    "reduces": (at_sentence, at_stream, "sentence − stream"),
+                    "remains": (full, at_sentence, "full − sentence"),
+                }
+                for aspect, (better, worse, what) in sides.items():
+                    label = (
+                        f"{name} against {stream_name if aspect == 'reduces' else 'full-sentence BPTT'}, k = {int(k)}"
+                    )
+                    a = [beyond(ev.accuracy(r), k) for r in better["run_id"]]
+                    b = [beyond(ev.accuracy(r), k) for r in worse["run_id"]]
+                    if any(math.isnan(v) for v in a + b):
+                        parts.append(
+                            Part(label, NOT_SHOWN, note=f"no head-verb distance longer than {int(k)}", aspect=aspect)
+                        )
+                        continue
+                    iv = stats.difference(a, b)
+                    if iv is None:
+                        note = f"{len(a)} and {len(b)} runs learned; needs two each"
+                        parts.append(Part(label, NOT_SHOWN, note=note, aspect=aspect))
+                        continue
+                    seen = stats.direction(iv)
+                    value = f"accuracy beyond {int(k)}, {what} {interval(iv)}"
+                    note = "" if seen == "above" else (stats.NO_CHANGE if seen == stats.NO_CHANGE else "the other way")
+                    parts.append(Part(label, HOLDS if seen == "above" else FAILS, value, note, aspect=aspect))
     return Judged(tuple(dict.fromkeys(read)), tuple(parts))
