@@ -515,3 +515,41 @@ def test_relu_runs_that_all_blow_up_beside_tanh_runs_that_train_hold_the_lessons
     calm = activation_folder(tmp_path / "calm", valid, {"tanh": [0] * 3, "sigmoid": [0] * 3, "relu": [0] * 3})
     finding = judge(claim("relu_no_ceiling"), Evidence(tmp_path / "calm", calm))
     assert finding.verdict == FAILS and "3 relu runs trained" in finding.reason
+
+
+def trained_rates_folder(root, forward_rates, backward=(-0.10, -0.12, -0.11)):
+    """Three learned runs of a study, measured at their final weights by an analysis of role trained_decay: the
+    backward rates ``backward`` and the forward (JVP) rates given, seed by seed."""
+    write_study(
+        root,
+        "agree",
+        {"family": "rnn", "corpus": "agreement", "metric": "agreement_accuracy"},
+        [
+            {"run_id": f"r{s}", "seed": s, "outcome": "learned", "metrics": {"agreement_accuracy": 0.9}}
+            for s in (1, 2, 3)
+        ],
+    )
+    folder = Path(root) / "analyses" / "trained"
+    folder.mkdir(parents=True)
+    base = {"snapshot": "final", "quantity": "h", "fit_from": 5, "fit_to": 29}
+    rows = [
+        {**base, "run_id": f"r{s}", "seed": s, "direction": direction, "method": method, "rate": rate}
+        for s, back, fwd in zip((1, 2, 3), backward, forward_rates, strict=True)
+        for direction, method, rate in (("backward", "one_pass", back), ("forward", "jvp", fwd))
+    ]
+    pd.DataFrame(rows).to_csv(folder / "rates.csv", index=False)
+    record = {"name": "trained", "keys": ["run_id", "seed", "snapshot"], "network": "study", "study": "agree"}
+    (folder / "analysis.json").write_text(json.dumps(record))
+    return Roles(analyses={"trained_decay": ("trained",)})
+
+
+def test_a_forward_move_that_fades_as_fast_as_the_gradient_fails_the_forward_carries_claim(tmp_path):
+    # forward − backward per seed: +0.01, −0.01, 0: mean 0, sd 0.01, t_{0.975, 2} 4.30 x 0.00577: 0 +- 0.0248
+    same = trained_rates_folder(tmp_path, (-0.09, -0.13, -0.11))
+    finding = judge(claim("forward_carries"), Evidence(tmp_path, same))
+    assert finding.verdict == FAILS and "the same rate" in finding.reason
+    assert "forward − backward +0 [−0.0248, +0.0248] over 3 seeds" in finding.value
+    # a forward move at −0.02 a step against blame at −0.11: the state outlasts the gradient
+    slower = trained_rates_folder(tmp_path / "slower", (-0.02, -0.03, -0.01))
+    finding = judge(claim("forward_carries"), Evidence(tmp_path / "slower", slower))
+    assert finding.verdict == HOLDS and "rate forward −0.02, backward −0.11" in finding.value

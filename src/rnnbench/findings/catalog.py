@@ -114,6 +114,15 @@ CLAIMS: tuple[Claim, ...] = (
         decay.not_held,
     ),
     Claim(
+        "forward_carries",
+        CHAPTER,
+        "So the network cannot be trained to use information from far back, even though it is perfectly capable of carrying it.",
+        (_analysis("trained_decay"),),
+        "per trained setting, final weights: the rate of the forward move of h per unit move of x_1 (exact JVP) minus the rate of ‖∂L/∂h‖, network by network",
+        f"holds if the forward move fades measurably more slowly than the backward gradient ({PCT} t-interval over seeds)",
+        decay.forward_carries,
+    ),
+    Claim(
         "sigmoid_quarter",
         CHAPTER,
         "A derivative capped at $0.25$ shrinks the gradient by at least a factor of four at every step.",

@@ -2,7 +2,8 @@
 
     radius          (untrained tanh networks, U rescaled)   |lambda| < 1 vanishes, |lambda| > 1 explodes
     activation      (untrained networks of each activation) the sigmoid divides the gradient by at least 4 a step
-    trained_decay   (a study's trained runs)                decay is geometric; training does not hold |lambda| at 1
+    trained_decay   (a study's trained runs)                decay is geometric; training does not hold |lambda| at 1;
+                                                            the forward move of the state outlasts the backward blame
 
 The rate is the slope of log ||dL/dh_{T-d}|| against the distance d (rnnbench.decay.rates: 0 is the edge,
 below 0 vanishing). Its interval is over the seeds of one network setting where there are several, else
@@ -207,4 +208,36 @@ def not_held(ev: Evidence) -> Judged:
             parts.append(
                 Part(label, FAILS if at_edge else HOLDS, value, "within noise of the edge (rate 0)" if at_edge else "")
             )
+    return Judged(read, tuple(parts))
+
+
+def _forward(table: pd.DataFrame) -> pd.DataFrame:
+    """The move of h_{1+d} per unit move of x_1, exact (the Jacobian-vector product): the forward twin of _backward."""
+    return table[(table["direction"] == "forward") & (table["method"] == "jvp") & (table["quantity"] == "h")]
+
+
+def forward_carries(ev: Evidence) -> Judged:
+    """Per analysis of trained runs, final weights: the rate of the forward move of the state minus the rate of the
+    backward gradient, network by network (both fitted on the same windows), over the seeds."""
+    found, read, parts = _trained(ev)
+    for name, final, _ in found:
+        keys = [k for k in ev.analysis(name)["keys"] if k in final.columns and k != "snapshot"]
+        forward = _forward(ev.rates(name))
+        forward = forward[forward["snapshot"].astype(str) == FINAL][[*keys, "rate"]]
+        paired = final[[*keys, "rate"]].merge(forward, on=keys, suffixes=("_backward", "_forward"))
+        paired = paired[np.isfinite(paired["rate_backward"]) & np.isfinite(paired["rate_forward"])]
+        gaps = paired["rate_forward"] - paired["rate_backward"]
+        iv = stats.mean_interval(gaps)
+        if iv is None:
+            parts.append(Part(name, NOT_SHOWN, note=f"{len(paired)} trained network with both rates; needs two seeds"))
+            continue
+        seen = stats.direction(iv)
+        value = (
+            f"rate forward {num(float(paired['rate_forward'].mean()))}, backward "
+            f"{num(float(paired['rate_backward'].mean()))}, forward − backward {interval(iv)} over {len(paired)} seeds"
+        )
+        note = (
+            "" if seen == "above" else ("the same rate" if seen == stats.NO_CHANGE else "the forward move fades faster")
+        )
+        parts.append(Part(name, HOLDS if seen == "above" else FAILS, value, note))
     return Judged(read, tuple(parts))
