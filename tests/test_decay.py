@@ -274,10 +274,20 @@ def test_decay_curves_figure_has_one_log_panel_per_sweep_value(tmp_path):
         tables += [curves.assign(activation="tanh"), curves.assign(activation="relu")]  # two panels, same lines
     fig = plots.decay_curves_figure(pd.concat(tables), hue="radius", panel="activation", title="t", source="s")
     axes = fig.get_axes()
-    assert [ax.get_title() for ax in axes] == ["activation = relu", "activation = tanh"]
+    # the backward gradient on top, the forward move of the state below it, one column per activation
+    assert [ax.get_title() for ax in axes] == ["activation = relu", "activation = tanh", "", ""]
+    assert [ax.get_ylabel() for ax in axes] == [
+        "backward: ||dL/dh||",
+        "",
+        "forward: move of h\nper unit move of x_1",
+        "",
+    ]
     assert all(ax.get_yscale() == "log" for ax in axes)
     assert all(len(ax.get_lines()) == 2 for ax in axes)  # one median line per radius
     assert max(axes[0].get_lines()[0].get_xdata()) >= 100
+    # a table of the backward pass alone draws its one row
+    backward = pd.concat(tables).query("direction == 'backward'")
+    assert len(plots.decay_curves_figure(backward, hue="radius", panel="activation").get_axes()) == 2
     plots.save(fig, str(tmp_path / "decay.png"))
     assert (tmp_path / "decay.png").stat().st_size > 0
 

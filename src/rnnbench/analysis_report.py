@@ -159,8 +159,9 @@ def analysis_section(name: str, results: str | Path | None = None, staging: str 
         "",
         f"{record['description'] or name}. The analysis measures {what} on {measure['sequences']} windows of "
         f"{measure['steps']} steps of {corpus}'s {measure['split']} split ({measure['dtype']}). "
-        f"@fig-analysis-{slug} plots the gradient's norm against distance, and @tbl-analysis-{slug} gives each "
-        "network's measured rate beside the predicted ones.",
+        f"@fig-analysis-{slug} plots the gradient's norm against distance (top row) and, on the same distances, how "
+        "far the state moves per unit move of the first word's embedding (bottom row: the forward pass, exact); "
+        f"@tbl-analysis-{slug} gives each network's measured rate of the gradient beside the predicted ones.",
         "",
         f"![{record['description'] or name}. From {os.path.relpath(paths.analysis_figure('.', name, 'png'))}, rule analysis_figure.]"
         f"({image}){{#fig-analysis-{slug}}}",

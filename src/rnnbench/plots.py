@@ -8,7 +8,7 @@ decay_figure      factor ** distance (results/tables/decay.csv)
 from __future__ import annotations
 
 import textwrap
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import matplotlib
 
@@ -435,52 +435,72 @@ def crossover_figure(table: pd.DataFrame, *, title: str = "", source: str = "") 
     return fig
 
 
+# The rows of a decay figure: what is measured, how (a curves table's direction and method), and its axis label.
+BACKWARD = ("backward", "one_pass")
+FORWARD = ("forward", "jvp")
+
+
 def decay_curves_figure(
     curves: pd.DataFrame,
     *,
     hue: str,
     panel: str | None = None,
-    direction: str = "backward",
-    method: str = "one_pass",
+    rows: Sequence[tuple[str, str]] = (BACKWARD, FORWARD),
     quantity: str = "h",
     max_distance: int | None = None,
     title: str = "",
     source: str = "",
 ) -> plt.Figure:
-    """Gradient-decay curves (a decay analysis's curves table): norm against distance on a log y axis.
+    """Decay curves (a decay analysis's curves table): norm against distance on a log y axis.
 
-    One panel per value of ``panel`` (a sweep, e.g. the activation), one line per value of ``hue`` (e.g. the
-    spectral radius): the median over sequences, with the 10-90% quantile band shaded. Rows with several
-    points per (panel, hue, distance), e.g. seeds, are drawn as one line each.
-    Zero norms (underflow) cannot sit on a log axis; the line stops there rather than plunging.
+    One row per (direction, method) of ``rows`` that the table has: by default the backward gradient ||dL/dh||
+    on top and, below it on the same distances, the forward move of h per unit move of x_1 (exact JVP), so that
+    blame and information can be read against each other. One panel per value of ``panel`` (a sweep, e.g. the
+    activation), one line per value of ``hue`` (e.g. the spectral radius): the median over sequences, with the
+    10-90% quantile band shaded. Rows with several points per (panel, hue, distance), e.g. seeds, are drawn as one
+    line each. Zero norms (underflow) cannot sit on a log axis; the line stops there rather than plunging.
     """
-    data = curves[(curves["direction"] == direction) & (curves["method"] == method) & (curves["quantity"] == quantity)]
+    data = curves[curves["quantity"] == quantity]
     if max_distance is not None:
         data = data[data["distance"] <= max_distance]
+    drawn = [(d, m) for d, m in rows if ((data["direction"] == d) & (data["method"] == m)).any()]
+    if not drawn:
+        raise ValueError(f"no curve of {quantity} measured as any of {list(rows)}")
     panels = sorted(data[panel].unique()) if panel else [None]
     sns.set_theme(style="whitegrid", context="paper")
     fig, axes = plt.subplots(
-        1, len(panels), figsize=(2.2 + 2.6 * len(panels), 3.2), sharey=True, squeeze=False, layout="constrained"
+        len(drawn),
+        len(panels),
+        figsize=(2.2 + 2.6 * len(panels), 0.4 + 2.8 * len(drawn)),
+        sharex=True,
+        sharey="row",
+        squeeze=False,
+        layout="constrained",
     )
     hues = sorted(data[hue].unique())
     colours = dict(zip(hues, sns.color_palette("viridis", len(hues)), strict=True))
     lead = [c for c in ("run_id", "seed", "epoch") if c in data.columns and c not in (hue, panel)]
-    for ax, value in zip(axes[0], panels, strict=True):
-        part = data if panel is None else data[data[panel] == value]
-        for key, line in part.groupby([hue, *lead], sort=True):
-            level = key[0] if isinstance(key, tuple) else key
-            line = line.sort_values("distance")
-            positive = line[line["median"] > 0]
-            ax.plot(positive["distance"], positive["median"], color=colours[level], lw=1.2)
-            band = line[(line["q10"] > 0) & (line["q90"] > 0)]
-            ax.fill_between(band["distance"], band["q10"], band["q90"], color=colours[level], alpha=0.15, lw=0)
-        ax.set_yscale("log")
+    for i, (row, (direction, method)) in enumerate(zip(axes, drawn, strict=True)):
+        measured = data[(data["direction"] == direction) & (data["method"] == method)]
+        for ax, value in zip(row, panels, strict=True):
+            part = measured if panel is None else measured[measured[panel] == value]
+            for key, line in part.groupby([hue, *lead], sort=True):
+                level = key[0] if isinstance(key, tuple) else key
+                line = line.sort_values("distance")
+                positive = line[line["median"] > 0]
+                ax.plot(positive["distance"], positive["median"], color=colours[level], lw=1.2)
+                band = line[(line["q10"] > 0) & (line["q90"] > 0)]
+                ax.fill_between(band["distance"], band["q10"], band["q90"], color=colours[level], alpha=0.15, lw=0)
+            ax.set_yscale("log")
+            if panel is not None and i == 0:
+                ax.set_title(f"{panel} = {value}", fontsize=9)
+        row[0].set_ylabel(
+            f"backward: ||dL/d{quantity}||"
+            if direction == "backward"
+            else f"forward: move of {quantity}\nper unit move of x_1"
+        )
+    for ax in axes[-1]:
         ax.set_xlabel("distance (steps)")
-        if panel is not None:
-            ax.set_title(f"{panel} = {value}", fontsize=9)
-    axes[0][0].set_ylabel(
-        f"||dL/d{quantity}||" if direction == "backward" else f"move of {quantity} per unit move of x_1"
-    )
     handles = [plt.Line2D([], [], color=colours[h], lw=1.5) for h in hues]
     labels = [f"{h:g}" if isinstance(h, float) else str(h) for h in hues]
     fig.legend(handles, labels, title=hue, fontsize=7, loc="outside right upper")  # beside the panels, over no line
