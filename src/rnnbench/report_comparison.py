@@ -421,8 +421,9 @@ def _crossover_section(results: Any, staging: Any, book_figure) -> list[str]:
     corpus = CORPUS_NAMES.get(crossover["corpus"].iloc[0], crossover["corpus"].iloc[0])
     image = book_figure(paths.CROSSOVER_FIGURE, results, staging)
     lines += [
-        f"The chapter's parameter tables say the window's model outgrows the recurrent one once its context "
-        f"passes 1 + H/d words ({ties or 'no feed-forward run here'}). @fig-published-crossover measures what "
+        f"The chapter puts the crossover at a context of five words. Counting the two matrices that differ, the "
+        f"window's (n-1)d × H against the recurrence's d × H + H × H, the window's model outgrows the recurrent one "
+        f"once its context passes 1 + H/d words ({ties or 'no feed-forward run here'}). @fig-published-crossover measures what "
         f"each size buys on {corpus}: our Elman RNNs over H and our feed-forward models over n-1 and H, test "
         f"perplexity against parameter count. A dotted line marks, for each feed-forward H, the Elman LM of the "
         f"same d and H; a hollow point is a feed-forward model past that tie.",
