@@ -286,8 +286,10 @@ def test_seed_discrepancies_are_the_ones_worked_out():
         "The verb agrees with book, eight words back",
         "The two cross over at five",
         "(12.3)/(12.4) give dE_t/dU, dE_t/dW; the gradient is their sum over time steps",
-        "If any eigenvalue satisfies |lambda| > 1, the product grows without bound. Gradients explode.",
     }
+    # what |lambda| > 1 does to a gradient is measured on real networks with seeds (the findings' explode_above_one),
+    # not worked out here on one toy problem
+    assert not any("|lambda| > 1" in claim for claim in claims.seed_claims()["claim"])
     row = d.set_index("claim").loc["The verb agrees with book, eight words back"]
     assert row.computed == "5"  # "the book that the committee rejected was": was(7) - book(2)
     table = claims.seed_claims()

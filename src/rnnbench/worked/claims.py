@@ -77,18 +77,6 @@ def _bptt_per_step() -> tuple[str, bool, str]:
     )
 
 
-def _explode_above_one() -> tuple[str, bool, str]:
-    table = gradients.jacobian_decay(radii=(1.5,))
-    last = table.iloc[-1]
-    return (
-        f"rho(U) = {last.spectral_radius:.2f}: ||dh_{int(last.distance)}/dh_0|| = {last.jacobian_norm:.2g} "
-        f"while ||U^{int(last.distance)}|| = {last.u_power_norm:.2g}",
-        bool(last.jacobian_norm > 1),
-        "our seeded run (gradients.random_problem): |lambda| > 1 is needed for explosion, not enough; "
-        "tanh' < 1 (saturation) can still make the product vanish. True of U^tau alone",
-    )
-
-
 def _recurrence_29312() -> tuple[str, bool, str]:
     t = lesson_params().set_index("quantity")["count"]
     n = int(t["recurrence"])
@@ -202,13 +190,6 @@ CLAIMS: tuple[Claim, ...] = (
         "(12.3)/(12.4) give dE_t/dU, dE_t/dW; the gradient is their sum over time steps",
         "the gradient",
         _bptt_per_step,
-    ),
-    Claim(
-        "chapter",
-        "Why the memory fades",
-        "If any eigenvalue satisfies |lambda| > 1, the product grows without bound. Gradients explode.",
-        "explodes",
-        _explode_above_one,
     ),
     Claim(
         "lesson001",
