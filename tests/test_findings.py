@@ -553,3 +553,19 @@ def test_a_forward_move_that_fades_as_fast_as_the_gradient_fails_the_forward_car
     slower = trained_rates_folder(tmp_path / "slower", (-0.02, -0.03, -0.01))
     finding = judge(claim("forward_carries"), Evidence(tmp_path / "slower", slower))
     assert finding.verdict == HOLDS and "rate forward −0.02, backward −0.11" in finding.value
+
+
+def test_relu_units_are_not_counted_when_every_relu_run_diverged(tmp_path):
+    valid = {"tanh": [250, 255, 245], "sigmoid": [300, 310, 305], "relu": [260, 270, 265]}
+    roles = activation_folder(tmp_path, valid, {"tanh": [0] * 3, "sigmoid": [0] * 3, "relu": [0] * 3})
+    units_file = Path(tmp_path) / "studies" / "activation_ptb" / "units.csv"
+    units = pd.read_csv(units_file)
+    diverged = units["activation"] == "relu"
+    units.loc[diverged, ["units", "silent_units", "silent_fraction", "positions"]] = math.nan  # no weights read
+    units.loc[diverged, "outcome"] = "diverged"
+    units.to_csv(units_file, index=False)
+    finding = judge(claim("relu_dies"), Evidence(tmp_path, roles))
+    assert (
+        finding.verdict == NOT_SHOWN
+        and finding.reason == "activation_ptb, relu: 0 of 3 runs learned; needs two; 3 diverged"
+    )

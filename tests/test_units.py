@@ -7,7 +7,7 @@ import torch
 
 from rnnbench.models import build_model
 from rnnbench.models.base import ModelConfig
-from rnnbench.units import derivative_from_output, silent_units, unit_table
+from rnnbench.units import UNIT_COLUMNS, derivative_from_output, silent_units, unit_table
 
 
 def test_the_derivative_is_read_off_the_output_by_hand():
@@ -57,7 +57,7 @@ def test_a_tanh_unit_saturated_to_one_in_float32_passes_no_gradient():
     assert not silent.any()
 
 
-def test_the_unit_table_counts_each_runs_silent_units_and_skips_a_diverged_run():
+def test_the_unit_table_counts_each_runs_silent_units_and_leaves_a_diverged_runs_counts_empty():
     runs = pd.DataFrame(
         {
             "run_id": ["a", "b", "c"],
@@ -69,6 +69,7 @@ def test_the_unit_table_counts_each_runs_silent_units_and_skips_a_diverged_run()
     )
     silent = {"a": (np.array([True, False, False, False]), 396), "b": (np.array([True, True, False, False]), 396)}
     table = unit_table(runs, silent, ["activation"])
-    assert table["run_id"].tolist() == ["a", "b"]
-    assert table["silent_units"].tolist() == [1, 2] and table["silent_fraction"].tolist() == [0.25, 0.5]
-    assert table["units"].tolist() == [4, 4] and table["positions"].tolist() == [396, 396]
+    assert table["run_id"].tolist() == ["a", "b", "c"]
+    assert table["silent_units"].tolist()[:2] == [1, 2] and table["silent_fraction"].tolist()[:2] == [0.25, 0.5]
+    assert table["units"].tolist()[:2] == [4, 4] and table["positions"].tolist()[:2] == [396, 396]
+    assert table.iloc[2][list(UNIT_COLUMNS)].isna().all() and table.iloc[2]["outcome"] == "diverged"

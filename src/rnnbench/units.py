@@ -56,18 +56,21 @@ def silent_units(model, stream: np.ndarray, *, batch_size: int, bptt: int = 35) 
 
 
 def unit_table(runs: pd.DataFrame, silent: Mapping[str, tuple[np.ndarray, int]], vary: Sequence[str]) -> pd.DataFrame:
-    """One row per run of ``runs`` measured in ``silent`` (run id -> `silent_units`' mask and positions): run_id,
-    <vary...>, seed, units, silent_units, silent_fraction, positions, outcome, diverged. A run that diverged has no
-    weights worth reading and no row."""
+    """One row per run of ``runs``: run_id, <vary...>, seed, units, silent_units, silent_fraction, positions, outcome,
+    diverged. A run measured in ``silent`` (run id -> `silent_units`' mask and positions) has its counts; one that is
+    not (a run that diverged has no weights worth reading) keeps its row, its counts empty, so that the table still
+    says how many runs each setting had."""
     rows = []
     for run in runs.itertuples(index=False):
+        keys = {k: getattr(run, k) for k in [*vary, "seed"]}
         if run.run_id not in silent:
+            rows.append({"run_id": run.run_id, **keys, "outcome": run.outcome, "diverged": run.diverged})
             continue
         mask, positions = silent[run.run_id]
         rows.append(
             {
                 "run_id": run.run_id,
-                **{k: getattr(run, k) for k in [*vary, "seed"]},
+                **keys,
                 "units": int(mask.size),
                 "silent_units": int(mask.sum()),
                 "silent_fraction": float(mask.mean()) if mask.size else float("nan"),

@@ -85,15 +85,16 @@ def relu_dies(ev: Evidence) -> Judged:
         relu = table[table["activation"] == RELU]
         label = f"{name}, {RELU}"
         if relu.empty:
-            parts.append(Part(label, NOT_SHOWN, note=f"no {RELU} run that did not diverge"))
+            parts.append(Part(label, NOT_SHOWN, note=f"the study has no {RELU} runs"))
             continue
-        shares = learned(relu)["silent_fraction"].dropna()
-        iv = stats.mean_interval(shares)
+        taken = learned(relu).dropna(subset=["silent_fraction"])
+        iv = stats.mean_interval(taken["silent_fraction"])
         if iv is None:
-            parts.append(Part(label, NOT_SHOWN, note=_seeds_note(relu, shares)))
+            blown = int((relu["outcome"] == "diverged").sum())
+            parts.append(Part(label, NOT_SHOWN, note=f"{_seeds_note(relu, taken)}; {blown} diverged"))
             continue
         dead = stats.direction(iv) == "above"
-        units = int(relu["units"].iloc[0])
+        units = int(taken["units"].iloc[0])
         value = f"share of {units} units silent on validation {interval(iv.scaled(100), unit='%')}"
         parts.append(Part(label, HOLDS if dead else FAILS, value, "" if dead else "no unit measurably died"))
     return Judged(tuple(read), tuple(parts))
