@@ -163,7 +163,9 @@ def analysis_section(name: str, results: str | Path | None = None, staging: str 
         "far the state moves per unit move of the first word's embedding (bottom row: the forward pass, exact); "
         f"@tbl-analysis-{slug} gives each network's measured rate of the gradient beside the predicted ones.",
         "",
-        f"![{record['description'] or name}. From {os.path.relpath(paths.analysis_figure('.', name, 'png'))}, rule analysis_figure.]"
+        f"![{record['description'] or name}. Top row: ‖dL/dh‖, backward; bottom row: the move of h per unit move of the "
+        f"first word's embedding, forward (exact). From {os.path.relpath(paths.analysis_figure('.', name, 'png'))}, rule "
+        "analysis_figure.]"
         f"({image}){{#fig-analysis-{slug}}}",
         "",
         markdown_table(table, formats={c: sig for c in table.columns if c in headers}, headers=headers),
