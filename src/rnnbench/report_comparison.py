@@ -1,5 +1,6 @@
 """What the chapter "Against the published numbers" (reports/published.qmd) reads: the comparison tables
-of rule comparison (rnnbench.comparison) shaped for the page, and the sentences whose numbers come from them.
+of rule comparison (rnnbench.comparison) shaped for the page, the values its sentences print, and the sections
+the configuration adds (one per corpus) or that are still written here (the crossover).
 
     results/tables/comparison.csv          published rows and ours (every run of the config's comparison studies)
     results/tables/crossover.csv           both families on one corpus, perplexity against parameter count
@@ -11,6 +12,7 @@ Like rnnbench.report, nothing here trains or imports torch; every number shown i
 
 from __future__ import annotations
 
+import math
 import re
 from pathlib import Path
 from typing import Any
@@ -309,55 +311,26 @@ def matched_table(matched_parameters: pd.DataFrame, matched_time: pd.DataFrame) 
     )
 
 
-ABSENT = (
-    "This configuration names no studies under `comparison`, so these results hold no comparison with the "
-    "published numbers. `config/config.yaml` and `config/paper.yaml` both name some."
-)
-SCALE_INTRO = {
-    "short": (
-        "The runs here are **short runs** of the default configuration: a few epochs each, some on part of the "
-        "training split, stopped long before convergence. They rank the settings; they are not the papers' "
-        "numbers. `config/paper.yaml` trains the same studies to convergence (hours; its rows are marked "
-        "**paper-config**), in the spirit of the papers, and its comments list every departure from them."
-    ),
-    "paper": (
-        "The runs here are **paper-config runs** (`config/paper.yaml`): trained until Mikolov's schedule stops "
-        "them or their epoch cap does, in the spirit of the papers; the config's comments list every departure from them "
-        "(output layer, optimiser, dropout, epochs)."
-    ),
-}
-
-
-def chapter(results: Any = None, staging: Any = None) -> Markdown:
-    """The chapter's body: a section per corpus, the crossover in practice, wall time per model."""
-    from rnnbench.report import STAGING_DIR, book_figure
-
-    if not has_comparison(results):
-        return Markdown(ABSENT)
-    frame = comparison(results)
-    scale = scale_of(frame)
-    mine = trained_here(frame)
-    subset = int((mine["status"] == "subset").sum())
-    lines = [SCALE_INTRO.get(scale, SCALE_INTRO["short"]), ""]
-    lines.append(
-        f"This copy holds {count_text(len(mine), 'run')} of ours on these corpora. Each table shows every "
-        f"published row and, for each family, our run with the lowest *validation* perplexity (chosen without "
-        f"looking at the test split), with its status: converged (the schedule stopped it), stopped at its epoch "
-        f"cap, or measured on part of the test split. The ratio is our test perplexity over the reference row's "
-        f"(below 1: ours is lower); @tbl-published-runs lists every run."
-    )
-    if subset:
-        lines.append(
-            f" Here {count_text(subset, 'run')} {'was' if subset == 1 else 'were'} evaluated on part of "
-            f"the test split only, so {'its' if subset == 1 else 'their'} perplexity is not set against a "
-            f"published one (no ratio)."
-        )
-    lines.append("")
+def corpus_sections(frame: pd.DataFrame) -> Markdown:
+    """A section per corpus of the comparison (the config decides which): its published rows beside our best
+    runs, and how its split differs from the paper's."""
+    lines = []
     for corpus in dict.fromkeys(frame["corpus"]):
         lines += _corpus_section(frame, corpus)
-    lines += _crossover_section(results, staging or STAGING_DIR, book_figure)
-    lines += _runs_section(frame)
     return Markdown("\n".join(lines))
+
+
+def crossover_section(results: Any = None, staging: Any = None) -> Markdown:
+    """The crossover in practice: perplexity against parameter count, and the matched comparisons."""
+    from rnnbench.report import STAGING_DIR, book_figure
+
+    return Markdown("\n".join(_crossover_section(results, staging or STAGING_DIR, book_figure)))
+
+
+def wall_minutes(runs: pd.DataFrame) -> float:
+    """The summed wall time of the training jobs of ``runs`` (runs_table), in minutes; NaN when none was timed."""
+    timed = runs["job_wall_seconds"].dropna()
+    return float(timed.sum() / 60) if len(timed) else math.nan
 
 
 def _corpus_section(frame: pd.DataFrame, corpus: str) -> list[str]:
@@ -451,38 +424,6 @@ def _crossover_section(results: Any, staging: Any, book_figure) -> list[str]:
         "",
     ]
     return lines
-
-
-def _runs_section(frame: pd.DataFrame) -> list[str]:
-    from rnnbench.markdown import markdown_table
-
-    runs = runs_table(frame)
-    timed = runs.dropna(subset=["job_wall_seconds"])
-    total = Markdown(f"{sig(timed['job_wall_seconds'].sum() / 60)} minutes") if len(timed) else Markdown("unknown")
-    return [
-        "## Wall time per model {#sec-published-time}",
-        "",
-        f"@tbl-published-runs lists every run of ours above: its size, epochs, the seconds its training loop ran "
-        f"(metrics.json) and its whole job's wall time (Snakemake's benchmark record: data loading and evaluation "
-        f"included), {total} in all. On a shared machine both vary with the load.",
-        "",
-        markdown_table(
-            runs,
-            formats={
-                "parameters": integer,
-                "epochs": integer,
-                "train_seconds": cell_sig,
-                "job_wall_seconds": cell_sig,
-                "test_ppl": ppl,
-            },
-            headers={"train_seconds": "train s", "job_wall_seconds": "job s", "test_ppl": "test ppl"},
-        ),
-        "",
-        ": Every run of ours in the comparison (FF: feed-forward): size, epochs, seconds of training (train s) and "
-        "of the whole job (job s, wall time), test perplexity. "
-        "From tables/comparison.csv, rule comparison. {#tbl-published-runs}",
-        "",
-    ]
 
 
 def words_of(items) -> Markdown:
