@@ -62,31 +62,34 @@ def test_rates_average_the_seeds_and_the_prose_quotes_them(tmp_path):
     assert table["factor"].iloc[0] == math.exp(-0.72)
 
     untrained = ar.untrained_rates(tmp_path)
-    holds = ar.holds_text(untrained)
-    assert holds.startswith("Below the edge the gradient vanishes in every untrained tanh network")
-    assert "ρ(U) = 0.5 the measured rate is -0.72 per step (factor 0.487) against log ρ = -0.693" in holds
-    fails = ar.fails_text(untrained)
-    assert fails.startswith("Above 1 the story fails")
-    assert "with tanh the gradient still vanishes at ρ = 1.5 (ρ = 1.5: -0.03 against log ρ = 0.405)" in fails
+    below = ar.below_edge(untrained)
+    assert below[["radius", "measured"]].round(6).values.tolist() == [[0.5, -0.72]] and not below["grows"].any()
+    assert below["factor"].iloc[0] == math.exp(-0.72) and below["over_47"].iloc[0] == math.exp(47 * -0.72)
+    above = ar.above_edge(untrained)
+    # at rho 1.5 the tanh network's gradient still shrinks (-0.03 a step), where log rho says +0.405
+    assert above[["radius", "verdict"]].values.tolist() == [[1.5, ar.STILL_VANISHES]]
 
 
-def test_a_tanh_network_below_the_edge_whose_gradient_grows_fails_the_story(tmp_path):
+def test_a_tanh_network_below_the_edge_whose_gradient_grows_is_marked(tmp_path):
     cases = [tanh(0.9, 0, 0.02)]
     write_analysis(tmp_path, "odd", [p for p, _ in cases], [r for _, r in cases])
-    holds = ar.holds_text(ar.untrained_rates(tmp_path))
-    assert holds.startswith("Below the edge the story fails at ρ = 0.9: the gradient does not shrink there.")
+    assert ar.below_edge(ar.untrained_rates(tmp_path))["grows"].tolist() == [True]
 
 
-def test_growth_above_one_is_reported_as_growth(tmp_path):
+def test_growth_above_one_slower_than_log_rho_and_faster_are_told_apart(tmp_path):
+    # log 2 = 0.693: a rate of 0.12 grows slower than the eigenvalue story says; at rho 1.1 (log 0.0953) 0.2 grows faster
     cases = [tanh(2.0, 0, 0.12)]
     write_analysis(tmp_path, "grow", [p for p, _ in cases], [r for _, r in cases])
-    fails = ar.fails_text(ar.untrained_rates(tmp_path))
-    assert fails.startswith("Above 1 the gradient grows, as the story says")
-    assert "grows, but slower than log ρ says" in fails
-    assert ar.holds_text(ar.untrained_rates(tmp_path)) == ""  # no network below the edge: nothing to say
+    untrained = ar.untrained_rates(tmp_path)
+    assert ar.above_edge(untrained)["verdict"].tolist() == [ar.GROWS_SLOWER]
+    assert ar.below_edge(untrained).empty  # no network below the edge: nothing to say
+    fast = [tanh(1.1, 0, 0.2)]
+    write_analysis(tmp_path, "fast", [p for p, _ in fast], [r for _, r in fast])
+    verdicts = ar.above_edge(ar.untrained_rates(tmp_path)).set_index("radius")["verdict"]
+    assert verdicts.to_dict() == {1.1: ar.GROWS, 2.0: ar.GROWS}  # one verdict per activation: not every rate is slower
 
 
-def test_training_text_gives_the_rates_and_leaves_the_verdict_to_the_findings(tmp_path):
+def test_the_trained_rates_keep_each_snapshot_of_a_run_in_order(tmp_path):
     points = [
         {"run_id": "rnn-ptb-0123456789", "family": "rnn", "hidden": 200, "seed": 1, "snapshot": s}
         for s in ("0", "1", "final")
@@ -96,9 +99,14 @@ def test_training_text_gives_the_rates_and_leaves_the_verdict_to_the_findings(tm
         for r, rho in ((-0.5, 0.6), (-0.2, 1.2), (-0.1, 1.6))
     ]
     write_analysis(tmp_path, "trained", points, rates, network="study")
-    text = ar.training_text(ar.trained_rates(tmp_path))
-    assert (
-        "at initialisation -0.5 (ρ(U) = 0.6), after epoch 1 -0.2 (ρ(U) = 1.2) and at the end of training -0.1" in text
-    )
-    # a change of rate is a number here, never a direction: whether it is more than noise is lambda_not_held's
-    assert "edge" not in text and text.endswith("at the end of training -0.1 (ρ(U) = 1.6).")
+    trained = ar.trained_rates(tmp_path)
+    assert trained[["snapshot", "rate", "rho"]].values.tolist() == [
+        ["0", -0.5, 0.6],
+        ["1", -0.2, 1.2],
+        ["final", -0.1, 1.6],
+    ]
+    assert [ar.snapshot_name(s) for s in trained["snapshot"]] == [
+        "at initialisation",
+        "after epoch 1",
+        "at the end of training",
+    ]

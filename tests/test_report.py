@@ -867,3 +867,14 @@ def test_typed_numbers_are_found(tmp_path):
         encoding="utf-8",
     )
     assert bookcheck.parse_chapter(path).typed_numbers() == ["47", "0.9"]
+
+
+def test_the_decay_chapter_words_what_the_rates_say(fixture, monkeypatch):
+    # the fixture's untrained networks all lose gradient, 0.8 + 0.05 i a step: below the edge as the story says,
+    # and above it the story fails (the networks at rho > 1 still vanish)
+    monkeypatch.setenv(report.RESULTS_ENV, str(fixture.results))
+    text = bookcheck.run_chapter(fixture.book / "decay.qmd", cwd=fixture.book).markdown()
+    below = "Below the edge the gradient vanishes in every untrained tanh network, as the chapter's story says."
+    above = "Above 1 the story fails where the eigenvalues say the gradient should grow"
+    assert below in text and above in text and "still vanishes at ρ =" in text
+    assert "measured rate at initialisation" in text and "toward the edge" not in text

@@ -178,106 +178,46 @@ def analysis_section(name: str, results: str | Path | None = None, staging: str 
 
 
 # ----------------------------------------------------------------------------------------------------------
-# The chapter's prose: each paragraph from the measured tables, empty when its networks were not measured
+# The values the decay chapter's sentences print (reports/decay.qmd holds the sentences)
 
 
-def _rate(value: float) -> str:
-    return f"{sig(value)} per step (factor {sig(np.exp(value))})"
-
-
-def holds_text(untrained: pd.DataFrame) -> Markdown:
-    """Tanh networks with rho(U) < 1: the measured rate beside log rho."""
+def below_edge(untrained: pd.DataFrame) -> pd.DataFrame:
+    """The untrained tanh networks with rho(U) < 1, by radius: the measured rate, its per-step factor, log rho, and
+    what the measured factor does over the chapter's 47 words; ``grows`` where the gradient does not shrink."""
     rows = untrained[(untrained["activation"] == "tanh") & (untrained["radius"] < 1)].sort_values("radius")
-    if rows.empty:
-        return Markdown("")
-    cases = [
-        f"at ρ(U) = {sig(r.radius)} the measured rate is {_rate(r.measured)} against log ρ = {sig(r.radius_rate)}"
-        for r in rows.itertuples()
-    ]
-    gap = float((rows["measured"] - rows["radius_rate"]).abs().max())
-    growing = rows[rows["measured"] >= 0]
-    lead = (
-        "Below the edge the gradient vanishes in every untrained tanh network, as the chapter's story says"
-        if growing.empty
-        else f"Below the edge the story fails at ρ = {words([sig(v) for v in growing['radius']])}: the gradient does "
-        "not shrink there"
-    )
-    return Markdown(
-        f"{lead}. For untrained tanh networks {words(cases, 'and')}: the gradient changes by a near-constant factor "
-        f"per step, and log ρ(U) predicts that factor to within {sig(gap)} in the log. Over the chapter's 47 words "
-        "that is a factor of "
-        f"{words([sig(np.exp(47 * r.measured)) + f' (ρ = {sig(r.radius)})' for r in rows.itertuples()])}."
-    )
+    return rows.assign(
+        factor=np.exp(rows["measured"]), over_47=np.exp(47 * rows["measured"]), grows=rows["measured"] >= 0
+    ).reset_index(drop=True)
 
 
-def fails_text(untrained: pd.DataFrame) -> Markdown:
-    """rho(U) > 1: where the measured rate and log rho part ways, per activation."""
+# What the gradient does above the edge, per activation (above_edge's ``verdict``).
+STILL_VANISHES, GROWS_SLOWER, GROWS = "still vanishes", "grows slower than log rho", "grows"
+
+
+def above_edge(untrained: pd.DataFrame) -> pd.DataFrame:
+    """The untrained networks with rho(U) > 1, by activation and radius, each with its activation's ``verdict``:
+    STILL_VANISHES when some of them have a measured rate below 0, else GROWS_SLOWER when every rate is below
+    log rho, else GROWS."""
     rows = untrained[untrained["radius"] > 1].sort_values(["activation", "radius"])
-    if rows.empty:
-        return Markdown("")
-    parts = []
+    verdicts = {}
     for activation, group in rows.groupby("activation", sort=False):
-        cases = "; ".join(
-            f"ρ = {sig(r.radius)}: {sig(r.measured)} against log ρ = {sig(r.radius_rate)}" for r in group.itertuples()
-        )
-        vanishing = group[group["measured"] < 0]
-        if len(vanishing):
-            verdict = f"still vanishes at ρ = {words([sig(v) for v in vanishing['radius']])}"
+        if (group["measured"] < 0).any():
+            verdicts[activation] = STILL_VANISHES
         elif (group["measured"] < group["radius_rate"]).all():
-            verdict = "grows, but slower than log ρ says"
+            verdicts[activation] = GROWS_SLOWER
         else:
-            verdict = "grows"
-        parts.append(f"with {activation} the gradient {verdict} ({cases})")
-    lead = (
-        "Above 1 the story fails where the eigenvalues say the gradient should grow"
-        if (rows["measured"] < 0).any()
-        else "Above 1 the gradient grows, as the story says, but at its own rate"
-    )
-    return Markdown(
-        f"{lead}: each step multiplies by $\\mathrm{{diag}}(f'(a_t))\\,U$, not by $U$, and a saturated or silent unit passes "
-        "little or nothing back. Measured rates per step: " + "; ".join(parts) + "."
-    )
+            verdicts[activation] = GROWS
+    return rows.assign(verdict=rows["activation"].map(verdicts)).reset_index(drop=True)
 
 
-def lstm_text(untrained: pd.DataFrame) -> Markdown:
-    """The untrained LSTM's rate beside the Elman networks of the same size."""
-    lstm = untrained[untrained["family"] == "lstm"]
-    sentences = []
-    for r in lstm.itertuples():
+def lstm_beside_elman(untrained: pd.DataFrame) -> list[tuple[pd.Series, pd.DataFrame]]:
+    """Each untrained LSTM, with the untrained tanh Elman networks of its hidden size."""
+    pairs = []
+    for _, lstm in untrained[untrained["family"] == "lstm"].iterrows():
         elman = untrained[
-            (untrained["family"] == "rnn") & (untrained["hidden"] == r.hidden) & (untrained["activation"] == "tanh")
+            (untrained["family"] == "rnn")
+            & (untrained["hidden"] == lstm["hidden"])
+            & (untrained["activation"] == "tanh")
         ]
-        beside = words([f"{sig(e.measured)} at ρ = {sig(e.radius)}" for e in elman.itertuples()])
-        sentences.append(
-            f"The LSTM with H = {int(r.hidden)}, as initialised, measures {_rate(r.measured)} on ‖dL/dh‖"
-            + (f", against the tanh Elman network's {beside}." if len(elman) else ".")
-        )
-    return Markdown(" ".join(sentences))
-
-
-def training_text(trained: pd.DataFrame) -> Markdown:
-    """Each study run's rate and radius, snapshot by snapshot: the numbers alone. Whether a change is more than the
-    measurement's noise, and whether training holds the rate at the edge, is the findings' to say (lambda_not_held,
-    which reads only runs that learned)."""
-    sentences = []
-    for (analysis, run_id), group in trained.groupby(["analysis", "run_id"], sort=False):
-        steps = [f"{snapshot_name(r.snapshot)} {sig(r.rate)} (ρ(U) = {sig(r.rho)})" for r in group.itertuples()]
-        sentences.append(f"Run `{run_id}` ({analysis}): measured rate {words(steps)}.")
-    return Markdown(" ".join(sentences))
-
-
-def passage_text(passage: pd.DataFrame, worked: pd.DataFrame) -> Markdown:
-    """The evidence word's share of the last word's gradient, beside the chapter's powers at 47 steps."""
-    if passage.empty:
-        return Markdown("")
-    chapter = worked[worked["distance"] == 47]
-    powers = words([f"${r.factor:g}^{{47}}$ = {sig(r.computed)}" for r in chapter.itertuples()])
-    cases = [
-        f"{snapshot_name(r.snapshot)} the gradient reaching “{r.word}” is {sig(r.h_relative)} of the one at the last word"
-        for r in passage.itertuples()
-    ]
-    distance = int(passage.iloc[0]["distance"])
-    return Markdown(
-        f"With PTB's tokenisation “{passage.iloc[0]['word']}” is {distance} tokens back from the last word of the passage. "
-        f"Through the trained PTB RNN, {'; '.join(cases)}. The chapter's worked numbers for 47 steps are {powers}."
-    )
+        pairs.append((lstm, elman))
+    return pairs
