@@ -64,7 +64,7 @@ def test_rates_average_the_seeds_and_the_prose_quotes_them(tmp_path):
     untrained = ar.untrained_rates(tmp_path)
     below = ar.below_edge(untrained)
     assert below[["radius", "measured"]].round(6).values.tolist() == [[0.5, -0.72]] and not below["grows"].any()
-    assert below["factor"].iloc[0] == math.exp(-0.72) and below["over_47"].iloc[0] == math.exp(47 * -0.72)
+    assert below["factor"].iloc[0] == math.exp(-0.72) and below["over_passage"].iloc[0] == math.exp(47 * -0.72)
     above = ar.above_edge(untrained)
     # at rho 1.5 the tanh network's gradient still shrinks (-0.03 a step), where log rho says +0.405
     assert above[["radius", "verdict"]].values.tolist() == [[1.5, ar.STILL_VANISHES]]

@@ -433,18 +433,23 @@ def test_the_book_links_each_claim_to_the_sections_its_evidence_has(tmp_path):
 ACTIVATION_ABOUT = {"family": "rnn", "corpus": "ptb", "metric": "test_ppl", "vary": ["activation"]}
 
 
-def activation_folder(root, valid, silent, name="activation_ptb", outcome="learned"):
+def activation_folder(root, valid, silent, name="activation_ptb", outcome="learned", diverged=()):
     """A study of three activations, three seeds each: ``valid`` activation -> validation perplexities per seed,
-    ``silent`` activation -> each seed's share of silent units (units.csv, 100 units)."""
+    ``silent`` activation -> each seed's share of silent units (units.csv, 100 units). The runs of the activations
+    in ``diverged`` diverged: so their outcome says, and their units were never counted."""
     runs, units = [], []
     for act, values in valid.items():
+        state = "diverged" if act in diverged else outcome
         for seed, (ppl, share) in enumerate(zip(values, silent[act], strict=True), start=1):
             run_id = f"{act}-{seed}"
             metrics = {"valid_ppl": ppl, "test_ppl": ppl * 0.95}
-            runs.append({"run_id": run_id, "seed": seed, "activation": act, "outcome": outcome, "metrics": metrics})
+            runs.append({"run_id": run_id, "seed": seed, "activation": act, "outcome": state, "metrics": metrics})
+            counts = {"units": 100, "silent_units": round(share * 100), "silent_fraction": share, "positions": 1000}
+            if act in diverged:
+                counts = dict.fromkeys(counts, math.nan)  # no weights read
             units.append(
-                {"run_id": run_id, "activation": act, "seed": seed, "units": 100, "silent_units": round(share * 100)}
-                | {"silent_fraction": share, "positions": 1000, "outcome": outcome, "diverged": False}
+                {"run_id": run_id, "activation": act, "seed": seed, **counts}
+                | {"outcome": state, "diverged": act in diverged}
             )
     write_study(root, name, ACTIVATION_ABOUT, runs)
     pd.DataFrame(units).to_csv(Path(root) / "studies" / name / "units.csv", index=False)
@@ -501,11 +506,8 @@ def test_activation_claims_on_runs_that_did_not_learn_are_not_shown(tmp_path):
 
 def test_relu_runs_that_all_blow_up_beside_tanh_runs_that_train_hold_the_lessons_no_ceiling(tmp_path):
     valid = {"tanh": [250, 255, 245], "sigmoid": [300, 310, 305], "relu": [260, 270, 265]}
-    roles = activation_folder(tmp_path, valid, {"tanh": [0] * 3, "sigmoid": [0] * 3, "relu": [0] * 3})
-    summary = Path(tmp_path) / "studies" / "activation_ptb" / "summary.csv"
-    table = pd.read_csv(summary)
-    table.loc[table["activation"] == "relu", "outcome"] = "diverged"
-    table.to_csv(summary, index=False)
+    none = {"tanh": [0] * 3, "sigmoid": [0] * 3, "relu": [0] * 3}
+    roles = activation_folder(tmp_path, valid, none, diverged=("relu",))
     finding = judge(claim("relu_no_ceiling"), Evidence(tmp_path, roles))
     assert (
         finding.verdict == HOLDS
@@ -557,13 +559,8 @@ def test_a_forward_move_that_fades_as_fast_as_the_gradient_fails_the_forward_car
 
 def test_relu_units_are_not_counted_when_every_relu_run_diverged(tmp_path):
     valid = {"tanh": [250, 255, 245], "sigmoid": [300, 310, 305], "relu": [260, 270, 265]}
-    roles = activation_folder(tmp_path, valid, {"tanh": [0] * 3, "sigmoid": [0] * 3, "relu": [0] * 3})
-    units_file = Path(tmp_path) / "studies" / "activation_ptb" / "units.csv"
-    units = pd.read_csv(units_file)
-    diverged = units["activation"] == "relu"
-    units.loc[diverged, ["units", "silent_units", "silent_fraction", "positions"]] = math.nan  # no weights read
-    units.loc[diverged, "outcome"] = "diverged"
-    units.to_csv(units_file, index=False)
+    none = {"tanh": [0] * 3, "sigmoid": [0] * 3, "relu": [0] * 3}
+    roles = activation_folder(tmp_path, valid, none, diverged=("relu",))
     finding = judge(claim("relu_dies"), Evidence(tmp_path, roles))
     assert (
         finding.verdict == NOT_SHOWN

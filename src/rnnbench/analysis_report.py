@@ -29,6 +29,7 @@ PREDICTIONS = {
     "radius_rate": "log ρ(U)",
 }
 SNAPSHOT_NAMES = {"0": "at initialisation", "final": "at the end of training"}
+PASSAGE_WORDS = 47  # the length of the chapter's passage, over which its decay table raises each factor
 
 
 def analysis_names(results: str | Path | None = None) -> list[str]:
@@ -183,10 +184,13 @@ def analysis_section(name: str, results: str | Path | None = None, staging: str 
 
 def below_edge(untrained: pd.DataFrame) -> pd.DataFrame:
     """The untrained tanh networks with rho(U) < 1, by radius: the measured rate, its per-step factor, log rho, and
-    what the measured factor does over the chapter's 47 words; ``grows`` where the gradient does not shrink."""
+    what the measured factor does over the chapter's PASSAGE_WORDS words; ``grows`` where the gradient does not
+    shrink."""
     rows = untrained[(untrained["activation"] == "tanh") & (untrained["radius"] < 1)].sort_values("radius")
     return rows.assign(
-        factor=np.exp(rows["measured"]), over_47=np.exp(47 * rows["measured"]), grows=rows["measured"] >= 0
+        factor=np.exp(rows["measured"]),
+        over_passage=np.exp(PASSAGE_WORDS * rows["measured"]),
+        grows=rows["measured"] >= 0,
     ).reset_index(drop=True)
 
 

@@ -535,15 +535,12 @@ def _silent_units(
 
     from rnnbench import units
     from rnnbench.data.corpora import load_corpus
-    from rnnbench.decay.analysis import load_trained
+    from rnnbench.decay.analysis import load_run
 
     torch.set_num_threads(1)  # a table job: one core, as the rule declares
     corpora, found = {}, {}
     for run_id in runs.loc[~runs["diverged"], "run_id"]:
-        model = load_trained(model_files[run_id])
-        cfg = RunConfig.from_settings(
-            torch.load(model_files[run_id], map_location="cpu", weights_only=True)["config"], where=model_files[run_id]
-        )
+        cfg, model = load_run(model_files[run_id])
         if cfg.corpus_key not in corpora:
             corpora[cfg.corpus_key] = load_corpus(
                 cfg.corpus, data_dir=data_dir, cache_dir=cache_dir, **cfg.corpus_options

@@ -30,6 +30,11 @@ DTYPES = {"float32": torch.float32, "float64": torch.float64}
 
 def load_trained(path: str | os.PathLike) -> RecurrentLM:
     """A recurrent LM from a run's model file ({"config": run settings, "state_dict"}), in eval mode."""
+    return load_run(path)[1]
+
+
+def load_run(path: str | os.PathLike):
+    """(the run's settings as a RunConfig, its recurrent LM in eval mode) from its model file, read once."""
     from rnnbench.config import RunConfig  # imported here: the measurement itself never needs the run schema
 
     data = torch.load(path, map_location="cpu", weights_only=True)
@@ -41,7 +46,7 @@ def load_trained(path: str | os.PathLike) -> RecurrentLM:
     vocab_size = int(data["state_dict"]["embedding.weight"].shape[0])
     model = build_model(ModelConfig.from_run(cfg, vocab_size))
     model.load_state_dict(data["state_dict"])
-    return model.eval()
+    return cfg, model.eval()
 
 
 def network(source: Mapping[str, Any] | str | os.PathLike, vocab_size: int, dtype: torch.dtype) -> RecurrentLM:
