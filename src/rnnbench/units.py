@@ -79,4 +79,6 @@ def unit_table(runs: pd.DataFrame, silent: Mapping[str, tuple[np.ndarray, int]],
                 "diverged": run.diverged,
             }
         )
-    return pd.DataFrame(rows, columns=["run_id", *vary, "seed", *UNIT_COLUMNS, "outcome", "diverged"])
+    table = pd.DataFrame(rows, columns=["run_id", *vary, "seed", *UNIT_COLUMNS, "outcome", "diverged"])
+    # counts stay whole numbers beside the empty ones of diverged runs
+    return table.astype({"units": "Int64", "silent_units": "Int64", "positions": "Int64"})
