@@ -131,6 +131,23 @@ def test_brown_split_and_vocabulary_as_measured(brown):
 
 
 @pytest.mark.corpus
+def test_brown_with_case_folded_has_a_vocabulary_the_size_of_bengios(data_dir, brown, cache_dir):
+    # Folded, NLTK's edition has 49,815 types (Bengio et al.: 47,578, +4.7%) and |V| = 16,690 (16,383, +1.9%)
+    folded = load_corpus("brown", data_dir=data_dir, cache_dir=cache_dir, lowercase=True)
+    words = pd.Series(corpora._brown_words(data_dir / "brown" / "brown.zip", corpora.SOURCES["brown"][0])).str.lower()
+    assert words.nunique() == 49_815
+    kept = words.value_counts()
+    assert set(folded.vocab.itos) == {*kept.index[kept > 3], "<unk>"} and len(folded.vocab) == 16_690
+    assert (folded.train.size, folded.valid.size, folded.test.size) == (brown.train.size, brown.valid.size, brown.test.size)
+    assert folded.vocab.decode(folded.train[:3]) == ["the", "fulton", "county"]
+    unk = folded.vocab.stoi["<unk>"]
+    assert [int((split == unk).sum()) for split in (folded.train, folded.valid, folded.test)] == [34_204, 7_671, 6_293]
+    assert corpora.known_sizes("brown", {"lowercase": True}).vocab_size == 16_690
+    with pytest.raises(CorpusError, match=r"lowercase must be true or false, found 'yes'"):
+        corpora.known_sizes("brown", {"lowercase": "yes"})
+
+
+@pytest.mark.corpus
 def test_brown_raw_tokens_types_and_slashes(data_dir):
     remote = corpora.SOURCES["brown"][0]
     words = corpora._brown_words(data_dir / "brown" / "brown.zip", remote)

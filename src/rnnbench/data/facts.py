@@ -75,6 +75,9 @@ BROWN_TOKENS = 1_161_192
 BROWN_TYPES = 56_057
 BROWN_TRAIN, BROWN_VALID = 800_000, 200_000  # the rest is test
 BROWN_VOCAB_SIZE = 17_905  # with <unk>, rare words counted over the whole stream (see _build_brown)
+# The same with case folded (option lowercase): types and |V| then lie within 5% of Bengio et al.'s
+BROWN_TYPES_LOWERCASE = 49_815
+BROWN_VOCAB_SIZE_LOWERCASE = 16_690
 BROWN_RARE_MAX = 3  # words seen this often or less in the whole stream become <unk>
 
 # How each corpus is prepared from its sources, as a version: bumped when a change of the preparation
@@ -85,7 +88,7 @@ PREPARATION = {"ptb": 1, "brown": 2, "agreement": 1}
 # option name -> default, per corpus
 OPTIONS: dict[str, dict] = {
     "ptb": {},
-    "brown": {"expected_sha256": None},
+    "brown": {"expected_sha256": None, "lowercase": False},
     "agreement": asdict(synthetic.AgreementConfig()),
 }
 
@@ -110,7 +113,8 @@ def known_sizes(name: str, options: dict) -> KnownSizes:
         tokens = {"train": BROWN_TRAIN, "valid": BROWN_VALID}
         if reference:
             tokens["test"] = BROWN_TOKENS - BROWN_TRAIN - BROWN_VALID
-        return KnownSizes(BROWN_VOCAB_SIZE if reference else None, tokens, False)
+        vocab_size = BROWN_VOCAB_SIZE_LOWERCASE if options["lowercase"] else BROWN_VOCAB_SIZE
+        return KnownSizes(vocab_size if reference else None, tokens, False)
     cfg = synthetic.AgreementConfig(**options)
     sentences = {"train": cfg.train_sentences, "valid": cfg.valid_sentences, "test": cfg.test_sentences}
     return KnownSizes(len(synthetic.lexicon()), {s: synthetic.max_tokens(n, cfg) for s, n in sentences.items()}, True)
@@ -146,4 +150,8 @@ def resolve_options(name: str, options: dict) -> dict:
                 f"Fix: pass the output of `sha256sum brown.zip`."
             )
         resolved["expected_sha256"] = digest.lower()
+        if not isinstance(resolved["lowercase"], bool):
+            raise CorpusError(
+                f"corpus 'brown': lowercase must be true or false, found {resolved['lowercase']!r}. Fix: write true or false."
+            )
     return resolved
