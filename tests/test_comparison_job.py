@@ -14,7 +14,7 @@ from rnnbench import jobs, paths
 from rnnbench.comparison import log_interpolate
 from rnnbench.config import ConfigError, RunConfig, load_config, merge_config_files
 from rnnbench.published import load_published, published_path, reference_rows
-from rnnbench.report_comparison import matched_sentence
+from rnnbench.report_comparison import matched_numbers
 
 REPO = Path(__file__).resolve().parents[1]
 BENCHMARK_HEADER = "s\th:m:s\tmax_rss\tmax_vms\tmax_uss\tmax_pss\tio_in\tio_out\tmean_load\tcpu_time\n"
@@ -226,10 +226,10 @@ def test_no_comparison_block_means_no_comparison_outputs():
 
 
 # -------------------------------------------------------------------------------------------------
-# The chapter's sentence: how much the RNN beats the feed-forward model at equal size, from the table.
+# The chapter's numbers: how much the RNN beats the feed-forward model at equal size, from the table.
 
 
-def test_matched_sentence_reads_the_numbers_from_the_table():
+def test_matched_numbers_read_the_headline_on_validation_and_the_span():
     # RNN 200 at 1,000 parameters and 150 at 4,000: at 2,000 (halfway in log) the curve gives 175, so a
     # feed-forward model of 2,000 parameters at 190 is beaten by 15 (ratio 190/175 = 1.09). It is the headline
     # for its validation perplexity (195, the lowest the curve spans), though ff-b's test perplexity is lower.
@@ -270,11 +270,9 @@ def test_matched_sentence_reads_the_numbers_from_the_table():
             },
         ]
     )
-    text = matched_sentence(matched, "parameters")
-    assert "(n-1 = 4, H = 100, 2,000 parameters) has test perplexity 190" in text
-    assert "gives 175, so the RNN beats it by 15 (a ratio of 1.09)" in text
-    assert "Over all 2 feed-forward runs the RNN curve spans, the RNN is lower at 1, by -9 to 15." in text
-    assert text.endswith("Outside that span, unmatched: 1 feed-forward run.")
-    worse = matched.assign(rnn_advantage=-matched["rnn_advantage"])
-    assert "trails it by 15" in matched_sentence(worse, "parameters")
-    assert "none can be matched" in matched_sentence(matched.iloc[2:], "train_seconds")
+    m = matched_numbers(matched, "parameters")
+    assert (m.context, m.hidden, m.cost, m.ff_test_ppl, m.rnn_test_ppl) == (4, 100, 2000, 190, 175)
+    assert m.advantage == 15 and m.ratio == pytest.approx(1.0857, abs=1e-4)
+    assert (m.spanned, m.rnn_lower, m.advantage_min, m.advantage_max, m.unmatched) == (2, 1, -9, 15, 1)
+    nothing = matched_numbers(matched.iloc[2:], "train_seconds")
+    assert (nothing.spanned, nothing.unmatched) == (0, 1) and math.isnan(nothing.advantage)

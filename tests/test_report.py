@@ -13,6 +13,7 @@ sections on hand-made values. tests/test_book_render.py renders the book with a 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import os
@@ -28,7 +29,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from rnnbench import jobs, markdown, paths, plots, report
+from rnnbench import jobs, markdown, paths, plots, report, report_comparison
 from rnnbench.config import Config, load_config, merge_config_files
 from rnnbench.dynamic_record import FIELDS
 from rnnbench.findings.evidence import Roles
@@ -830,6 +831,23 @@ echo @fig-ignored 42
 print("![A figure.](img.png){#fig-y}")
 ```
 """
+
+
+def test_the_published_chapter_words_what_the_matched_runs_say(fixture, monkeypatch):
+    # the headline's verdict follows the sign of its advantage (feed-forward minus RNN perplexity)
+    monkeypatch.setenv(report.RESULTS_ENV, str(fixture.results))
+    numbers = report_comparison.matched_numbers
+    words = {12.5: "so the RNN beats it by 12.5 (a ratio of", -12.5: "so the RNN trails it by 12.5 (a ratio of"}
+    words[0.0] = "so the RNN matches it (a ratio of"
+    for advantage, sentence in words.items():
+
+        def headline(table, by, advantage=advantage):
+            return dataclasses.replace(numbers(table, by), advantage=advantage)
+
+        monkeypatch.setattr(report_comparison, "matched_numbers", headline)
+        text = bookcheck.run_chapter(fixture.book / "published.qmd", cwd=fixture.book).markdown()
+        assert text.count(sentence) == 2  # at equal parameter count and at equal training time
+        assert all(other not in text for other in words.values() if other != sentence)
 
 
 def test_parse_and_run_a_chapter(tmp_path):

@@ -1,6 +1,6 @@
 """What the chapter "Against the published numbers" (reports/published.qmd) reads: the comparison tables
 of rule comparison (rnnbench.comparison) shaped for the page, the values its sentences print, and the sections
-the configuration adds (one per corpus) or that are still written here (the crossover).
+the configuration adds (one per corpus).
 
     results/tables/comparison.csv          published rows and ours (every run of the config's comparison studies)
     results/tables/crossover.csv           both families on one corpus, perplexity against parameter count
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -217,36 +218,54 @@ def best_against_reference(frame: pd.DataFrame, corpus: str, family: str) -> dic
     }
 
 
-def matched_sentence(matched: pd.DataFrame, by: str) -> Markdown:
-    """By how much our RNN beats our feed-forward model at equal ``by`` (parameters or training time), or not.
+@dataclass(frozen=True)
+class Matched:
+    """Our RNN curve against our feed-forward runs at equal cost (parameters or training seconds), as
+    comparison.matched_cost reads it; the chapter words it.
 
-    The feed-forward run with the lowest validation perplexity among those the RNN curve spans is the headline
-    (chosen without the test split);
-    the range over every such run follows. Outside the curve's span no RNN value is read (no extrapolation).
+    The headline is the feed-forward run with the lowest validation perplexity among those the RNN curve spans
+    (chosen without the test split); outside that span no RNN value is read (no extrapolation), so the headline
+    fields are NaN when nothing is spanned.
     """
-    cost = {"parameters": "parameter count", "train_seconds": "training time"}[by]
+
+    by: str  # "parameters" or "train_seconds"
+    spanned: int  # feed-forward runs whose cost the RNN runs span
+    unmatched: int  # feed-forward runs outside that span
+    rnn_lower: int  # spanned runs at whose cost the RNN curve's perplexity is lower
+    advantage_min: float  # feed-forward minus RNN perplexity, over the spanned runs
+    advantage_max: float
+    context: float  # the headline run's n-1, H and cost
+    hidden: float
+    cost: float
+    ff_test_ppl: float  # its test perplexity, and the RNN curve's at its cost
+    rnn_test_ppl: float
+    advantage: float  # ff_test_ppl - rnn_test_ppl: above 0, the RNN beats it
+    ratio: float  # ff_test_ppl / rnn_test_ppl
+
+
+def matched_numbers(matched: pd.DataFrame, by: str) -> Matched:
+    """The numbers the chapter prints about ``matched`` (comparison.matched_cost's table at equal ``by``)."""
     spanned = matched.dropna(subset=["rnn_test_ppl"])
+    unmatched = len(matched) - len(spanned)
     if spanned.empty:
-        return Markdown(
-            f"No feed-forward run falls within the {cost}s our RNN runs span, so none can be matched at equal {cost}."
-        )
+        nan = math.nan
+        return Matched(by, 0, unmatched, 0, nan, nan, nan, nan, nan, nan, nan, nan, nan)
     best = spanned.sort_values("ff_valid_ppl", kind="stable").iloc[0]
-    at = f"{integer(best['cost'])} parameters" if by == "parameters" else f"{sig(best['cost'])} seconds of training"
-    delta = best["rnn_advantage"]
-    verdict = "beats it by" if delta > 0 else "trails it by"
-    n_better = int((spanned["rnn_advantage"] > 0).sum())
-    sentence = (
-        f"At equal {cost}, our best matched feed-forward model (n-1 = {integer(best['context'])}, "
-        f"H = {integer(best['hidden'])}, {at}) has test perplexity {ppl(best['ff_test_ppl'])}; the RNN curve at "
-        f"that {cost} gives {ppl(best['rnn_test_ppl'])}, so the RNN {verdict} {ppl(abs(delta))} "
-        f"(a ratio of {sig(best['ratio'])}). Over all {integer(len(spanned))} feed-forward runs the RNN curve spans, "
-        f"the RNN is lower at {integer(n_better)}, by {ppl(spanned['rnn_advantage'].min())} to "
-        f"{ppl(spanned['rnn_advantage'].max())}."
+    return Matched(
+        by=by,
+        spanned=len(spanned),
+        unmatched=unmatched,
+        rnn_lower=int((spanned["rnn_advantage"] > 0).sum()),
+        advantage_min=float(spanned["rnn_advantage"].min()),
+        advantage_max=float(spanned["rnn_advantage"].max()),
+        context=float(best["context"]),
+        hidden=float(best["hidden"]),
+        cost=float(best["cost"]),
+        ff_test_ppl=float(best["ff_test_ppl"]),
+        rnn_test_ppl=float(best["rnn_test_ppl"]),
+        advantage=float(best["rnn_advantage"]),
+        ratio=float(best["ratio"]),
     )
-    left = len(matched) - len(spanned)
-    if left:
-        sentence += f" Outside that span, unmatched: {count_text(left, 'feed-forward run')}."
-    return Markdown(sentence)
 
 
 def runs_table(frame: pd.DataFrame) -> pd.DataFrame:
@@ -320,11 +339,43 @@ def corpus_sections(frame: pd.DataFrame) -> Markdown:
     return Markdown("\n".join(lines))
 
 
-def crossover_section(results: Any = None, staging: Any = None) -> Markdown:
-    """The crossover in practice: perplexity against parameter count, and the matched comparisons."""
+@dataclass(frozen=True)
+class Crossover:
+    """What the crossover section shows: both families on one corpus, perplexity against parameter count."""
+
+    corpus: str  # its name
+    ties: tuple[tuple[float, int, int], ...]  # (1 + H/d, d, H) of each feed-forward (d, H): the analytic tie
+    figure: str  # the staged crossover figure
+    by_parameters: Matched
+    by_time: Matched
+    table: Markdown  # every feed-forward run against the RNN curve at its size and at its training time
+
+
+def crossover(results: Any = None, staging: Any = None) -> Crossover | None:
+    """The crossover in practice, or None where the configuration names no corpus for it."""
+    from rnnbench.markdown import markdown_table
     from rnnbench.report import STAGING_DIR, book_figure
 
-    return Markdown("\n".join(_crossover_section(results, staging or STAGING_DIR, book_figure)))
+    table_ = table("crossover", results)
+    if table_.empty:
+        return None
+    by_params, by_time = table("matched_parameters", results), table("matched_time", results)
+    ff = table_[table_["family"] == "ff"].dropna(subset=["tie_context"])
+    ties = ff[["tie_context", "embed_dim", "hidden"]].drop_duplicates()
+    corpus = table_["corpus"].iloc[0]
+    return Crossover(
+        corpus=CORPUS_NAMES.get(corpus, corpus),
+        ties=tuple((float(t), int(d), int(h)) for t, d, h in ties.itertuples(index=False)),
+        figure=book_figure(paths.CROSSOVER_FIGURE, results, staging or STAGING_DIR),
+        by_parameters=matched_numbers(by_params, "parameters"),
+        by_time=matched_numbers(by_time, "train_seconds"),
+        table=markdown_table(
+            matched_table(by_params, by_time),
+            formats={c: ppl for c in ("feed-forward", "RNN at equal parameters", "RNN at equal time")}
+            | {"training seconds": cell_sig}
+            | {"parameters": integer, "n‑1": integer, "H": integer},
+        ),
+    )
 
 
 def wall_minutes(runs: pd.DataFrame) -> float:
@@ -372,55 +423,6 @@ def _corpus_section(frame: pd.DataFrame, corpus: str) -> list[str]:
         f": {name}: the published rows ({escape(cite)}) and our best run of each family, chosen by validation "
         f"perplexity. Sources: {sources(frame, corpus)}. From tables/comparison.csv, rule comparison. "
         f"{{#tbl-published-{slug}}}",
-        "",
-    ]
-    return lines
-
-
-def _crossover_section(results: Any, staging: Any, book_figure) -> list[str]:
-    from rnnbench.markdown import markdown_table
-
-    crossover = table("crossover", results)
-    lines = ["## Perplexity against parameter count {#sec-published-crossover}", ""]
-    if crossover.empty:
-        return lines + ["This configuration names no corpus for the crossover figure.", ""]
-    by_params = table("matched_parameters", results)
-    by_time = table("matched_time", results)
-    ff = crossover[crossover["family"] == "ff"].dropna(subset=["tie_context"])
-    ties = words_of(
-        f"n-1 = {sig(t)} at d = {integer(d)}, H = {integer(h)}"
-        for t, d, h in ff[["tie_context", "embed_dim", "hidden"]].drop_duplicates().itertuples(index=False)
-    )
-    corpus = CORPUS_NAMES.get(crossover["corpus"].iloc[0], crossover["corpus"].iloc[0])
-    image = book_figure(paths.CROSSOVER_FIGURE, results, staging)
-    lines += [
-        f"The chapter puts the crossover at a context of five words. Counting the two matrices that differ, the "
-        f"window's (n-1)d × H against the recurrence's d × H + H × H, the window's model outgrows the recurrent one "
-        f"once its context passes 1 + H/d words ({ties or 'no feed-forward run here'}). @fig-published-crossover measures what "
-        f"each size buys on {corpus}: our Elman RNNs over H and our feed-forward models over n-1 and H, test "
-        f"perplexity against parameter count. A dotted line marks, for each feed-forward H, the Elman LM of the "
-        f"same d and H; a hollow point is a feed-forward model past that tie.",
-        "",
-        matched_sentence(by_params, "parameters"),
-        "",
-        f"Training time is the other cost. {matched_sentence(by_time, 'train_seconds')} "
-        f"@tbl-published-matched gives every feed-forward run with the RNN curve read at its size and at its "
-        f"training time (linear in log cost between the two nearest RNN runs; a blank: outside their span).",
-        "",
-        f"![Test perplexity against parameter count on {corpus}, both families; dotted: the Elman LM of the same "
-        f"d and H as a feed-forward line (the analytic tie). From figures/crossover.png, rule crossover_figure.]"
-        f"({image}){{#fig-published-crossover}}",
-        "",
-        markdown_table(
-            matched_table(by_params, by_time),
-            formats={c: ppl for c in ("feed-forward", "RNN at equal parameters", "RNN at equal time")}
-            | {"training seconds": cell_sig}
-            | {"parameters": integer, "n‑1": integer, "H": integer},
-        ),
-        "",
-        ": Each feed-forward run against the Elman RNN curve at equal parameter count and at equal training time "
-        "(test perplexity). From tables/matched_parameters.csv and tables/matched_time.csv, rule comparison. "
-        "{#tbl-published-matched}",
         "",
     ]
     return lines
