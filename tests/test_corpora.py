@@ -131,7 +131,7 @@ def test_brown_split_and_vocabulary_as_measured(brown):
 
 
 @pytest.mark.corpus
-def test_brown_with_case_folded_has_a_vocabulary_the_size_of_bengios(data_dir, brown, cache_dir):
+def test_brown_with_case_folded_has_a_vocabulary_the_size_of_bengios(data_dir, cache_dir):
     # Folded, NLTK's edition has 49,815 types (Bengio et al.: 47,578, +4.7%) and |V| = 16,690 (16,383, +1.9%)
     folded = load_corpus("brown", data_dir=data_dir, cache_dir=cache_dir, lowercase=True)
     words = pd.Series(corpora._brown_words(data_dir / "brown" / "brown.zip", corpora.SOURCES["brown"][0])).str.lower()
