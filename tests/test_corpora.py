@@ -145,6 +145,27 @@ def test_brown_with_case_folded_has_a_vocabulary_the_size_of_bengios(data_dir, c
     assert corpora.known_sizes("brown", {"lowercase": True}).vocab_size == 16_690
     with pytest.raises(CorpusError, match=r"lowercase must be true or false, found 'yes'"):
         corpora.known_sizes("brown", {"lowercase": "yes"})
+    with pytest.raises(CorpusError, match=r"separators must be true or false, found 1"):
+        corpora.known_sizes("brown", {"separators": 1})
+
+
+@pytest.mark.corpus
+def test_brown_with_separators_marks_every_paragraph_and_text(data_dir, cache_dir):
+    # NLTK's edition has 15,667 paragraphs (blank-line blocks) in 500 texts: 1,161,192 + 16,167 = 1,177,359 tokens
+    # (Bengio et al.: 1,181,041), so the test split, all after the first 1,000,000, has 177,359 (theirs 181,041)
+    marked = load_corpus("brown", data_dir=data_dir, cache_dir=cache_dir, lowercase=True, separators=True)
+    assert [marked.split(s).size for s in ("train", "valid", "test")] == [800_000, 200_000, 177_359]
+    assert len(marked.vocab) == 16_692  # the folded vocabulary and the two marks
+    whole = np.concatenate([marked.train, marked.valid, marked.test])
+    counts = {mark: int((whole == marked.vocab.stoi[mark]).sum()) for mark in ("<p>", "<text>")}
+    assert counts == {"<p>": 15_667, "<text>": 500}
+    # the first paragraph is the first sentence; the last text ends with its paragraph's mark, then its own
+    first = marked.vocab.decode(marked.train[:26])
+    assert first[:3] == ["the", "fulton", "county"] and first[-2:] == [".", "<p>"] and "<p>" not in first[:-1]
+    assert marked.vocab.decode(marked.test[-3:]) == [".", "<p>", "<text>"]
+    assert corpora.known_sizes("brown", {"lowercase": True, "separators": True}) == corpora.KnownSizes(
+        16_692, {"train": 800_000, "valid": 200_000, "test": 177_359}, False
+    )
 
 
 @pytest.mark.corpus
