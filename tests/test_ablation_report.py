@@ -3,7 +3,6 @@
 import hashlib
 import json
 import math
-import re
 import shutil
 
 import pandas as pd
@@ -59,7 +58,7 @@ def window_results(tmp_path):
             "corpus": "agreement",
             "metric": "agreement_accuracy",
             "vary": ["context"],
-            "fixed": {},
+            "fixed": {"corpus_options": {"attractor_prob": 0.25}},
             "roles": ["window"],
         },
         [("f2", {"context": 2, "seed": 1})],
@@ -116,17 +115,44 @@ def test_each_window_is_set_against_its_matched_rnn_within_and_beyond_its_width(
     assert row["nearest_noun_beyond"] == pytest.approx(0.725)
 
 
-def test_the_window_section_states_the_numbers_and_stages_its_figures(window_results, tmp_path):
+def write_distance_figures(results):
     for study in ("window_agreement", "recurrence_agreement"):
         for name in ("distance-heatmap", "distance-curves"):
             for fmt in ("png", "pdf"):
-                (window_results / "studies" / study / f"{name}.{fmt}").write_bytes(b"x")
-    text = ab.window_section(window_results, staging=tmp_path / "staged")
-    assert "window 0.950 / 0.450, RNN (H = 60) 0.900 / 0.800" in text
-    assert "for 1 of the 1 windows" in text and "{#tbl-window-recurrence}" in text
-    assert "scores 0.725 beyond n-1 = 2 on the same distances" in text
-    assert "the window is below that count-based rule in 1 of 1 windows" in text
-    assert "{#fig-window-agreement-distance-curves}" in text
+                (results / "studies" / study / f"{name}.{fmt}").write_bytes(b"x")
+
+
+def test_the_window_comparison_gives_the_verdicts_its_sentences_state(window_results, tmp_path):
+    comparison = ab.window_comparison(window_results)
+    assert (comparison.windows, comparison.recurrences, comparison.attractor_prob) == (
+        "window_agreement",
+        "recurrence_agreement",
+        0.25,
+    )
+    # Window 2 beyond its width: 0.45, below the 0.55 of a model that learned and the heuristic's 0.725, where
+    # its RNN has 0.8: compared, near chance, beaten by the recurrence and by the count-based rule.
+    assert comparison.state == ab.COMPARED and list(comparison.compared["context"]) == [2]
+    assert (comparison.near_chance, comparison.recurrence_better, comparison.below_heuristic) == (1, 1, 1)
+    assert comparison.nearest_noun_informs  # a noun between has the head's number 3 times in 4
+    shown = ab.window_display(comparison).iloc[0]
+    assert shown[["window within", "window beyond", "RNN within", "RNN beyond"]].tolist() == [
+        "0.950",
+        "0.450",
+        "0.900",
+        "0.800",
+    ]
+    assert shown["window parameters"] == "34,521" and shown["window learned"] == "1 of 1"
+    write_distance_figures(window_results)
+    staged = ab.distance_figures("window_agreement", window_results, tmp_path / "staged")
+    assert list(staged) == ["distance-heatmap", "distance-curves"]
+    assert staged["distance-curves"].endswith("study-window-agreement-distance-curves")
+
+
+def test_a_window_whose_corpus_has_no_attractor_bias_is_not_said_to_see_past_its_width(window_results):
+    record = window_results / "studies" / "window_agreement" / "study.json"
+    about = json.loads(record.read_text())
+    record.write_text(json.dumps({**about, "fixed": {"corpus_options": {"attractor_prob": 0.5}}}))
+    assert not ab.window_comparison(window_results).nearest_noun_informs
 
 
 def test_clipping_table_lists_each_setting_once_with_its_spread(tmp_path):
@@ -353,19 +379,26 @@ def test_truncation_cost_is_over_the_seeds_that_learned(truncation_results):
     assert cost.loc[5, "wall_seconds"] == pytest.approx(11.0) and cost.loc[35, "max_rss_mb"] == pytest.approx(502.0)
 
 
-def test_the_best_truncation_length_is_chosen_on_validation(truncation_results, tmp_path):
-    text = ab.truncation_section(truncation_results, staging=tmp_path / "staged")
-    assert (
-        "Of the 2 truncation lengths with a seed that learned, the best on validation perplexity (mean over those "
-        "seeds; the test split plays no part in the choice) is bptt = 35, where test perplexity is 396 (395–397); "
-        "the worst is bptt = 5, at 382 (380–384)."
-    ) in text
-    assert (
-        "Every length trains on the same first 465,000 training tokens, in the same order, so what is held equal is "
-        "the tokens, not the updates: 4,650 of them at bptt = 5, 665 at bptt = 35."
-    ) in text
-    assert re.search(r"\|\s+5 \|\s+2 of 3 \|\s+382 \(380–384\) \|", text)  # the table: bptt, learned, mean
-    assert "888" not in text and "1,900" not in text
+def test_the_best_truncation_length_is_chosen_on_validation(truncation_results):
+    cost = ab.truncation_cost_study(truncation_results)
+    assert (cost.study, cost.metric, cost.train_tokens, cost.max_steps_per_epoch) == (
+        "truncation_ptb",
+        "test_ppl",
+        465000,
+        None,
+    )
+    best, worst = ab.best_and_worst_length(cost)
+    assert (best["bptt"], worst["bptt"]) == (35, 5)  # valid 391 against 402, though 35's test mean is the higher
+    assert ab.selected_on(cost) == "validation perplexity"
+    assert (ab.spread(best["test_ppl_mean"], best["test_ppl_min"], best["test_ppl_max"])) == "396 (395–397)"
+    many, few = ab.updates_by_length(cost)
+    assert (many["bptt"], many["steps_mean"], few["bptt"], few["steps_mean"]) == (5, 4650, 35, 665)
+    fast, slow = ab.fastest_and_slowest(cost)
+    assert (fast["bptt"], fast["tokens_per_second_mean"], slow["bptt"]) == (35, 3100.0, 5)  # seed 3's 5,000 out
+    least, most = ab.memory_range(cost)
+    assert (least["max_rss_mb"], most["max_rss_mb"]) == (401.0, 502.0)  # 400 and 402; 500 and 504
+    shown = ab.truncation_display(cost).set_index("bptt")
+    assert shown.loc[5, ["learned", "test perplexity"]].tolist() == ["2 of 3", "382 (380–384)"]  # not 888
 
 
 def test_seed_outcomes_give_the_counts_the_book_states(truncation_results):
@@ -403,15 +436,20 @@ def test_clipping_table_and_section_leave_failed_seeds_out_and_count_them(tmp_pa
     assert table.loc["none", ["runs", "seeds_learned", "seeds_failed", "diverged_runs"]].tolist() == [3, 1, 2, 1]
     assert table.loc["none", "test_ppl_mean"] == 200.0  # not (200 + 900) / 2: seed 2 did not learn
     assert table.loc["value ±15", "seeds_learned"] == 0 and math.isnan(table.loc["value ±15", "test_ppl_mean"])
-    text = ab.clipping_section("ptb", tmp_path, staging=tmp_path / "staged")
-    assert "1 of 3 unclipped runs diverged, at step 30" in text  # divergence counts every run
-
-    def row(*cells):
-        return re.search(r"\|\s*" + r"\s*\|\s*".join(map(re.escape, cells)) + r"\s*\|", text)
-
-    assert row("none", "1", "1 of 3", "1 of 3", "200")  # clipping, lr, learned, diverged, test perplexity
-    assert row("value ±15", "1", "0 of 3", "1 of 3", "none learned")
-    assert "900" not in text and "950" not in text
+    section = ab.clipping("ptb", tmp_path)
+    [at] = ab.divergence_by_rate(section.table)  # divergence counts every run, the failed ones too
+    assert (at.lr, at.unclipped_diverged, at.unclipped_runs, at.first_step, at.last_step) == (1.0, 1, 3, 30, 30)
+    assert at.norm_safe == () and at.norm_diverged == ()
+    assert section.learned_any and ab.value_clipping_idle(section.table) is None  # no value seed learned
+    shown = ab.clipping_display(section).set_index("clipping")
+    # lr, learned, diverged, test perplexity; one optimiser, so the rate is not named with it
+    assert shown.loc["none", ["lr", "learned", "diverged", "test perplexity"]].tolist() == [
+        "1",
+        "1 of 3",
+        "1 of 3",
+        "200",
+    ]
+    assert shown.loc["value ±15", ["learned", "test perplexity"]].tolist() == ["0 of 3", "none learned"]
 
 
 def test_a_window_whose_matched_rnn_learned_in_no_seed_is_not_compared(window_results, tmp_path):
@@ -422,17 +460,14 @@ def test_a_window_whose_matched_rnn_learned_in_no_seed_is_not_compared(window_re
     nan = float("nan")
     rows = distance_rows("hidden", 60, [(d, nan) for d in (1, 2, 3, 4)], learned=0)
     pd.DataFrame(rows + distance_rows("hidden", 115, [(1, 1.0)])).to_csv(rnn / "distance.csv", index=False)
-    for study in ("window_agreement", "recurrence_agreement"):
-        for name in ("distance-heatmap", "distance-curves"):
-            for fmt in ("png", "pdf"):
-                (window_results / "studies" / study / f"{name}.{fmt}").write_bytes(b"x")
     pairs = ab.window_against_recurrence("window_agreement", "recurrence_agreement", window_results)
     assert pairs[["ff_learned", "ff_runs", "rnn_learned", "rnn_runs"]].values.tolist() == [[1, 1, 0, 1]]
     assert math.isnan(pairs["rnn_within"].iloc[0]) and bool(pairs["beyond"].iloc[0])
-    text = ab.window_section(window_results, staging=tmp_path / "staged")
-    assert "window 0.950 / 0.450, RNN (H = 60) – / –" in text
-    assert "no comparison is made" in text and "beats the window" not in text
-    assert "nan" not in text
+    comparison = ab.window_comparison(window_results)
+    assert comparison.state == ab.NOTHING_COMPARED and comparison.compared.empty
+    assert (comparison.near_chance, comparison.recurrence_better) == (0, 0)
+    shown = ab.window_display(comparison).iloc[0]
+    assert shown[["window beyond", "RNN within", "RNN beyond", "RNN learned"]].tolist() == ["0.450", "–", "–", "0 of 1"]
 
 
 def test_every_extra_figure_is_drawn_by_a_function_of_ablation_plots_from_a_known_table():
@@ -480,11 +515,12 @@ def test_the_cost_of_clipping_is_judged_by_the_findings_rule_on_the_seeds(tmp_pa
         "roles": ["clipping"],
     }
     write_study(tmp_path, "thresholds_by_any_name", about, thresholds, metrics)
-    text = ab.clipping_section("ptb", tmp_path, staging=tmp_path / "staged")
-    cost = next(line for line in text.splitlines() if line.startswith("**Cost.**"))
-    assert "at 0.25 (440, +27.5% [+26.9%, +28.2%]) it is measurably worse" in cost
-    assert "norm clipping at 1 (346, +0.145% [−0.512%, +0.802%]) makes no measurable difference" in cost
-    assert "at 5 it never clipped a step" in cost
+    [cost] = ab.clipping_cost(ab.clipping("ptb", tmp_path), tmp_path)
+    assert (cost.lr, cost.unclipped_mean, cost.unclipped_min, cost.unclipped_max) == (0.5, 345.0, 344.0, 346.0)
+    judged = {t.clip: (t.verdict, t.mean, t.difference) for t in cost.thresholds}
+    assert judged[0.25] == (ab.WORSE, 440.0, "+27.5% [+26.9%, +28.2%]")
+    assert judged[1.0] == (ab.NO_DIFFERENCE, 345.5, "+0.145% [−0.512%, +0.802%]")
+    assert judged[5.0][0] == ab.NEVER_CLIPPED and math.isnan(judged[5.0][1])
 
 
 def test_sections_find_their_studies_by_role_not_by_name(window_results, tmp_path):
@@ -492,7 +528,7 @@ def test_sections_find_their_studies_by_role_not_by_name(window_results, tmp_pat
     renamed = tmp_path / "renamed"
     shutil.copytree(window_results / "studies" / "window_agreement", renamed / "studies" / "windows_of_any_name")
     assert ab.window_studies(renamed) == ("windows_of_any_name", None)  # no recurrence: no window section
-    assert ab.window_section(renamed) == ""
+    assert ab.window_comparison(renamed) is None
     assert ab.truncation_studies(renamed) == {"cost": None, "reach": None, "cuts": None}
 
 
@@ -501,6 +537,117 @@ def test_a_truncation_study_capped_in_updates_claims_neither_tokens_nor_updates_
     about = json.loads(record.read_text())
     about["fixed"]["max_steps_per_epoch"] = 30
     record.write_text(json.dumps(about))
-    text = ab.truncation_section(truncation_results, staging=tmp_path / "staged")
-    assert "but at most 30 updates an epoch, so neither the tokens nor the updates are held equal" in text
-    assert "what is held equal is the tokens" not in text
+    cost = ab.truncation_cost_study(truncation_results)
+    assert (cost.train_tokens, cost.max_steps_per_epoch) == (465000, 30)
+    assert ab.updates_by_length(cost) is None  # capped: the updates are not the tokens' consequence
+
+
+def test_clipping_direction_states_the_cosines_and_the_value_thresholds_that_never_acted(tmp_path):
+    """Norm clipping at 0.25 clipped every step, cosine 1; value clipping at 0.01 clipped 40% and 60% of the
+    steps of its two seeds, cosines 0.8 and 0.9; value clipping at 15 clipped nothing, its largest norm 9."""
+
+    def clipped(fraction, cosine):
+        return ppl_metrics(200.0, 210.0) | {"clipped_fraction": fraction, "clip_cosine_mean": cosine}
+
+    runs = [
+        ("none1", {"clip_mode": "none", "clip": 15, "seed": 1}),
+        ("norm1", {"clip_mode": "norm", "clip": 0.25, "seed": 1}),
+        ("norm2", {"clip_mode": "norm", "clip": 0.25, "seed": 2}),
+        ("small1", {"clip_mode": "value", "clip": 0.01, "seed": 1}),
+        ("small2", {"clip_mode": "value", "clip": 0.01, "seed": 2}),
+        ("mikolov1", {"clip_mode": "value", "clip": 15, "seed": 1}),
+    ]
+    metrics = {
+        "none1": clipped(0.0, float("nan")),
+        "norm1": clipped(1.0, 1.0),
+        "norm2": clipped(1.0, 1.0),
+        "small1": clipped(0.4, 0.8),
+        "small2": clipped(0.6, 0.9),
+        "mikolov1": clipped(0.0, float("nan")),
+    }
+    about = {"family": "rnn", "corpus": "ptb", "metric": "test_ppl", "vary": ["clip_mode", "clip"]}
+    write_study(tmp_path, "clipping_ptb", {**about, "fixed": {"lr": 1.0}, "roles": ["clipping"]}, runs, metrics)
+    table = ab.clipping("ptb", tmp_path).table
+    assert ab.norm_cosine_range(table) == (1.0, 1.0)
+    turns = ab.value_clipping_turns(table)
+    assert turns[["clip", "clipped_share", "cosine_min", "cosine_max"]].values.tolist() == [[0.01, 0.5, 0.8, 0.9]]
+    assert turns["cosine_mean"].iloc[0] == pytest.approx(0.85)
+    assert ab.value_clipping_idle(table) == ab.IdleValueClipping((15.0,), 9.0)
+    assert ab.clipping("agreement", tmp_path) is None  # no clipping study of that corpus: no section
+
+
+def test_a_rate_is_named_with_its_optimiser_only_where_the_studies_train_with_two():
+    two = pd.DataFrame({"lr": [0.002, 0.5, 0.5], "optimizer": ["adam", "sgd", "sgd"]})
+    assert ab.rate_optimizers(two) == {0.002: "Adam", 0.5: "SGD"}
+    assert ab.rate_optimizers(two.assign(optimizer="sgd")) == {}
+
+
+@pytest.fixture
+def reach_results(tmp_path):
+    """truncation_agreement: full-sentence BPTT 0.9 at every distance; k = 2 0.9 at distances 1-2 and 0.6 at
+    3-4 (a drop of 0.3, above the 0.55 of a model that learned); k = 5 sees every distance, 0.7; no seed of
+    k = 20 learned."""
+    about = {"family": "rnn", "corpus": "agreement", "metric": "agreement_accuracy", "vary": ["bptt"]}
+    runs = [(f"k{k}", {"bptt": k, "seed": 1}) for k in (0, 2, 5, 20)]
+    metrics = {run: {"agreement_accuracy": 0.8} for run, _ in runs}
+    folder = write_study(tmp_path, "truncation_agreement", {**about, "roles": ["truncation_reach"]}, runs, metrics)
+    nan = float("nan")
+    rows = (
+        distance_rows("bptt", 0, [(d, 0.9) for d in (1, 2, 3, 4)])
+        + distance_rows("bptt", 2, [(1, 0.9), (2, 0.9), (3, 0.6), (4, 0.6)])
+        + distance_rows("bptt", 5, [(d, 0.7) for d in (1, 2, 3, 4)])
+        + distance_rows("bptt", 20, [(d, nan) for d in (1, 2, 3, 4)], learned=0, runs=3)
+    )
+    pd.DataFrame(rows).to_csv(folder / "distance.csv", index=False)
+    return tmp_path
+
+
+def test_each_truncation_length_says_how_far_its_accuracy_can_be_read(reach_results):
+    rows = ab.truncation_reach("truncation_agreement", reach_results)
+    assert rows["kind"].tolist() == [ab.WHOLE_SENTENCE, ab.WITHIN_AND_BEYOND, ab.ALL_WITHIN, ab.NONE_LEARNED]
+    k2 = rows.set_index("bptt").loc[2]
+    assert (k2["within_accuracy"], k2["beyond_accuracy"]) == pytest.approx((0.9, 0.6))
+    drop = ab.reach_drop(rows)
+    assert drop.verdict == ab.ABOVE_CHANCE and (drop.smallest, drop.largest) == pytest.approx((0.3, 0.3))
+
+
+def test_the_drop_beyond_k_is_at_chance_or_unread_where_full_bptt_did_not_learn(reach_results):
+    path = reach_results / "studies" / "truncation_agreement" / "distance.csv"
+    table = pd.read_csv(path)
+    beyond_k2 = (table["bptt"] == 2) & (table["distance"] > 2)
+    table.loc[beyond_k2, "accuracy_mean"] = 0.5
+    table.to_csv(path, index=False)
+    drop = ab.reach_drop(ab.truncation_reach("truncation_agreement", reach_results))
+    assert drop.verdict == ab.AT_CHANCE and drop.largest == pytest.approx(0.4)
+    table.loc[table["bptt"] == 0, "accuracy_mean"] = 0.54  # full-sentence BPTT below 0.55: nothing to compare
+    table.to_csv(path, index=False)
+    drop = ab.reach_drop(ab.truncation_reach("truncation_agreement", reach_results))
+    assert drop.verdict == ab.FULL_NOT_LEARNED and math.isnan(drop.smallest)
+
+
+def test_each_cut_is_set_beside_full_sentence_bptt_on_the_same_probes(tmp_path):
+    """k = 2 at distance 2: within 0.9 (30 probes), across 0.7 (10), full-sentence BPTT 0.95 and 0.85 on the same
+    probes; at distance 3 full-sentence BPTT has no split, so nothing beside it; k = 5 has no probe across a cut."""
+    folder = tmp_path / "studies" / "truncation_sentence_agreement"
+    folder.mkdir(parents=True)
+
+    def row(bptt, k, distance, across, accuracy, probes):
+        return {"bptt": bptt, "cut_every": k, "distance": distance, "crosses_cut": across, "runs": 1,
+                "seeds_learned": 1, "seeds_failed": 0, "diverged_runs": 0, "probes": probes,
+                "accuracy_mean": accuracy, "accuracy_min": accuracy, "accuracy_max": accuracy, "accuracy_sd": 0.0}  # fmt: skip
+
+    rows = [
+        row(0, 2, 2, False, 0.95, 30),
+        row(0, 2, 2, True, 0.85, 10),
+        row(2, 2, 2, False, 0.9, 30),
+        row(2, 2, 2, True, 0.7, 10),
+        row(2, 2, 3, False, 0.8, 5),
+        row(2, 2, 3, True, 0.6, 15),
+        row(5, 5, 2, False, 0.9, 40),
+    ]
+    pd.DataFrame(rows).to_csv(folder / "cuts.csv", index=False)
+    cuts = ab.sentence_cuts("truncation_sentence_agreement", tmp_path)
+    columns = ["cut_every", "distance", "within", "across", "within_probes", "across_probes"]
+    assert cuts[columns].values.tolist() == [[2, 2, 0.9, 0.7, 30, 10], [2, 3, 0.8, 0.6, 5, 15]]
+    assert cuts[["full_within", "full_across"]].iloc[0].tolist() == [0.95, 0.85]
+    assert cuts[["full_within", "full_across"]].iloc[1].isna().all()

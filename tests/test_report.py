@@ -896,3 +896,42 @@ def test_the_decay_chapter_words_what_the_rates_say(fixture, monkeypatch):
     above = "Above 1 the story fails where the eigenvalues say the gradient should grow"
     assert below in text and above in text and "still vanishes at ρ =" in text
     assert "measured rate at initialisation" in text and "toward the edge" not in text
+
+
+def test_the_ablation_sections_word_what_the_studies_measured(fixture, tmp_path, monkeypatch):
+    # The fixture's truncation_agreement: k = 2 learns 0.85 within reach (0.9 and 0.8 at distances 1-2) and
+    # (0.625 + 0.5) / 2 = 0.5625 beyond, above the 0.55 a model that learned must pass; with distance 3 at
+    # chance, 0.5 beyond, the same sentence says the dependency is not learned across a boundary.
+    monkeypatch.setenv(report.RESULTS_ENV, str(fixture.results))
+    text = bookcheck.run_chapter(fixture.book / "studies.qmd", cwd=fixture.book).markdown()
+    above = (
+        "The drop from within to beyond is 0.287 to 0.287 across the truncated runs that learned; beyond k the "
+        "accuracy stays above chance (0.5), so some of the dependency is learned through what earlier segments "
+        "taught the weights."
+    )
+    assert above in text and "across a boundary the dependency is not learned" not in text
+    assert "full-sentence BPTT: 0.700 over all distances (1 of 2 seeds learned); k = 2: 0.850 within reach" in text
+    # every fixture run clips a quarter of its steps, and value clipping's cosine is 0.9: no threshold stood idle
+    assert (
+        "Value clipping at ±0.01 turned the update: its mean cosine over the steps it clipped (25% of them) is 0.9."
+        in text
+    )
+    assert "**Divergence.** At rate 0.002 (Adam), 0 of 1 unclipped runs diverged" in text and "Mikolov's ±" not in text
+    # window 2 and its RNN both learned, both at 0.55 beyond the window: compared, and the RNN is not ahead
+    assert "the recurrence beats the window beyond its width in 0 of them." in text
+    assert "no comparison is made" not in text
+
+    results = tmp_path / "results"
+    for folder in ("studies", "tables"):
+        shutil.copytree(fixture.results / folder, results / folder)
+    distances = pd.read_csv(results / "studies" / "truncation_agreement" / "distance.csv")
+    distances.loc[(distances["bptt"] == 2) & (distances["distance"] == 3), "accuracy_mean"] = 0.5
+    distances.to_csv(results / "studies" / "truncation_agreement" / "distance.csv", index=False)
+    monkeypatch.setenv(report.RESULTS_ENV, str(results))
+    book = copy_book(tmp_path / "reports")
+    text = bookcheck.run_chapter(book / "studies.qmd", cwd=book).markdown()
+    at_chance = (
+        "The drop from within to beyond is 0.350 to 0.350 across the truncated runs that learned; beyond k the "
+        "accuracy is at chance (0.5): across a boundary the dependency is not learned."
+    )
+    assert at_chance in text and "stays above chance" not in text

@@ -1,5 +1,6 @@
-"""What the book's ablation sections read: the studies' extra tables and figures, and the tables its prose
-quotes (clipping per setting, truncation's cost, each window against its matched recurrence).
+"""What the book's ablation sections read: the studies' extra tables and figures, and the values their
+sentences state (clipping per setting, truncation's cost, each window against its matched recurrence), with
+the verdicts the sentences pick their wording from. The sentences are reports/studies.qmd's.
 
 Every mean and range over seeds here is over the seeds that learned (rnnbench.outcome, as each study's summary
 holds it); each table says how many of a setting's seeds learned, and a setting none of whose seeds learned
@@ -15,6 +16,7 @@ import hashlib
 import json
 import math
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -24,7 +26,7 @@ from rnnbench.ablations import matched_pairs, reach_table, setting_table
 from rnnbench.cuts import contrast
 from rnnbench.findings.registry import interval
 from rnnbench.findings.stats import NO_CHANGE, difference, direction
-from rnnbench.markdown import Markdown, fixed, integer, markdown_table, sig, words
+from rnnbench.markdown import Markdown, fixed, integer, sig
 from rnnbench.outcome import COUNT_COLUMNS
 from rnnbench.report import (
     STAGING_DIR,
@@ -38,6 +40,7 @@ from rnnbench.report import (
     study_summary,
 )
 from rnnbench.selection import best_and_worst, selection_metric
+from rnnbench.summary import METRIC_LABELS
 
 # Accuracy below this counts as not learned (two verb forms: chance is 0.5; a few hundred probes per
 # distance put the seed-to-seed noise at a few points).
@@ -296,22 +299,48 @@ def _parameters(summary: pd.DataFrame, setting: str) -> pd.DataFrame:
 
 
 # --------------------------------------------------------------------------------------------------------------
-# The sections' text: every number from the tables above.
+# The values the ablation sections' sentences print: reports/studies.qmd holds the sentences, and picks each
+# one's wording from the verdicts below. Tables and figures are made here, their captions are the chapter's.
 
-from rnnbench.summary import METRIC_LABELS  # noqa: E402
+# Mikolov's element-wise clipping threshold, set for a loss summed over the sequence, not averaged: the
+# clipping section names it where a value-clipping threshold never acted on this book's mean loss.
+MIKOLOV_VALUE_CLIP = 15
+# A truncation length of 0 is backpropagation through the whole sentence (rnnbench.config).
+FULL_SENTENCE_BPTT = 0
 
 
-def _spread(mean: float, lo: float, hi: float, digits: int = 3) -> str:
+def spread(mean: float, lo: float, hi: float, digits: int = 3) -> Markdown:
     """mean (min–max over the seeds that learned), or the one value when they agree or there is one."""
     if math.isnan(mean):
-        return "–"
+        return Markdown("–")
     if math.isnan(lo) or lo == hi:
-        return str(sig(mean, digits, plain=True))
-    return f"{sig(mean, digits, plain=True)} ({sig(lo, digits, plain=True)}–{sig(hi, digits, plain=True)})"
+        return sig(mean, digits, plain=True)
+    return Markdown(f"{sig(mean, digits, plain=True)} ({sig(lo, digits, plain=True)}–{sig(hi, digits, plain=True)})")
 
 
-def _figure(path: str, caption: str, label: str) -> str:
-    return f"![{caption}]({path}){{#{label}}}"
+def _of(count: int, runs: int) -> str:
+    """A table cell: how many of a setting's runs learned, or diverged."""
+    return f"{integer(count)} of {integer(runs)}"
+
+
+def _measured(row: pd.Series, metric: str, digits: int = 3) -> str:
+    """A setting's metric as a table cell: mean (range) over the seeds that learned, or "none learned"."""
+    if row["seeds_learned"] == 0:
+        return "none learned"
+    return spread(row[f"{metric}_mean"], row[f"{metric}_min"], row[f"{metric}_max"], digits)
+
+
+def accuracy(value: float) -> str:
+    """An accuracy as the sections print it: three decimals, or – where no seed learned."""
+    return str(fixed(value, 3)) if not math.isnan(value) else "–"
+
+
+def _column(table: pd.DataFrame, name: str) -> pd.Series:
+    """A column the benchmarks may lack (a build without them): NaN throughout then."""
+    return table[name] if name in table else pd.Series(math.nan, index=table.index)
+
+
+# Clipping, one section per corpus ----------------------------------------------------------------------------
 
 
 def _optimizer(study: str, results: str | Path | None = None) -> str:
@@ -327,561 +356,485 @@ def _optimizer(study: str, results: str | Path | None = None) -> str:
 OPTIMIZER_NAMES = {"sgd": "SGD", "adam": "Adam"}
 
 
-def _lr_text(lr: float, table: pd.DataFrame) -> str:
-    """ "rate 0.5", or "rate 0.5 (SGD)" where the table's studies train with more than one optimiser."""
-    if table["optimizer"].nunique() < 2:
-        return f"rate {lr:g}"
-    optimizer = table.loc[table["lr"] == lr, "optimizer"].iloc[0]
-    return f"rate {lr:g} ({OPTIMIZER_NAMES.get(optimizer, optimizer)})"
+@dataclass(frozen=True, eq=False)
+class Clipping:
+    """The clipping studies of one corpus and their settings' table (clipping_table)."""
+
+    corpus: str
+    studies: tuple[str, ...]
+    table: pd.DataFrame
+    traced: tuple[str, ...]  # the studies with a norm trace: a figure each
+
+    @property
+    def metric(self) -> str:
+        return str(self.table["metric"].iloc[0])
+
+    @property
+    def metric_name(self) -> str:
+        return METRIC_LABELS.get(self.metric, self.metric)
+
+    @property
+    def label(self) -> str:
+        """The section's label and its table's: sec-<label>, tbl-<label>."""
+        return label_slug(f"clipping-{self.corpus}")
+
+    @property
+    def learned_any(self) -> bool:
+        return bool((self.table["seeds_learned"] > 0).any())
 
 
-def _learned_cell(learned: int, runs: int) -> str:
-    """A table cell: how many of a setting's seeds learned."""
-    return f"{integer(learned)} of {integer(runs)}"
-
-
-def _measured(row: pd.Series, metric: str, digits: int = 3) -> str:
-    """A setting's metric as a table cell: mean (range) over the seeds that learned, or "none learned"."""
-    if row["seeds_learned"] == 0:
-        return "none learned"
-    return _spread(row[f"{metric}_mean"], row[f"{metric}_min"], row[f"{metric}_max"], digits)
-
-
-def _accuracy(value: float) -> str:
-    return str(fixed(value, 3)) if not math.isnan(value) else "–"
-
-
-def clipping_section(corpus: str, results: str | Path | None = None, staging: str | Path = STAGING_DIR) -> Markdown:
-    """The clipping ablation on one corpus: its table, norm traces and the three claims, measured over the
-    seeds that learned (the divergence counts over every run)."""
+def clipping(corpus: str, results: str | Path | None = None) -> Clipping | None:
+    """The clipping section of ``corpus``, or None when no study of the clipping role has results for it."""
     studies = clipping_studies(corpus, results)
     if not studies:
-        return Markdown("")
-    table = clipping_table(studies, results)
-    metric = table["metric"].iloc[0]
-    metric_name = METRIC_LABELS.get(metric, metric)
-    slug = label_slug(f"clipping-{corpus}")
-    lines = [f"### Clipping on {corpus} {{#sec-{slug}}}", ""]
-    none, norm, value = (clipping_rows(table, m) for m in ("none", "norm", "value"))
+        return None
     traced = [s for s in studies if Path(paths.study_extra_table(_root(results), s, "trace")).is_file()]
-    traces = words([f"@fig-{label_slug(s)}-norm-trace" for s in traced])
-    lines += [
-        f"@tbl-{slug} lists every clipping setting at each learning rate"
-        + (f"; {traces} trace{'s' if len(traced) == 1 else ''} the gradient norm step by step." if traced else "."),
-        "",
-    ]
+    return Clipping(corpus, tuple(studies), clipping_table(studies, results), tuple(traced))
 
-    # Direction: norm clipping rescales (cosine exactly 1); value clipping may turn the update. Measured on the
-    # runs that learned, as every number of this section but the divergence counts.
-    taught = table[table["seeds_learned"] > 0]
-    norm_clipped = norm[(norm["seeds_learned"] > 0) & (norm["clipped_fraction_mean"] > 0)]
-    if len(norm_clipped):
-        lo, hi = norm_clipped["clip_cosine_mean_min"].min(), norm_clipped["clip_cosine_mean_max"].max()
-        measured = f"{fixed(lo, 6)} in every one" if lo == hi else f"{fixed(lo, 6)} to {fixed(hi, 6)}"
-        lines.append(
-            f"**Direction.** Norm clipping changes the step's length and never its direction: over every run that "
-            f"learned and whose gradient was clipped at all, the mean cosine between the clipped and the unclipped "
-            f"update is {measured}."
-        )
-    learned_value = value[value["seeds_learned"] > 0]
-    acted = learned_value[learned_value["clipped_fraction_mean"] > 0]
-    idle = learned_value[~(learned_value["clipped_fraction_mean"] > 0)]
-    for clip, rows in acted.groupby("clip", sort=True):
-        lines.append(
-            f"Value clipping at ±{clip:g} turned the update: its mean cosine over the steps it clipped "
-            f"({fixed(100 * rows['clipped_fraction_mean'].mean(), 0)}% of them) is "
-            f"{_spread(rows['clip_cosine_mean_mean'].mean(), rows['clip_cosine_mean_min'].min(), rows['clip_cosine_mean_max'].max(), 4)}."
-        )
-    if len(idle):
-        biggest = idle["grad_norm_max_max"].max()
-        seen = (
-            f" (the largest global pre-clip norm of any of them was {sig(biggest)})" if not math.isnan(biggest) else ""
-        )
-        lines.append(
-            f"Value clipping at {words(sorted({f'±{c:g}' for c in idle['clip']}))} clipped no step of its runs that "
-            f"learned: no single gradient component reached the threshold{seen}, so those runs are the unclipped "
-            f"runs' twins. Mikolov's ±15 was set for a summed, not a mean, loss."
-        )
-    if len(table) and taught.empty:
-        lines.append(
-            f"No run of {words([f'`{s}`' for s in studies])} learned (rnnbench.outcome), so nothing is measured "
-            "here of what clipping did to the gradient of a run that trained."
-        )
-    lines.append("")
 
-    # Divergence: at each rate, who diverged (a count over every run: divergence is what it measures).
-    claims = []
+def rate_optimizers(table: pd.DataFrame) -> dict[float, str]:
+    """Each learning rate's optimiser, by name, where the table's studies train with more than one (a rate
+    means nothing without its optimiser then); empty where they all train with one."""
+    if table["optimizer"].nunique() < 2:
+        return {}
+    first = table.drop_duplicates("lr")
+    return {lr: OPTIMIZER_NAMES.get(o, o) for lr, o in zip(first["lr"], first["optimizer"], strict=True)}
+
+
+def norm_cosine_range(table: pd.DataFrame) -> tuple[float, float] | None:
+    """The lowest and highest mean cosine between the norm-clipped and the unclipped update, over the norm
+    settings with a seed that learned and a step clipped; None where there is no such setting."""
+    rows = clipping_rows(table, "norm")
+    rows = rows[(rows["seeds_learned"] > 0) & (rows["clipped_fraction_mean"] > 0)]
+    if rows.empty:
+        return None
+    return float(rows["clip_cosine_mean_min"].min()), float(rows["clip_cosine_mean_max"].max())
+
+
+def value_clipping_turns(table: pd.DataFrame) -> pd.DataFrame:
+    """Per value-clipping threshold that clipped a step of a run that learned, over its learning rates: the
+    share of steps clipped and the mean cosine of the clipped update (mean, min, max).
+
+    clip, clipped_share, cosine_mean, cosine_min, cosine_max
+    """
+    rows = _learned_value_rows(table)
+    rows = rows[rows["clipped_fraction_mean"] > 0]
+    by_clip = rows.groupby("clip", sort=True)
+    return pd.DataFrame(
+        {
+            "clipped_share": by_clip["clipped_fraction_mean"].mean(),
+            "cosine_mean": by_clip["clip_cosine_mean_mean"].mean(),
+            "cosine_min": by_clip["clip_cosine_mean_min"].min(),
+            "cosine_max": by_clip["clip_cosine_mean_max"].max(),
+        }
+    ).reset_index()
+
+
+@dataclass(frozen=True)
+class IdleValueClipping:
+    """Value-clipping thresholds that clipped no step of their runs that learned."""
+
+    thresholds: tuple[float, ...]
+    largest_norm: float  # the largest pre-clip global norm of any of those runs; NaN where none was measured
+
+
+def value_clipping_idle(table: pd.DataFrame) -> IdleValueClipping | None:
+    rows = _learned_value_rows(table)
+    rows = rows[~(rows["clipped_fraction_mean"] > 0)]
+    if rows.empty:
+        return None
+    return IdleValueClipping(tuple(sorted(set(rows["clip"]))), float(rows["grad_norm_max_max"].max()))
+
+
+def _learned_value_rows(table: pd.DataFrame) -> pd.DataFrame:
+    rows = clipping_rows(table, "value")
+    return rows[rows["seeds_learned"] > 0]
+
+
+@dataclass(frozen=True)
+class DivergenceAtRate:
+    """At one learning rate: how many unclipped runs diverged and where (a count over every run, since
+    divergence is what it measures), and the norm thresholds at which none and some diverged."""
+
+    lr: float
+    unclipped_runs: int  # 0 where the rate has no unclipped setting
+    unclipped_diverged: int
+    first_step: float  # of the unclipped runs that diverged; NaN where none did
+    last_step: float
+    norm_safe: tuple[float, ...]
+    norm_diverged: tuple[tuple[float, int, int], ...]  # (threshold, runs that diverged, runs)
+
+
+def divergence_by_rate(table: pd.DataFrame) -> list[DivergenceAtRate]:
+    """Every learning rate with an unclipped or a norm-clipped setting, in increasing order."""
+    found = []
     for lr in sorted(table["lr"].unique()):
         at = table[table["lr"] == lr]
-        unclipped = at[at["clip_mode"] == "none"]
-        clipped = at[at["clip_mode"] == "norm"]
-        parts = []
-        if len(unclipped):
-            u = unclipped.iloc[0]
-            steps = (
-                (
-                    f", at step {integer(u['diverged_step_min'])}"
-                    if u["diverged_step_min"] == u["diverged_step_max"]
-                    else f", between steps {integer(u['diverged_step_min'])} and {integer(u['diverged_step_max'])}"
-                )
-                if u["diverged_runs"]
-                else ""
+        unclipped, norm = clipping_rows(at, "none"), clipping_rows(at, "norm")
+        if unclipped.empty and norm.empty:
+            continue
+        u = unclipped.iloc[0] if len(unclipped) else None
+        diverged = norm[norm["diverged_runs"] > 0]
+        found.append(
+            DivergenceAtRate(
+                lr=float(lr),
+                unclipped_runs=int(u["runs"]) if u is not None else 0,
+                unclipped_diverged=int(u["diverged_runs"]) if u is not None else 0,
+                first_step=float(u["diverged_step_min"]) if u is not None and u["diverged_runs"] else math.nan,
+                last_step=float(u["diverged_step_max"]) if u is not None and u["diverged_runs"] else math.nan,
+                norm_safe=tuple(norm.loc[norm["diverged_runs"] == 0, "clip"]),
+                norm_diverged=tuple(
+                    (float(c), int(d), int(n))
+                    for c, d, n in zip(diverged["clip"], diverged["diverged_runs"], diverged["runs"], strict=True)
+                ),
             )
-            parts.append(f"{integer(u['diverged_runs'])} of {integer(u['runs'])} unclipped runs diverged{steps}")
-        if len(clipped):
-            safe = clipped[clipped["diverged_runs"] == 0]["clip"].tolist()
-            failed = clipped[clipped["diverged_runs"] > 0]
-            if safe:
-                parts.append(f"none diverged with the norm clipped at {words([f'{c:g}' for c in safe])}")
-            if len(failed):
-                parts.append(
-                    "with the norm clipped at "
-                    + words(
-                        [
-                            f"{c:g}, {integer(d)} of {integer(n)}"
-                            for c, d, n in zip(failed["clip"], failed["diverged_runs"], failed["runs"], strict=True)
-                        ]
-                    )
-                    + " did"
-                )
-        if parts:
-            claims.append(f"at {_lr_text(lr, table)}, " + "; ".join(parts))
-    if claims:
-        text = "; ".join(claims)
-        lines += [f"**Divergence.** {text[0].upper()}{text[1:]}.", ""]
+        )
+    return found
 
-    # Cost: at a rate where no unclipped run diverged and some learned, compare the clipped runs' metric with
-    # the unclipped seeds' that learned.
-    calm = [
-        lr
-        for lr in sorted(table["lr"].unique())
-        if len(none[none["lr"] == lr])
-        and int(none[none["lr"] == lr]["diverged_runs"].iloc[0]) == 0
-        and int(none[none["lr"] == lr]["seeds_learned"].iloc[0]) > 0
-    ]
-    # The findings' rule (rnnbench.findings.clipping.quality), so that this section and the findings agree: the
-    # Welch interval of the difference of seed means, clipped minus unclipped, over the seeds that learned.
-    seeds = clipping_seed_values(studies, results)
-    lower_is_better = metric.endswith("ppl")
-    for lr in calm:
+
+# What norm clipping at a threshold cost, by the findings' rule (rnnbench.findings.clipping.quality), so that
+# this section and the findings agree: the Welch interval of the difference of seed means, clipped minus
+# unclipped, over the seeds that learned.
+NO_DIFFERENCE, BETTER, WORSE, NEVER_CLIPPED = "no measurable difference", "better", "worse", "never clipped"
+
+
+@dataclass(frozen=True)
+class ThresholdCost:
+    clip: float
+    verdict: str  # NO_DIFFERENCE, BETTER, WORSE or NEVER_CLIPPED
+    mean: float  # the clipped seeds' mean of the metric; NaN where no step was clipped
+    difference: str  # the difference of the means relative to the unclipped one, with its interval; "" idle
+
+
+@dataclass(frozen=True)
+class CostAtRate:
+    """At a rate where no unclipped run diverged and some learned: the unclipped seeds' metric (mean, range)
+    and each norm threshold that did not diverge, judged against them."""
+
+    lr: float
+    unclipped_mean: float
+    unclipped_min: float
+    unclipped_max: float
+    thresholds: tuple[ThresholdCost, ...]
+
+
+def clipping_cost(section: Clipping, results: str | Path | None = None) -> list[CostAtRate]:
+    table, metric = section.table, section.metric
+    none, norm = clipping_rows(table, "none"), clipping_rows(table, "norm")
+    seeds = clipping_seed_values(list(section.studies), results)
+    costs = []
+    for lr in _calm_rates(none):
         base = none[none["lr"] == lr].iloc[0]
-        lo, hi = base[f"{metric}_min"], base[f"{metric}_max"]
         unclipped = seeds[(seeds["clip_mode"] == "none") & (seeds["lr"] == lr)]["value"]
         rows = norm[(norm["lr"] == lr) & (norm["diverged_runs"] == 0) & (norm["seeds_learned"] > 0)]
-        same, better, worse, idle = [], [], [], []
+        judged = []
         for clip, fraction in zip(rows["clip"], rows["clipped_fraction_mean"], strict=True):
-            if not fraction > 0:
-                idle.append(f"{clip:g}")
-                continue
             clipped = seeds[(seeds["clip_mode"] == "norm") & (seeds["clip"] == clip) & (seeds["lr"] == lr)]["value"]
-            iv = difference(clipped, unclipped)
-            if iv is None:
-                continue
-            shown = f"{clip:g} ({sig(clipped.mean())}, {interval(iv.scaled(100 / float(unclipped.mean())), unit='%')})"
-            seen = direction(iv)
-            if seen == NO_CHANGE:
-                same.append(shown)
-            elif (seen == "above") == lower_is_better:
-                worse.append(shown)
-            else:
-                better.append(shown)
-        sentence = (
-            f"**Cost.** At {_lr_text(lr, table)}, where no unclipped run diverged, the unclipped runs that learned reach "
-            f"{metric_name} {_spread(base[f'{metric}_mean'], lo, hi)} (mean and range over those seeds). Against "
-            "them, each threshold's seed mean and the difference of the means relative to the unclipped one, with "
-            "its 95% interval (Welch), the rule of the findings chapter:"
-        )
-        if same:
-            sentence += f" norm clipping at {words(same)} makes no measurable difference;"
-        if better:
-            sentence += f" at {words(better)} it is measurably better;"
-        if worse:
-            sentence += (
-                f" at {words(worse)} it is measurably worse: a threshold that clips most steps shortens every "
-                "step, a slower rate in disguise;"
-            )
-        if idle:
-            sentence += f" at {words(idle)} it never clipped a step, so those runs are the unclipped ones' twins;"
-        lines += [sentence.rstrip(";:") + ".", ""]
+            cost = _threshold_cost(float(clip), fraction, clipped, unclipped, metric)
+            if cost is not None:
+                judged.append(cost)
+        stats = [float(base[f"{metric}_{s}"]) for s in ("mean", "min", "max")]
+        costs.append(CostAtRate(float(lr), *stats, tuple(judged)))
+    return costs
 
-    # The table.
-    shown = pd.DataFrame(
+
+def _calm_rates(none: pd.DataFrame) -> list[float]:
+    """The rates at which no unclipped run diverged and some unclipped seed learned."""
+    calm = none[(none["diverged_runs"] == 0) & (none["seeds_learned"] > 0)]
+    return sorted(calm["lr"].unique())
+
+
+def _threshold_cost(
+    clip: float, fraction: float, clipped: pd.Series, unclipped: pd.Series, metric: str
+) -> ThresholdCost | None:
+    """A threshold's verdict against the unclipped seeds; None where either side has too few seeds to judge."""
+    if not fraction > 0:
+        return ThresholdCost(clip, NEVER_CLIPPED, math.nan, "")
+    iv = difference(clipped, unclipped)
+    if iv is None:
+        return None
+    relative = interval(iv.scaled(100 / float(unclipped.mean())), unit="%")
+    seen = direction(iv)
+    if seen == NO_CHANGE:
+        verdict = NO_DIFFERENCE
+    else:
+        lower_is_better = metric.endswith("ppl")
+        verdict = WORSE if (seen == "above") == lower_is_better else BETTER
+    return ThresholdCost(clip, verdict, float(clipped.mean()), relative)
+
+
+def clipping_display(section: Clipping) -> pd.DataFrame:
+    """The section's table: every setting at each rate, its seeds and what clipping measured."""
+    table, metric = section.table, section.metric
+    optimizers = rate_optimizers(table)
+    return pd.DataFrame(
         {
             "clipping": table["clipping"],
-            "lr": [
-                f"{v:g}" if table["optimizer"].nunique() < 2 else f"{v:g} ({OPTIMIZER_NAMES.get(o, o)})"
-                for v, o in zip(table["lr"], table["optimizer"], strict=True)
-            ],
-            "learned": [_learned_cell(k, n) for k, n in zip(table["seeds_learned"], table["runs"], strict=True)],
-            "diverged": [
-                f"{integer(d)} of {integer(n)}" for d, n in zip(table["diverged_runs"], table["runs"], strict=True)
-            ],
-            metric_name: [_measured(row, metric) for _, row in table.iterrows()],
+            "lr": [f"{v:g}" + (f" ({optimizers[v]})" if optimizers else "") for v in table["lr"]],
+            "learned": [_of(k, n) for k, n in zip(table["seeds_learned"], table["runs"], strict=True)],
+            "diverged": [_of(d, n) for d, n in zip(table["diverged_runs"], table["runs"], strict=True)],
+            section.metric_name: [_measured(row, metric) for _, row in table.iterrows()],
             "steps clipped": [f"{100 * v:.0f}%" if not math.isnan(v) else "–" for v in table["clipped_fraction_mean"]],
             "cosine": [fixed(v, 4) if not math.isnan(v) else "–" for v in table["clip_cosine_mean_mean"]],
             "median norm": [sig(v, plain=True) for v in table["grad_norm_median_mean"]],
             "95% norm": [sig(v, plain=True) for v in table["grad_norm_q95_mean"]],
         }
     )
-    files = words([f"studies/{s}/summary.csv" for s in studies])
-    lines += [
-        markdown_table(shown, align={metric_name: "right", "learned": "right", "diverged": "right"}),
-        "",
-        f": Clipping on {corpus}, per setting and learning rate: seeds that learned and runs that diverged, then over "
-        f"the seeds that learned (rnnbench.outcome) {metric_name} (mean, range), share of steps clipped, mean cosine "
-        f"of the clipped update over clipped steps, and the pre-clip gradient norm's median and 95% quantile (means); "
-        f"a setting none of whose seeds learned has no mean. From {files}, rule study_summary. {{#tbl-{slug}}}",
-        "",
-    ]
-    for study in studies:
-        if (Path(paths.study_extra_table(_root(results), study, "trace"))).is_file():
-            image = extra_figure(study, "norm-trace", results, staging)
-            lines += [
-                _figure(
-                    image,
-                    f"Pre-clip gradient norm per step, first seed of {study} (log scale); a red cross marks "
-                    f"where a run diverged, a hollow circle where a run that did not learn ended. From "
-                    f"{extra_file(study, 'norm-trace')}, rule study_extra_figure.",
-                    f"fig-{label_slug(study)}-norm-trace",
-                ),
-                "",
-            ]
-    return Markdown("\n".join(lines))
 
 
-def _distance_figures(study: str, setting_words: str, results, staging) -> list[str]:
-    lines = []
-    slug = label_slug(study)
-    for name, what in (
-        (
-            "distance-heatmap",
-            f"Agreement accuracy per head-verb distance (columns) and {setting_words} (rows), "
-            "mean over the seeds that learned; white is chance, a hatched row a setting none of whose seeds learned",
-        ),
-        (
-            "distance-curves",
-            f"Agreement accuracy against head-verb distance, one line per {setting_words}, "
-            "mean over the seeds that learned with their range shaded; dotted: chance; a hollow legend marker, "
-            "a setting none of whose seeds learned",
-        ),
-    ):
-        image = extra_figure(study, name, results, staging)
-        lines += [
-            _figure(
-                image,
-                f"{what} ({study}). From {extra_file(study, name)}, rule study_extra_figure.",
-                f"fig-{slug}-{name}",
-            ),
-            "",
-        ]
-    return lines
+def norm_traces(
+    section: Clipping, results: str | Path | None = None, staging: str | Path = STAGING_DIR
+) -> dict[str, str]:
+    """Each traced study's norm-trace figure, staged into the book: study -> image path."""
+    return {s: extra_figure(s, "norm-trace", results, staging) for s in section.traced}
 
 
-def _reach_sentence(rows: pd.DataFrame, setting: str, name) -> str:
-    parts = []
-    for row in rows.itertuples(index=False):
-        value = getattr(row, setting)
-        if row.seeds_learned == 0:
-            parts.append(f"{name(value)}: none of its {integer(row.runs)} seeds learned")
-            continue
-        counted = f" ({integer(row.seeds_learned)} of {integer(row.runs)} seeds learned)"
-        counted = counted if row.seeds_learned < row.runs else ""
-        if math.isinf(row.width):
-            parts.append(f"{name(value)}: {fixed(row.within_accuracy, 3)} over all distances{counted}")
-        elif row.beyond_probes == 0:
-            parts.append(f"{name(value)}: {fixed(row.within_accuracy, 3)} (every distance within reach){counted}")
-        else:
-            parts.append(
-                f"{name(value)}: {fixed(row.within_accuracy, 3)} within reach, {fixed(row.beyond_accuracy, 3)} "
-                f"beyond{counted}"
-            )
-    return "; ".join(parts)
+# Truncation --------------------------------------------------------------------------------------------------
 
 
-def truncation_section(results: str | Path | None = None, staging: str | Path = STAGING_DIR) -> Markdown:
-    """Truncation on PTB (perplexity, speed, memory) and on the agreement corpus (accuracy per distance), over
-    the seeds that learned; the best and worst truncation length chosen on validation."""
-    lines = []
-    found = truncation_studies(results)
-    if found["cost"]:
-        ptb = found["cost"]
-        cost = truncation_cost(ptb, results)
-        metric = study_about(ptb, results)["metric"]
-        name = METRIC_LABELS.get(metric, metric)
-        ok = cost[cost["seeds_learned"] > 0].dropna(subset=[f"{metric}_mean"]).set_index("bptt", drop=False)
-        fixed_settings = study_about(ptb, results).get("fixed", {})
-        tokens = fixed_settings.get("train_tokens")
-        read = f"the same first {integer(tokens)} training tokens" if tokens else "the whole training split"
-        cap = fixed_settings.get("max_steps_per_epoch")
-        held = (
-            f"Every length reads {read}, but at most {integer(cap)} updates an epoch, so neither the tokens nor the "
-            "updates are held equal"
-            if cap
-            else f"Every length trains on {read}, in the same order, so what is held equal is the tokens, not the updates"
-        )
-        steps = cost.dropna(subset=["steps_mean"]) if "steps_mean" in cost else cost.iloc[0:0]
-        if len(steps) > 1 and not cap:
-            few, many = steps.sort_values("bptt").iloc[-1], steps.sort_values("bptt").iloc[0]
-            held += (
-                f": {integer(many['steps_mean'])} of them at bptt = {int(many['bptt'])}, "
-                f"{integer(few['steps_mean'])} at bptt = {int(few['bptt'])}"
-            )
-        lines += [
-            "### Truncation on PTB {#sec-truncation-ptb}",
-            "",
-            f"{held}. @tbl-truncation-ptb gives every length's numbers.",
-            "",
-        ]
-        if len(ok) > 1:
-            best, worst = best_and_worst(ok, metric, suffix="_mean", what="truncation length (bptt)")
-            on = selection_metric(metric)
-            on_name = METRIC_LABELS.get(on, on)
-            chosen = f"Of the {integer(len(ok))} truncation lengths with a seed that learned, the best" + (
-                f" on {on_name} (mean over those seeds; the test split plays no part in the choice)"
-                if on != metric
-                else ""
-            )
-            lines.append(
-                f"{chosen} is bptt = {int(best['bptt'])}, where {name} is "
-                f"{_spread(best[f'{metric}_mean'], best[f'{metric}_min'], best[f'{metric}_max'])}; the worst is "
-                f"bptt = {int(worst['bptt'])}, at {_spread(worst[f'{metric}_mean'], worst[f'{metric}_min'], worst[f'{metric}_max'])}. "
-                f"Each is the mean, and in brackets the range, over the seeds that learned."
-            )
-        elif len(ok) == 1:
-            only = ok.iloc[0]
-            lines.append(
-                f"Only bptt = {int(only['bptt'])} has a seed that learned: {name} "
-                f"{_spread(only[f'{metric}_mean'], only[f'{metric}_min'], only[f'{metric}_max'])}."
-            )
-        else:
-            lines.append(f"No truncation length has a seed that learned, so no {name} is compared here.")
-        speed = ok.dropna(subset=["tokens_per_second_mean"])
-        if len(speed) > 1:
-            fast = speed.sort_values("tokens_per_second_mean").iloc[-1]
-            slow = speed.sort_values("tokens_per_second_mean").iloc[0]
-            lines.append(
-                f"Training reads {sig(fast['tokens_per_second_mean'])} tokens per second at bptt = {int(fast['bptt'])} "
-                f"and {sig(slow['tokens_per_second_mean'])} at bptt = {int(slow['bptt'])}: a short window takes one "
-                f"optimiser step per few tokens, and each step's fixed cost dominates."
-            )
-        memory = ok.dropna(subset=["max_rss_mb"]) if "max_rss_mb" in ok else ok.iloc[0:0]
-        if len(memory) > 1:
-            lo, hi = memory.sort_values("max_rss_mb").iloc[0], memory.sort_values("max_rss_mb").iloc[-1]
-            lines.append(
-                f"Peak memory of the training job ranges from {integer(lo['max_rss_mb'])} MB (bptt = {int(lo['bptt'])}) to "
-                f"{integer(hi['max_rss_mb'])} MB (bptt = {int(hi['bptt'])}); at this model size the activations kept for "
-                f"the backward pass are small beside the process itself."
-            )
-        shown = pd.DataFrame(
-            {
-                "bptt": cost["bptt"].astype(int),
-                "learned": [_learned_cell(k, n) for k, n in zip(cost["seeds_learned"], cost["runs"], strict=True)],
-                name: [_measured(row, metric) for _, row in cost.iterrows()],
-                "tokens/s": [sig(v, plain=True) for v in cost["tokens_per_second_mean"]],
-                "wall s": [sig(v, plain=True) for v in cost.get("wall_seconds", pd.Series(math.nan, index=cost.index))],
-                "CPU s": [sig(v, plain=True) for v in cost.get("cpu_seconds", pd.Series(math.nan, index=cost.index))],
-                "peak MB": [
-                    integer(v) if not math.isnan(v) else "–"
-                    for v in cost.get("max_rss_mb", pd.Series(math.nan, index=cost.index))
-                ],
-            }
-        )
-        lines += [
-            "",
-            markdown_table(shown, align={name: "right", "learned": "right"}),
-            "",
-            f": Truncation on PTB: seeds that learned (rnnbench.outcome), and over them {name} (mean, range), "
-            "training tokens per second (metrics.json), and the training job's wall time, CPU time and peak memory "
-            "(means; the jobs shared the machine, so wall time is inflated by the others); a length none of whose "
-            f"seeds learned has no mean. From studies/{ptb}/summary.csv and tables/benchmarks.csv, rules "
-            "study_summary and benchmark_table. {#tbl-truncation-ptb}",
-            "",
-        ]
-    if found["reach"]:
-        agreement = found["reach"]
-        slug = label_slug(agreement)
-        rows = reach(agreement, "bptt", results)
+@dataclass(frozen=True, eq=False)
+class TruncationCost:
+    """The truncation study on PTB (role truncation_cost) and its lengths' table (truncation_cost)."""
 
-        def label(k):
-            return "full-sentence BPTT" if k == 0 else f"k = {k}"
+    study: str
+    metric: str
+    table: pd.DataFrame
+    train_tokens: int | None  # the training tokens every length reads; None: the whole training split
+    max_steps_per_epoch: int | None  # the cap on updates an epoch, where the study sets one
 
-        lines += ["### Truncation on the agreement corpus {#sec-truncation-agreement}", ""]
-        lines.append(
-            "A head-verb dependency longer than the truncation length k always crosses a segment boundary, so no "
-            "gradient connects the verb's error to the head; the state still carries the head forward. Accuracy "
-            "within each k and beyond it (probe-weighted means over distances of the means over the seeds that "
-            f"learned): {_reach_sentence(rows, 'bptt', label)}."
-        )
-        measured = rows[rows["seeds_learned"] > 0]
-        beyond = measured[
-            (~measured["width"].map(math.isinf)) & (measured["beyond_probes"] > 0) & measured["beyond_accuracy"].notna()
-        ]
-        full = measured[measured["width"].map(math.isinf)]
-        if len(full) and full["within_accuracy"].iloc[0] < LEARNED:
-            lines.append(
-                f"Even full-sentence BPTT stays below {LEARNED} here: at this scale the model has not learned agreement, "
-                "so the comparison between truncation lengths says nothing about the claim."
-            )
-        elif len(beyond):
-            gaps = beyond["within_accuracy"] - beyond["beyond_accuracy"]
-            lines.append(
-                f"The drop from within to beyond is {fixed(gaps.min(), 3)} to {fixed(gaps.max(), 3)} across the truncated "
-                f"runs that learned{'; beyond k the accuracy stays above chance (0.5), so some of the dependency is learned through what earlier segments taught the weights' if (beyond['beyond_accuracy'] > LEARNED).any() else '; beyond k the accuracy is at chance (0.5): across a boundary the dependency is not learned'}."
-            )
-        lines.append(f"@fig-{slug}-distance-heatmap and @fig-{slug}-distance-curves show every distance.")
-        lines.append("")
-        lines += _distance_figures(agreement, "truncation length k (0: full sentence)", results, staging)
-    if found["cuts"]:
-        lines += _sentence_cut_lines(found["cuts"], results, staging)
-    return Markdown("\n".join(lines))
+    @property
+    def metric_name(self) -> str:
+        return METRIC_LABELS.get(self.metric, self.metric)
+
+    @property
+    def learned(self) -> pd.DataFrame:
+        """The lengths with a seed that learned and a mean of the metric, indexed by bptt."""
+        ok = self.table[self.table["seeds_learned"] > 0].dropna(subset=[f"{self.metric}_mean"])
+        return ok.set_index("bptt", drop=False)
 
 
-def _sentence_cut_lines(study: str, results, staging) -> list[str]:
-    """The study whose runs differ from full-sentence BPTT only where backward stops (segments: sentence): the
-    two sides of each cut at the distances that have both, the cut runs' and full-sentence BPTT's on the same
-    probes (rnnbench.cuts.contrast)."""
-    slug = label_slug(study)
+def truncation_cost_study(results: str | Path | None = None) -> TruncationCost | None:
+    study = truncation_studies(results)["cost"]
+    if not study:
+        return None
+    about = study_about(study, results)
+    settings = about.get("fixed", {})
+    return TruncationCost(
+        study,
+        about["metric"],
+        truncation_cost(study, results),
+        settings.get("train_tokens"),
+        settings.get("max_steps_per_epoch"),
+    )
+
+
+def updates_by_length(cost: TruncationCost) -> tuple[pd.Series, pd.Series] | None:
+    """The updates of the shortest length and of the longest (most and fewest), where every length reads the
+    same tokens with no cap on updates and more than one length has a count; else None."""
+    steps = cost.table.dropna(subset=["steps_mean"]) if "steps_mean" in cost.table else cost.table.iloc[0:0]
+    if len(steps) < 2 or cost.max_steps_per_epoch:
+        return None
+    by_length = steps.sort_values("bptt")
+    return by_length.iloc[0], by_length.iloc[-1]
+
+
+def best_and_worst_length(cost: TruncationCost) -> tuple[pd.Series, pd.Series] | None:
+    """The best and worst length on validation (rnnbench.selection), among those with a seed that learned;
+    None where fewer than two have one."""
+    if len(cost.learned) < 2:
+        return None
+    return best_and_worst(cost.learned, cost.metric, suffix="_mean", what="truncation length (bptt)")
+
+
+def selected_on(cost: TruncationCost) -> str | None:
+    """The name of the metric the best length is chosen by, where it is not the metric reported."""
+    on = selection_metric(cost.metric)
+    return METRIC_LABELS.get(on, on) if on != cost.metric else None
+
+
+def fastest_and_slowest(cost: TruncationCost) -> tuple[pd.Series, pd.Series] | None:
+    """The lengths that trained fastest and slowest in tokens per second, where more than one was measured."""
+    speed = cost.learned.dropna(subset=["tokens_per_second_mean"]).sort_values("tokens_per_second_mean")
+    return (speed.iloc[-1], speed.iloc[0]) if len(speed) > 1 else None
+
+
+def memory_range(cost: TruncationCost) -> tuple[pd.Series, pd.Series] | None:
+    """The lengths with the least and the most peak memory, where more than one was measured."""
+    if "max_rss_mb" not in cost.learned:
+        return None
+    memory = cost.learned.dropna(subset=["max_rss_mb"]).sort_values("max_rss_mb")
+    return (memory.iloc[0], memory.iloc[-1]) if len(memory) > 1 else None
+
+
+def truncation_display(cost: TruncationCost) -> pd.DataFrame:
+    """The PTB truncation table: every length's seeds, its metric, speed, time and memory."""
+    table = cost.table
+    return pd.DataFrame(
+        {
+            "bptt": table["bptt"].astype(int),
+            "learned": [_of(k, n) for k, n in zip(table["seeds_learned"], table["runs"], strict=True)],
+            cost.metric_name: [_measured(row, cost.metric) for _, row in table.iterrows()],
+            "tokens/s": [sig(v, plain=True) for v in table["tokens_per_second_mean"]],
+            "wall s": [sig(v, plain=True) for v in _column(table, "wall_seconds")],
+            "CPU s": [sig(v, plain=True) for v in _column(table, "cpu_seconds")],
+            "peak MB": [integer(v) if not math.isnan(v) else "–" for v in _column(table, "max_rss_mb")],
+        }
+    )
+
+
+# How far a truncation length's accuracy can be read (truncation_reach's ``kind``): no seed learned; the
+# whole sentence is within reach (full-sentence BPTT); every distance is within reach; or some lie beyond.
+NONE_LEARNED, WHOLE_SENTENCE, ALL_WITHIN, WITHIN_AND_BEYOND = "none learned", "whole sentence", "all within", "beyond"
+
+
+def truncation_reach(study: str, results: str | Path | None = None) -> pd.DataFrame:
+    """Per truncation length of ``study`` (reach: accuracy within and beyond k), with its ``kind``."""
+    rows = reach(study, "bptt", results)
+    return rows.assign(kind=[_reach_kind(row) for _, row in rows.iterrows()])
+
+
+def _reach_kind(row: pd.Series) -> str:
+    if row["seeds_learned"] == 0:
+        return NONE_LEARNED
+    if math.isinf(row["width"]):
+        return WHOLE_SENTENCE
+    return ALL_WITHIN if row["beyond_probes"] == 0 else WITHIN_AND_BEYOND
+
+
+# What truncation does beyond k (ReachDrop's ``verdict``): full-sentence BPTT did not learn agreement, so the
+# lengths say nothing; beyond k some length stays above chance; or every one is at chance there.
+FULL_NOT_LEARNED, ABOVE_CHANCE, AT_CHANCE = "full sentence not learned", "above chance", "at chance"
+
+
+@dataclass(frozen=True)
+class ReachDrop:
+    verdict: str
+    smallest: float  # the drop from within k to beyond it, over the truncated lengths that learned; NaN where
+    largest: float  # full-sentence BPTT did not learn
+
+
+def reach_drop(rows: pd.DataFrame) -> ReachDrop | None:
+    """The drop from within k to beyond it (truncation_reach's rows), or why there is none to read; None where
+    no length that learned has probes beyond its k."""
+    measured = rows[rows["seeds_learned"] > 0]
+    full = measured[measured["kind"] == WHOLE_SENTENCE]
+    if len(full) and full["within_accuracy"].iloc[0] < LEARNED:
+        return ReachDrop(FULL_NOT_LEARNED, math.nan, math.nan)
+    beyond = measured[(measured["kind"] == WITHIN_AND_BEYOND) & measured["beyond_accuracy"].notna()]
+    if beyond.empty:
+        return None
+    drops = beyond["within_accuracy"] - beyond["beyond_accuracy"]
+    verdict = ABOVE_CHANCE if (beyond["beyond_accuracy"] > LEARNED).any() else AT_CHANCE
+    return ReachDrop(verdict, float(drops.min()), float(drops.max()))
+
+
+def distance_figures(
+    study: str, results: str | Path | None = None, staging: str | Path = STAGING_DIR
+) -> dict[str, str]:
+    """A study's distance-heatmap and distance-curves figures, staged into the book: name -> image path."""
+    return {name: extra_figure(study, name, results, staging) for name in ("distance-heatmap", "distance-curves")}
+
+
+def sentence_cuts(study: str, results: str | Path | None = None) -> pd.DataFrame:
+    """The runs whose gradient is cut every k steps of a sentence (rnnbench.cuts.contrast), at each distance
+    with probes on both sides of a cut, beside full-sentence BPTT on the same probes (NaN where it has none).
+
+    cut_every, distance, within, across, within_probes, across_probes, full_within, full_across
+    """
     rows = contrast(extra_table(study, "cuts", results), ["bptt"])
-    cut, full = rows[rows["bptt"] > 0], rows[rows["bptt"] == 0].set_index(["cut_every", "distance"])
-    lines = [
-        "### Truncation within sentences {#sec-truncation-sentence-agreement}",
-        "",
-        f"In `{study}` a truncated run reads the batches of full-sentence BPTT (the same sentences in the same "
-        "order, each from a zero state, one update per batch) and only its gradient is cut, at steps k, 2k, ... of "
-        "each sentence. A probe is within a gradient block when the step that reads the head and the step that "
-        "predicts the verb fall in one block of k steps, and across a cut otherwise; at one distance both kinds "
-        "occur only where the head's position in its sentence decides it, so full-sentence BPTT is split the same "
-        "way beside each cut run.",
-    ]
-    said = []
-    for row in cut.itertuples(index=False):
-        key = (row.cut_every, row.distance)
-        uncut = f", full-sentence BPTT {fixed(full.loc[key, 'within'], 3)} and {fixed(full.loc[key, 'across'], 3)}"
-        said.append(
-            f"k = {int(row.cut_every)} at distance {int(row.distance)}, within {fixed(row.within, 3)} and across "
-            f"{fixed(row.across, 3)} ({integer(row.within_probes)} and {integer(row.across_probes)} probes)"
-            f"{uncut if key in full.index else ''}"
-        )
-    if said:
-        lines.append(
-            "Where both occur, accuracy within a block and across a cut, each a mean over the seeds that learned: "
-            + "; ".join(said)
-            + "."
-        )
-    else:
-        lines.append("No distance has probes on both sides of a cut with a seed that learned, so none is compared.")
-    lines += [
-        f"@fig-{slug}-cut-contrast shows every distance.",
-        "",
-        _figure(
-            extra_figure(study, "cut-contrast", results, staging),
-            "Agreement accuracy against head-verb distance, a panel per cut length k: solid with filled markers "
-            "the probes within one gradient block, dashed with hollow ones those across a cut; in colour the runs "
-            "cut every k steps, in grey full-sentence BPTT on the same probes; mean over the seeds that learned, "
-            f"their range shaded ({study}). From {extra_file(study, 'cuts', 'csv')} and "
-            f"{extra_file(study, 'cut-contrast')}, rules study_extra_table and study_extra_figure.",
-            f"fig-{slug}-cut-contrast",
-        ),
-        "",
-    ]
-    return lines
+    full = rows[rows["bptt"] == FULL_SENTENCE_BPTT][["cut_every", "distance", "within", "across"]]
+    full = full.rename(columns={"within": "full_within", "across": "full_across"})
+    cut = rows[rows["bptt"] != FULL_SENTENCE_BPTT].drop(columns=["bptt", "gap"])
+    return cut.merge(full, on=["cut_every", "distance"], how="left").reset_index(drop=True)
 
 
-def window_section(results: str | Path | None = None, staging: str | Path = STAGING_DIR) -> Markdown:
-    """Feed-forward windows against Elman RNNs of matched size, accuracy within and beyond each window, over
-    the seeds that learned; a claim only where both sides of a pair have such seeds."""
+# Window against recurrence -----------------------------------------------------------------------------------
+
+# Whether the windows beyond their width are compared with their recurrences (WindowComparison.state): no
+# pair has seeds that learned on both sides; no recurrence learned even within the windows' widths; or they are.
+NOTHING_COMPARED, RECURRENCE_NOT_LEARNED, COMPARED = "nothing compared", "recurrence not learned", "compared"
+
+
+@dataclass(frozen=True, eq=False)
+class WindowComparison:
+    """The windows (role window), the recurrences sized to match them (role recurrence), and their pairs
+    (window_against_recurrence)."""
+
+    windows: str
+    recurrences: str
+    pairs: pd.DataFrame
+    attractor_prob: float | None  # the windows' corpus option: how likely a noun between has the other number
+
+    @property
+    def beyond(self) -> pd.DataFrame:
+        """The pairs whose window has dependencies beyond its width."""
+        return self.pairs[self.pairs["beyond"]]
+
+    @property
+    def compared(self) -> pd.DataFrame:
+        """The pairs with dependencies beyond the window and seeds that learned on both sides: the only ones
+        a claim is made on."""
+        rows = self.beyond[(self.beyond["ff_learned"] > 0) & (self.beyond["rnn_learned"] > 0)]
+        return rows.dropna(subset=["ff_within", "ff_beyond", "rnn_within", "rnn_beyond"])
+
+    @property
+    def state(self) -> str:
+        if self.compared.empty:
+            return NOTHING_COMPARED
+        return RECURRENCE_NOT_LEARNED if (self.compared["rnn_within"] < LEARNED).all() else COMPARED
+
+    @property
+    def nearest_noun_informs(self) -> bool:
+        """Whether a noun between head and verb more likely has the head's number than not, so that a window
+        beyond its width has a better guess than a coin."""
+        return self.attractor_prob is not None and self.attractor_prob < 0.5
+
+    @property
+    def judged(self) -> pd.DataFrame:
+        """The pairs beyond the window whose window and nearest-noun heuristic both have an accuracy there."""
+        return self.beyond.dropna(subset=["ff_beyond", "nearest_noun_beyond"])
+
+    @property
+    def below_heuristic(self) -> int:
+        """Of the judged windows, how many score below the nearest-noun heuristic beyond their width."""
+        return int((self.judged["ff_beyond"] < self.judged["nearest_noun_beyond"]).sum())
+
+    @property
+    def near_chance(self) -> int:
+        """Of the compared windows, how many are below LEARNED beyond their width."""
+        return int((self.compared["ff_beyond"] < LEARNED).sum())
+
+    @property
+    def recurrence_better(self) -> int:
+        """Of the compared pairs, in how many the recurrence beats the window beyond the window's width."""
+        return int((self.compared["rnn_beyond"] > self.compared["ff_beyond"]).sum())
+
+
+def window_comparison(results: str | Path | None = None) -> WindowComparison | None:
+    """None unless both a window study and a recurrence study have results here."""
     windows, recurrences = window_studies(results)
     if not (windows and recurrences):
-        return Markdown("")
+        return None
+    options = study_about(windows, results).get("fixed", {}).get("corpus_options", {})
     pairs = window_against_recurrence(windows, recurrences, results)
-    lines = ["### Window against recurrence {#sec-window-recurrence}", ""]
-    failing = pairs[pairs["beyond"]]
-    if len(failing):
-        lines.append(
-            "A window of n-1 words cannot see a head further back than n-1. Paired with the Elman RNN of the nearest "
-            "parameter count (@tbl-window-recurrence), each window's accuracy within its width and beyond it, against "
-            "the RNN's on the same distances, over the seeds that learned: "
-            + "; ".join(
-                f"n-1 = {p.context}: window {_accuracy(p.ff_within)} / {_accuracy(p.ff_beyond)}, RNN (H = {p.hidden}) "
-                f"{_accuracy(p.rnn_within)} / {_accuracy(p.rnn_beyond)}"
-                for p in failing.itertuples(index=False)
-            )
-            + " (within / beyond; – where no seed learned)."
-        )
-        # Claims only on the pairs both of whose sides have a seed that learned.
-        compared = failing[(failing["ff_learned"] > 0) & (failing["rnn_learned"] > 0)]
-        compared = compared.dropna(subset=["ff_within", "ff_beyond", "rnn_within", "rnn_beyond"])
-        if compared.empty:
-            lines.append(
-                "No window with dependencies beyond it has, with its matched RNN, seeds that learned on both sides: "
-                "no comparison is made."
-            )
-        elif (compared["rnn_within"] < LEARNED).all():
-            lines.append(
-                f"No recurrence reached {LEARNED} even within the windows' widths: at this scale the comparison "
-                "says nothing about the claim."
-            )
-        options = study_about(windows, results).get("fixed", {}).get("corpus_options", {})
-        attractors = options.get("attractor_prob")
-        if attractors is not None and attractors < 0.5:
-            lines.append(
-                f"A window is not blind beyond its width: the nouns between head and verb that it does see have the "
-                f"head's number with probability {fixed(1 - attractors, 2)} (corpus option attractor_prob = "
-                f"{fixed(attractors, 2)} in `{windows}`), so its best guess there is the nearest noun's number, not a coin."
-            )
-        judged = failing.dropna(subset=["ff_beyond", "nearest_noun_beyond"])
-        if len(judged):
-            below = judged[judged["ff_beyond"] < judged["nearest_noun_beyond"]]
-            scores = "; ".join(
-                f"{fixed(p.nearest_noun_beyond, 3)} beyond n-1 = {p.context}" for p in judged.itertuples(index=False)
-            )
-            lines.append(
-                "The nearest-noun heuristic, which gives the verb the number of the closest noun before it "
-                f"(tables/agreement_baselines.csv), scores {scores} on the same distances, over the windows' seeds "
-                f"that learned: beyond its width the window is below that count-based rule in "
-                f"{integer(len(below))} of {integer(len(judged))} windows."
-            )
-        if len(compared):
-            fails = compared[compared["ff_beyond"] < LEARNED]
-            lines.append(
-                f"Beyond its width the window is near chance (below {LEARNED}) for {integer(len(fails))} of the "
-                f"{integer(len(compared))} windows that have dependencies beyond them and seeds that learned on both "
-                f"sides; the recurrence beats the window beyond its width in "
-                f"{integer(int((compared['rnn_beyond'] > compared['ff_beyond']).sum()))} of them."
-            )
-    ws, rs = label_slug(windows), label_slug(recurrences)
-    lines.append(
-        "@tbl-window-recurrence states both parameter counts of each pair. "
-        f"@fig-{ws}-distance-heatmap and @fig-{ws}-distance-curves show the windows per "
-        f"distance, @fig-{rs}-distance-heatmap and @fig-{rs}-distance-curves the recurrences."
-    )
-    lines.append("")
-    shown = pd.DataFrame(
+    return WindowComparison(windows, recurrences, pairs, options.get("attractor_prob"))
+
+
+def window_display(comparison: WindowComparison) -> pd.DataFrame:
+    """Each window with its matched recurrence: both sizes, both sides' seeds and accuracy within and beyond."""
+    pairs = comparison.pairs
+    return pd.DataFrame(
         {
             "n-1": pairs["context"],
             "window parameters": [integer(v) for v in pairs["ff_parameters"]],
             "RNN H": pairs["hidden"],
             "RNN parameters": [integer(v) for v in pairs["rnn_parameters"]],
             "ratio": [fixed(v, 3) for v in pairs["ratio"]],
-            "window learned": [_learned_cell(k, n) for k, n in zip(pairs["ff_learned"], pairs["ff_runs"], strict=True)],
-            "RNN learned": [_learned_cell(k, n) for k, n in zip(pairs["rnn_learned"], pairs["rnn_runs"], strict=True)],
-            "window within": [_accuracy(v) for v in pairs["ff_within"]],
-            "window beyond": [_accuracy(v) for v in pairs["ff_beyond"]],
-            "RNN within": [_accuracy(v) for v in pairs["rnn_within"]],
-            "RNN beyond": [_accuracy(v) for v in pairs["rnn_beyond"]],
+            "window learned": [_of(k, n) for k, n in zip(pairs["ff_learned"], pairs["ff_runs"], strict=True)],
+            "RNN learned": [_of(k, n) for k, n in zip(pairs["rnn_learned"], pairs["rnn_runs"], strict=True)],
+            "window within": [accuracy(v) for v in pairs["ff_within"]],
+            "window beyond": [accuracy(v) for v in pairs["ff_beyond"]],
+            "RNN within": [accuracy(v) for v in pairs["rnn_within"]],
+            "RNN beyond": [accuracy(v) for v in pairs["rnn_beyond"]],
         }
     )
-    lines += [
-        markdown_table(shown),
-        "",
-        ": Each feed-forward window with the Elman RNN of the nearest parameter count (both counts from the runs' "
-        "metrics.json; ratio = RNN / window), how many seeds of each learned (rnnbench.outcome), and both models' "
-        "agreement accuracy on the distances within the window's width and beyond it (probe-weighted means of the "
-        "means over the seeds that learned; – where no distance lies beyond or no seed learned). From "
-        f"studies/{windows}/distance.csv and studies/{recurrences}/distance.csv, rule study_extra_table. "
-        "{#tbl-window-recurrence}",
-        "",
-    ]
-    lines += _distance_figures(windows, "window n-1", results, staging)
-    lines += _distance_figures(recurrences, "hidden size H", results, staging)
-    return Markdown("\n".join(lines))
