@@ -7,8 +7,8 @@ import pandas as pd
 import pytest
 
 from rnnbench.config import RunConfig, load_config
+from rnnbench.metrics import RUN_METRICS
 from rnnbench.summary import (
-    RUN_METRICS,
     benchmark_table,
     corpus_table,
     study_record,

@@ -27,6 +27,7 @@ from rnnbench.cuts import contrast
 from rnnbench.findings.registry import interval
 from rnnbench.findings.stats import NO_CHANGE, difference, direction
 from rnnbench.markdown import Markdown, fixed, integer, sig
+from rnnbench.metrics import METRIC_LABELS
 from rnnbench.outcome import COUNT_COLUMNS
 from rnnbench.report import (
     STAGING_DIR,
@@ -40,7 +41,6 @@ from rnnbench.report import (
     study_summary,
 )
 from rnnbench.selection import best_and_worst, selection_metric
-from rnnbench.summary import METRIC_LABELS
 
 # Accuracy below this counts as not learned (two verb forms: chance is 0.5; a few hundred probes per
 # distance put the seed-to-seed noise at a few points).

@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from rnnbench.metrics import PERPLEXITY_METRICS
 from rnnbench.outcome import COUNT_COLUMNS, learned, require_outcome, seed_counts
 from rnnbench.progress import training_progress
 
@@ -36,7 +37,6 @@ from rnnbench.progress import training_progress
 # learning curves where it ranks language models by perplexity (whether a ranking is settled or still moving).
 DISTANCE_CORPORA = frozenset({"agreement"})
 TRACE_SETTINGS = frozenset({"clip", "clip_mode"})
-PERPLEXITY_METRICS = frozenset({"test_ppl", "valid_ppl"})
 
 
 def study_extras(

@@ -21,8 +21,8 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
+from rnnbench.metrics import METRIC_LABELS
 from rnnbench.outcome import UNKNOWN, require_outcome
-from rnnbench.summary import METRIC_LABELS
 
 # A metric whose measured values span this ratio or more is drawn on a log axis.
 LOG_SPAN = 30.0

@@ -42,9 +42,10 @@ from rnnbench.markdown import (  # noqa: F401  (the book reads these as rb.integ
     sig,
     words,
 )
+from rnnbench.metrics import COUNT_METRICS, METRIC_LABELS
 from rnnbench.outcome import CHANCE_Z, LEARNED_FRACTION, UNKNOWN, require_outcome
 from rnnbench.selection import SELECTED_ON, best_and_worst, selection_metric
-from rnnbench.summary import COUNT_METRICS, FAMILY_NAMES, METRIC_LABELS
+from rnnbench.summary import FAMILY_NAMES
 
 RESULTS_ENV = "RNNBENCH_RESULTS"
 RESULTS_NAME_ENV = "RNNBENCH_RESULTS_NAME"

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from rnnbench.summary import LOWER_IS_BETTER
+from rnnbench.metrics import LOWER_IS_BETTER
 
 SELECTED_ON = {
     "test_ppl": "valid_ppl",

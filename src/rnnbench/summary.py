@@ -16,50 +16,8 @@ from pathlib import Path
 import pandas as pd
 
 from rnnbench.config import Config, RunConfig, json_settings
+from rnnbench.metrics import RUN_METRICS
 
-# Metrics every run reports (metrics.json), in the order the summary lists them.
-RUN_METRICS = (
-    "test_ppl",
-    "valid_ppl",
-    "agreement_accuracy",
-    "epochs",
-    "steps",
-    "diverged",
-    "diverged_step",
-    "parameters",
-    "train_seconds",
-    "tokens_per_second",
-    "clipped_fraction",
-    "grad_norm_q05",
-    "grad_norm_median",
-    "grad_norm_q95",
-    "grad_norm_max",
-    "clip_cosine_mean",
-)
-
-# The metric vocabulary, written once: how a metric reads in a figure or in prose, and which way is better.
-METRIC_LABELS = {
-    "test_ppl": "test perplexity",
-    "valid_ppl": "validation perplexity",
-    "agreement_accuracy": "agreement accuracy",
-    "epochs": "epochs",
-    "steps": "optimiser steps",
-    "diverged": "diverged",
-    "diverged_step": "diverged at step",
-    "parameters": "parameters",
-    "train_seconds": "training seconds",
-    "tokens_per_second": "training tokens per second",
-    "clipped_fraction": "fraction of steps clipped",
-    "grad_norm_q05": "pre-clip gradient norm, 5% quantile",
-    "grad_norm_median": "median pre-clip gradient norm",
-    "grad_norm_q95": "pre-clip gradient norm, 95% quantile",
-    "grad_norm_max": "largest pre-clip gradient norm",
-    "clip_cosine_mean": "cosine of the clipped update",
-}
-# Lower is better for these; higher for the rest (words "best" and "worst" in the book's prose).
-LOWER_IS_BETTER = frozenset({"test_ppl", "valid_ppl", "clipped_fraction"})
-# Metrics that are counts: printed as whole numbers.
-COUNT_METRICS = frozenset({"epochs", "steps", "diverged_step", "parameters"})
 FAMILY_NAMES = {"ff": "feed-forward n-gram", "rnn": "Elman RNN", "lstm": "LSTM"}
 
 # Snakemake benchmark columns worth keeping, with clearer names.

@@ -62,6 +62,7 @@ from rnnbench.data.corpora import load_corpus
 from rnnbench.divergence import step_divergence, validation_divergence
 from rnnbench.evaluate import perplexity
 from rnnbench.io import write_csv, write_json, write_torch
+from rnnbench.metrics import GRAD_NORM_QUANTILES
 from rnnbench.models import ModelConfig, build_model
 from rnnbench.paths import snapshot_in
 from rnnbench.reading import Reading, detach_state, reading_for, split_stream  # noqa: F401 (re-exported)
@@ -336,9 +337,6 @@ def _set_lr(optimizer: optim.Optimizer, lr: float) -> None:
 
 def _save_snapshot(out: Path, cfg: RunConfig, model, epoch: int) -> None:
     write_torch(snapshot_in(out, epoch), {"config": cfg.to_dict(), "state_dict": model.state_dict()})
-
-
-GRAD_NORM_QUANTILES = {"grad_norm_q05": 0.05, "grad_norm_median": 0.5, "grad_norm_q95": 0.95, "grad_norm_max": 1.0}
 
 
 def step_statistics(steps: list[StepRecord], diverged_step: int | None) -> dict[str, float | None]:

@@ -12,11 +12,10 @@ Validation, not test: a claim about training speed reads what selection reads, a
 
 from __future__ import annotations
 
-from rnnbench.ablations import PERPLEXITY_METRICS
 from rnnbench.findings import stats
 from rnnbench.findings.evidence import Evidence, learned
 from rnnbench.findings.registry import FAILS, HOLDS, NOT_SHOWN, Judged, Part, interval, num
-from rnnbench.summary import LOWER_IS_BETTER
+from rnnbench.metrics import LOWER_IS_BETTER, PERPLEXITY_METRICS
 
 ZERO_CENTRED, OFF_CENTRE, RELU = "tanh", "sigmoid", "relu"
 

@@ -16,7 +16,7 @@ import pandas as pd
 from rnnbench.findings import stats
 from rnnbench.findings.evidence import Evidence, learned
 from rnnbench.findings.registry import FAILS, HOLDS, NOT_SHOWN, Judged, Part, interval, num
-from rnnbench.summary import LOWER_IS_BETTER
+from rnnbench.metrics import LOWER_IS_BETTER
 
 ROLE = "clipping"
 SETTINGS = ("clip_mode", "clip", "lr")

@@ -17,7 +17,7 @@ from rnnbench.ablations import matched_pairs
 from rnnbench.findings import stats
 from rnnbench.findings.evidence import Evidence, learned
 from rnnbench.findings.registry import FAILS, HOLDS, NOT_SHOWN, Judged, Part, interval, num
-from rnnbench.summary import LOWER_IS_BETTER
+from rnnbench.metrics import LOWER_IS_BETTER
 
 # Two sizes are matched when their parameter counts are within this factor of each other.
 MATCHED = 1.25

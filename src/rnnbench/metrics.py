@@ -1,0 +1,52 @@
+"""The metric vocabulary, written once: what every run reports, how each metric reads in a figure, a table or
+the book, which way is better, and which are counts. The training loop, the summaries, the findings and the
+book all read it here; nothing here imports torch.
+"""
+
+from __future__ import annotations
+
+# The pre-clip gradient norm's quantiles over a run's steps (metrics.json key -> quantile).
+GRAD_NORM_QUANTILES = {"grad_norm_q05": 0.05, "grad_norm_median": 0.5, "grad_norm_q95": 0.95, "grad_norm_max": 1.0}
+
+# Metrics every run reports (metrics.json), in the order the summary lists them.
+RUN_METRICS = (
+    "test_ppl",
+    "valid_ppl",
+    "agreement_accuracy",
+    "epochs",
+    "steps",
+    "diverged",
+    "diverged_step",
+    "parameters",
+    "train_seconds",
+    "tokens_per_second",
+    "clipped_fraction",
+    *GRAD_NORM_QUANTILES,
+    "clip_cosine_mean",
+)
+
+# How a metric reads in a figure, a table or a sentence.
+METRIC_LABELS = {
+    "test_ppl": "test perplexity",
+    "valid_ppl": "validation perplexity",
+    "agreement_accuracy": "agreement accuracy",
+    "epochs": "epochs",
+    "steps": "optimiser steps",
+    "diverged": "diverged",
+    "diverged_step": "diverged at step",
+    "parameters": "parameters",
+    "train_seconds": "training seconds",
+    "tokens_per_second": "training tokens per second",
+    "clipped_fraction": "fraction of steps clipped",
+    "grad_norm_q05": f"pre-clip gradient norm, {GRAD_NORM_QUANTILES['grad_norm_q05']:.0%} quantile",
+    "grad_norm_median": "median pre-clip gradient norm",
+    "grad_norm_q95": f"pre-clip gradient norm, {GRAD_NORM_QUANTILES['grad_norm_q95']:.0%} quantile",
+    "grad_norm_max": "largest pre-clip gradient norm",
+    "clip_cosine_mean": "cosine of the clipped update",
+}
+# Lower is better for these; higher for the rest (words "best" and "worst" in the book's prose).
+LOWER_IS_BETTER = frozenset({"test_ppl", "valid_ppl", "clipped_fraction"})
+# Metrics that are counts: printed as whole numbers.
+COUNT_METRICS = frozenset({"epochs", "steps", "diverged_step", "parameters"})
+# Perplexities: a language model's metrics, set beside its corpus's baselines.
+PERPLEXITY_METRICS = frozenset({"test_ppl", "valid_ppl"})
