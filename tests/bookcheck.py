@@ -33,6 +33,7 @@ IMAGE = re.compile(r"!\[[^\]]*\]\(([^)\s]+)")
 RESULT_FILE = re.compile(r"(?<![\w/.-])(?:tables|studies|figures)/[A-Za-z0-9_<>./-]*\.(?:csv|json|png|pdf)\b")
 TABLE_CALL = re.compile(r"\btable\(\s*[\"']([A-Za-z0-9_]+)[\"']")
 # Numbers that prose may type: chapter numbers and equation numbers of the seed, e.g. "Chapter 12", "(12.7)".
+NAME = re.compile(r"[A-Za-z_][\w.-]*_[\w.-]*")  # snake_case: a table, column or key named in a cell's code
 ALLOWED_NUMBERS = re.compile(r"\b(?:Chapters?|Sections?)\s+\d+(?:\.\d+)*|\(\d+\.\d+\)")
 
 
@@ -101,9 +102,19 @@ class Chapter:
     def captions(self) -> list[str]:
         return [str(v) for c in self.cells for k, v in c.options.items() if str(k).endswith("-cap")]
 
+    def printed_words(self) -> list[str]:
+        """The words a cell with ``output: asis`` writes into the page: the literal parts of its strings and
+        f-strings (not the values they format in, not docstrings)."""
+        words = []
+        for cell in self.cells:
+            if str(cell.options.get("output")) == "asis":
+                words += _string_literals(ast.parse(cell.code))
+        return words
+
     def typed_numbers(self) -> list[str]:
-        """Numbers typed by hand into the prose or a caption (outside inline code, math, labels and links)."""
-        text = "\n".join([self.prose(), *self.captions()])
+        """Numbers typed by hand into the prose, a caption or the words a cell prints (outside inline code, math,
+        labels and links)."""
+        text = "\n".join([self.prose(), *self.captions(), *self.printed_words()])
         text = re.sub(r"`[^`]*`", " ", text)  # inline code, executable or not
         text = re.sub(r"\$[^$]*\$", " ", text)  # math
         text = re.sub(r"\{[#.][^}]*\}", " ", text)  # attributes: labels and classes
@@ -112,6 +123,28 @@ class Chapter:
         text = RESULT_FILE.sub(" ", text)  # file names, e.g. tables/decay_47_words.csv
         text = ALLOWED_NUMBERS.sub(" ", text)
         return re.findall(r"[^\s]*\d[^\s]*", text)
+
+
+def _string_literals(tree: ast.AST) -> list[str]:
+    docstrings = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
+    }
+    # a format spec ({x:.0%}) is code, not words
+    specs = {
+        id(part)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.FormattedValue) and node.format_spec is not None
+        for part in ast.walk(node.format_spec)
+    }
+    # an f-string's literal parts are Constant nodes too; a name (a table's, a column's, a key) is code, not words
+    strings = [n for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+    strings.sort(key=lambda n: (n.lineno, n.col_offset))  # in the order the page shows them
+    return [n.value for n in strings if id(n) not in docstrings | specs and not NAME.fullmatch(n.value)]
 
 
 def _strip_fenced(text: str) -> str:

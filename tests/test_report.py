@@ -887,13 +887,35 @@ def test_typed_numbers_are_found(tmp_path):
     assert bookcheck.parse_chapter(path).typed_numbers() == ["47", "0.9"]
 
 
+def test_typed_numbers_are_found_in_the_words_a_cell_prints(tmp_path):
+    # an asis cell's literal words are prose; its formatted values, format specs, docstrings, the names its code
+    # reads (decay_47_words) and a cell that prints no page text are not
+    code = [
+        "```{python}",
+        "#| output: asis",
+        "def f():",
+        '    """Returns 3 things."""',
+        "rate = table('decay_47_words')",
+        "print(f'{rate:.0%} of the 47 words, $n-1$ = {k}')",
+        "print('after 12 steps')",
+        "```",
+        "",
+        "```{python}",
+        "x = 'not 5 words on the page'",
+        "```",
+    ]
+    path = tmp_path / "c.qmd"
+    path.write_text("\n".join(code) + "\n", encoding="utf-8")
+    assert bookcheck.parse_chapter(path).typed_numbers() == ["47", "12"]
+
+
 def test_the_decay_chapter_words_what_the_rates_say(fixture, monkeypatch):
     # the fixture's untrained networks all lose gradient, 0.8 + 0.05 i a step: below the edge as the story says,
     # and above it the story fails (the networks at rho > 1 still vanish)
     monkeypatch.setenv(report.RESULTS_ENV, str(fixture.results))
     text = bookcheck.run_chapter(fixture.book / "decay.qmd", cwd=fixture.book).markdown()
     below = "Below the edge the gradient vanishes in every untrained tanh network, as the chapter's story says."
-    above = "Above 1 the story fails where the eigenvalues say the gradient should grow"
+    above = "Above the edge the story fails where the eigenvalues say the gradient should grow"
     assert below in text and above in text and "still vanishes at ρ =" in text
     assert "measured rate at initialisation" in text and "toward the edge" not in text
 
