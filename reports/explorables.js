@@ -1,7 +1,7 @@
 // The book's explorables: plain JavaScript, no library and nothing fetched, so the HTML book still reads offline.
 //
 // Each explorable is a <div class="explorable" data-explorable="KIND"> that a chapter's Python cell wrote
-// (rnnbench.explorables), holding its data as <script type="application/json">: the chapter's weights and
+// (rnnbench.book.explorables), holding its data as <script type="application/json">: the chapter's weights and
 // sentence (unroll), the lecture's sizes (params), the measured gradient-decay curves (decay). The arithmetic
 // here is the little the controls need: three steps of the recurrence, the two parameter formulas, powers of
 // the chapter's factors. Measured curves are drawn as read, never recomputed. tests/test_explorables.py drives
@@ -36,7 +36,7 @@
     return node;
   }
 
-  // Decimals as rnnbench.markdown.fixed prints them; a value that rounds to zero prints without its sign.
+  // Decimals as rnnbench.book.format.fixed prints them; a value that rounds to zero prints without its sign.
   function fixed(value, digits) {
     const text = value.toFixed(digits);
     return Number(text) === 0 ? (0).toFixed(digits) : text.replace("-", "\u2212");
@@ -50,7 +50,7 @@
     return Math.round(value).toLocaleString("en-US");
   }
 
-  // Three significant digits, scientific (1.2 × 10⁻⁵) outside [0.001, 10⁶), as rnnbench.markdown.sig.
+  // Three significant digits, scientific (1.2 × 10⁻⁵) outside [0.001, 10⁶), as rnnbench.book.format.sig.
   const SUPERSCRIPT = { "-": "\u207b", 0: "\u2070", 1: "\u00b9", 2: "\u00b2", 3: "\u00b3", 4: "\u2074", 5: "\u2075", 6: "\u2076", 7: "\u2077", 8: "\u2078", 9: "\u2079" };
   function sig(value, digits = 3) {
     if (value === 0) return "0";

@@ -266,7 +266,7 @@ def inline_markdown(value: Any, expression: str = "") -> str:
         return str(value)
     raise TypeError(
         f"inline `{{python}} {expression}` is a {type(value).__name__}: Quarto would print its repr "
-        f"({value!r}); format it with a rnnbench.report formatter (integer, fixed, sig, sci, percent, words, code)"
+        f"({value!r}); format it with a rnnbench.book.format formatter (integer, fixed, sig, sci, percent, words, code)"
     )
 
 

@@ -8,8 +8,8 @@ import shutil
 import pandas as pd
 import pytest
 
-from rnnbench import ablation_report as ab
 from rnnbench.ablation_plots import cut_contrast, distance_curves, distance_heatmap, learning_curves, norm_trace
+from rnnbench.book import studies as ab
 
 
 def write_study(root, name, about, runs, metrics, outcomes=None):

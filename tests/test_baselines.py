@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rnnbench import jobs, paths, report
+from rnnbench import jobs, paths
 from rnnbench.baselines.agreement import agreement_baselines, nearest_noun, noun_numbers
 from rnnbench.baselines.ngram import (
     FALLBACK_DISCOUNTS,
@@ -23,6 +23,7 @@ from rnnbench.baselines.ngram import (
     with_sentence_starts,
 )
 from rnnbench.baselines.tables import baseline_tables
+from rnnbench.book import results as res
 from rnnbench.data.corpora import load_corpus
 from rnnbench.data.prepared import Corpus
 from rnnbench.data.synthetic import NOUNS
@@ -381,9 +382,9 @@ def test_baseline_job_writes_each_table_with_its_provenance(tmp_path, cache_dir)
         provenance_files={name: paths.provenance(out) for name, out in outs.items()},
         provenance={"config": {}, "config_files": [], "command": "pytest", "checkout": str(tmp_path)},
     )
-    read = report.baselines(tmp_path)
+    read = res.baselines(tmp_path)
     assert set(read["model"]) == {"unigram", "kn4"}
-    assert len(report.agreement_baselines(tmp_path)) > 0
+    assert len(res.agreement_baselines(tmp_path)) > 0
     for out in outs.values():
         record = json.loads(Path(paths.provenance(out)).read_text(encoding="utf-8"))
         assert record["producer"] == "rnnbench.baselines.tables.baseline_tables" and record["inputs"] == [str(stats)]

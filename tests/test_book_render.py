@@ -14,7 +14,8 @@ from pathlib import Path
 import bookcheck
 import pytest
 
-from rnnbench import book, paths
+from rnnbench import paths
+from rnnbench.book import quarto
 
 REPO = Path(__file__).resolve().parents[1]
 BOOK = REPO / "reports"
@@ -35,13 +36,13 @@ def rendered(tmp_path_factory) -> Path:
 
     results = tmp_path_factory.mktemp("render") / "results"
     build_results(results)
-    return book.render(BOOK, results_dir=results, log=results / "render.log")
+    return quarto.render(BOOK, results_dir=results, log=results / "render.log")
 
 
 def test_every_chapter_renders_with_its_images_and_references(rendered):
     chapters = bookcheck.read_book(BOOK).chapter_files
     titles = {c: bookcheck.chapter_title(BOOK / c) for c in chapters}
-    assert bookcheck.check_rendered(rendered, chapters, titles, rendered / book.PDF) == []
+    assert bookcheck.check_rendered(rendered, chapters, titles, rendered / quarto.PDF) == []
 
 
 def test_figures_are_shown_from_inside_the_book(rendered):

@@ -369,7 +369,7 @@ def test_crossover_figure_marks_the_analytic_tie(tmp_path):
 
 
 def test_the_reference_summary_keeps_a_dynamic_row_apart_from_the_static_seeds():
-    from rnnbench.report_comparison import reference_runs
+    from rnnbench.book.published import reference_runs
 
     def row(model, seed, ppl, reference, ref_ppl):
         return {

@@ -11,10 +11,10 @@ import pandas as pd
 import pytest
 
 from rnnbench import jobs, paths
+from rnnbench.book.published import matched_numbers
 from rnnbench.comparison import log_interpolate
 from rnnbench.config import ConfigError, RunConfig, load_config, merge_config_files
 from rnnbench.published import load_published, published_path, reference_rows
-from rnnbench.report_comparison import matched_numbers
 
 REPO = Path(__file__).resolve().parents[1]
 BENCHMARK_HEADER = "s\th:m:s\tmax_rss\tmax_vms\tmax_uss\tmax_pss\tio_in\tio_out\tmean_load\tcpu_time\n"

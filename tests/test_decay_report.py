@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from rnnbench import analysis_report as ar
 from rnnbench import paths
+from rnnbench.book import decay
 
 
 def write_analysis(
@@ -55,38 +55,41 @@ def test_rates_average_the_seeds_and_the_prose_quotes_them(tmp_path):
     cases = [tanh(0.5, 0, -0.70), tanh(0.5, 1, -0.74), tanh(1.5, 0, -0.02), tanh(1.5, 1, -0.04)]
     write_analysis(tmp_path, "sweep", [p for p, _ in cases], [r for _, r in cases])
 
-    table = ar.backward_rates("sweep", tmp_path)
+    table = decay.backward_rates("sweep", tmp_path)
     assert list(table["radius"]) == [0.5, 1.5]
     assert list(table["measured"].round(6)) == [-0.72, -0.03]  # mean over the two seeds
     assert list(table["lowest"]) == [-0.74, -0.04] and list(table["seeds"]) == [2, 2]
     assert table["factor"].iloc[0] == math.exp(-0.72)
 
-    untrained = ar.untrained_rates(tmp_path)
-    below = ar.below_edge(untrained)
+    untrained = decay.untrained_rates(tmp_path)
+    below = decay.below_edge(untrained)
     assert below[["radius", "measured"]].round(6).values.tolist() == [[0.5, -0.72]] and not below["grows"].any()
     assert below["factor"].iloc[0] == math.exp(-0.72) and below["over_passage"].iloc[0] == math.exp(47 * -0.72)
-    above = ar.above_edge(untrained)
+    above = decay.above_edge(untrained)
     # at rho 1.5 the tanh network's gradient still shrinks (-0.03 a step), where log rho says +0.405
-    assert above[["radius", "verdict"]].values.tolist() == [[1.5, ar.STILL_VANISHES]]
+    assert above[["radius", "verdict"]].values.tolist() == [[1.5, decay.STILL_VANISHES]]
 
 
 def test_a_tanh_network_below_the_edge_whose_gradient_grows_is_marked(tmp_path):
     cases = [tanh(0.9, 0, 0.02)]
     write_analysis(tmp_path, "odd", [p for p, _ in cases], [r for _, r in cases])
-    assert ar.below_edge(ar.untrained_rates(tmp_path))["grows"].tolist() == [True]
+    assert decay.below_edge(decay.untrained_rates(tmp_path))["grows"].tolist() == [True]
 
 
 def test_growth_above_one_slower_than_log_rho_and_faster_are_told_apart(tmp_path):
     # log 2 = 0.693: a rate of 0.12 grows slower than the eigenvalue story says; at rho 1.1 (log 0.0953) 0.2 grows faster
     cases = [tanh(2.0, 0, 0.12)]
     write_analysis(tmp_path, "grow", [p for p, _ in cases], [r for _, r in cases])
-    untrained = ar.untrained_rates(tmp_path)
-    assert ar.above_edge(untrained)["verdict"].tolist() == [ar.GROWS_SLOWER]
-    assert ar.below_edge(untrained).empty  # no network below the edge: nothing to say
+    untrained = decay.untrained_rates(tmp_path)
+    assert decay.above_edge(untrained)["verdict"].tolist() == [decay.GROWS_SLOWER]
+    assert decay.below_edge(untrained).empty  # no network below the edge: nothing to say
     fast = [tanh(1.1, 0, 0.2)]
     write_analysis(tmp_path, "fast", [p for p, _ in fast], [r for _, r in fast])
-    verdicts = ar.above_edge(ar.untrained_rates(tmp_path)).set_index("radius")["verdict"]
-    assert verdicts.to_dict() == {1.1: ar.GROWS, 2.0: ar.GROWS}  # one verdict per activation: not every rate is slower
+    verdicts = decay.above_edge(decay.untrained_rates(tmp_path)).set_index("radius")["verdict"]
+    assert verdicts.to_dict() == {
+        1.1: decay.GROWS,
+        2.0: decay.GROWS,
+    }  # one verdict per activation: not every rate is slower
 
 
 def test_the_trained_rates_keep_each_snapshot_of_a_run_in_order(tmp_path):
@@ -99,13 +102,13 @@ def test_the_trained_rates_keep_each_snapshot_of_a_run_in_order(tmp_path):
         for r, rho in ((-0.5, 0.6), (-0.2, 1.2), (-0.1, 1.6))
     ]
     write_analysis(tmp_path, "trained", points, rates, network="study")
-    trained = ar.trained_rates(tmp_path)
+    trained = decay.trained_rates(tmp_path)
     assert trained[["snapshot", "rate", "rho"]].values.tolist() == [
         ["0", -0.5, 0.6],
         ["1", -0.2, 1.2],
         ["final", -0.1, 1.6],
     ]
-    assert [ar.snapshot_name(s) for s in trained["snapshot"]] == [
+    assert [decay.snapshot_name(s) for s in trained["snapshot"]] == [
         "at initialisation",
         "after epoch 1",
         "at the end of training",

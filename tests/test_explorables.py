@@ -1,4 +1,4 @@
-"""rnnbench.explorables: the data each explorable writes into the page, from hand-made results.
+"""rnnbench.book.explorables: the data each explorable writes into the page, from hand-made results.
 
 The explorables themselves (reports/explorables.js in a browser) are tests/test_explorables_browser.py.
 """
@@ -12,7 +12,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from rnnbench import explorables, paths
+from rnnbench import paths
+from rnnbench.book import explorables
 from rnnbench.worked import TABLES
 
 

@@ -410,19 +410,23 @@ def test_every_quote_is_the_seeds_own_words():
 
 
 def test_the_book_links_each_claim_to_the_sections_its_evidence_has(tmp_path):
-    from rnnbench import report_findings as rf
+    from rnnbench.book import findings
 
     roles = clipping_folder(tmp_path, list(UNCLIPPED))
     (tmp_path / "analyses" / "radii").mkdir(parents=True)
     (tmp_path / "analyses" / "radii" / "analysis.json").write_text(json.dumps({"kind": "gradient_decay"}))
     evidence = "studies/clipping_ptb; analyses/radii; analyses/absent; studies/absent; tables/benchmarks.csv"
     tables = {"tables/benchmarks.csv": "sec-benchmarks"}
-    assert rf.sections(evidence, tables, tmp_path) == ["sec-study-clipping-ptb", "sec-analysis-radii", "sec-benchmarks"]
+    assert findings.sections(evidence, tables, tmp_path) == [
+        "sec-study-clipping-ptb",
+        "sec-analysis-radii",
+        "sec-benchmarks",
+    ]
     out = tmp_path / "tables" / "findings.csv"
     table, _ = findings_table(tmp_path, Roles(studies=roles.studies, worked=False))
     out.parent.mkdir(exist_ok=True)
     table.to_csv(out, index=False)
-    counts = rf.verdict_counts(rf.findings(tmp_path))
+    counts = findings.verdict_counts(findings.findings(tmp_path))
     assert sum(counts.values()) == len(CLAIMS) and counts[HOLDS] >= 2  # clip_direction and clip_quality
 
 

@@ -29,7 +29,11 @@ import pandas as pd
 import pytest
 import yaml
 
-from rnnbench import jobs, markdown, paths, plots, report, report_comparison
+from rnnbench import jobs, metrics, paths, plots
+from rnnbench.book import figures as fig
+from rnnbench.book import format as fmt
+from rnnbench.book import published, study_sections
+from rnnbench.book import results as res
 from rnnbench.config import Config, load_config, merge_config_files
 from rnnbench.dynamic_record import FIELDS
 from rnnbench.findings.evidence import Roles
@@ -144,12 +148,12 @@ def build_results(results: Path) -> Config:
             provenance=provenance,
             baselines=None if study.corpus == "agreement" else baselines,
         )
-        figures = [paths.study_figure(str(results), study_name, fmt) for fmt in paths.FIGURE_FORMATS]
+        figures = [paths.study_figure(str(results), study_name, ext) for ext in paths.FIGURE_FORMATS]
         jobs.study_figure(summary, record, figures, provenance_file=paths.provenance(figures[0]), provenance=provenance)
         _write_extras(results, config, study_name, points, configs, summary, record, provenance)
 
     for name in plots.BOOK_FIGURES:
-        figures = [paths.book_figure(str(results), name, fmt) for fmt in paths.FIGURE_FORMATS]
+        figures = [paths.book_figure(str(results), name, ext) for ext in paths.FIGURE_FORMATS]
         jobs.book_figure(
             name,
             paths.table(str(results), name),
@@ -204,11 +208,11 @@ def build_results(results: Path) -> Config:
         provenance_files={name: paths.provenance(out) for name, out in outs.items()},
         provenance=provenance,
     )
-    curves = [paths.book_figure(str(results), paths.LEARNING_CURVES_FIGURE, fmt) for fmt in paths.FIGURE_FORMATS]
+    curves = [paths.book_figure(str(results), paths.LEARNING_CURVES_FIGURE, ext) for ext in paths.FIGURE_FORMATS]
     jobs.learning_curves_figure(
         outs["learning_curves"], curves, provenance_file=paths.provenance(curves[0]), provenance=provenance
     )
-    figures = [paths.book_figure(str(results), paths.CROSSOVER_FIGURE, fmt) for fmt in paths.FIGURE_FORMATS]
+    figures = [paths.book_figure(str(results), paths.CROSSOVER_FIGURE, ext) for ext in paths.FIGURE_FORMATS]
     jobs.comparison_figure(
         outs["crossover"],
         figures,
@@ -304,7 +308,7 @@ def _write_extras(results, config, study_name, points, configs, summary, record,
             provenance=provenance,
         )
         for name in paths.extra_figure_names(kind):
-            figures = [paths.study_extra_figure(str(results), study_name, name, fmt) for fmt in paths.FIGURE_FORMATS]
+            figures = [paths.study_extra_figure(str(results), study_name, name, ext) for ext in paths.FIGURE_FORMATS]
             jobs.study_extra_figure(
                 name, out, record, figures, provenance_file=paths.provenance(figures[0]), provenance=provenance
             )
@@ -330,7 +334,7 @@ def _write_cuts(results, config, study_name, points, configs, summary, record, p
     write_csv(out, cuts.cut_table(runs, per_run, list(config.studies[study_name].vary)))
     write_provenance(paths.provenance(out), producer="rnnbench.cuts.cut_table", **provenance)
     for name in paths.extra_figure_names("cuts"):
-        figures = [paths.study_extra_figure(str(results), study_name, name, fmt) for fmt in paths.FIGURE_FORMATS]
+        figures = [paths.study_extra_figure(str(results), study_name, name, ext) for ext in paths.FIGURE_FORMATS]
         jobs.study_extra_figure(
             name, out, record, figures, provenance_file=paths.provenance(figures[0]), provenance=provenance
         )
@@ -410,7 +414,7 @@ def _analysis(config: Config, name: str, results: Path, provenance: dict) -> Non
         write_provenance(paths.provenance(out), producer="pytest fixture", **provenance)
     Path(paths.analysis_record(root, name)).write_text(json.dumps(analysis.record(points)), encoding="utf-8")
     if analysis.kind == "gradient_decay":
-        figures = [paths.analysis_figure(root, name, fmt) for fmt in paths.FIGURE_FORMATS]
+        figures = [paths.analysis_figure(root, name, ext) for ext in paths.FIGURE_FORMATS]
         jobs.analysis_figure(
             paths.analysis_table(root, name, "curves"),
             paths.analysis_record(root, name),
@@ -422,7 +426,7 @@ def _analysis(config: Config, name: str, results: Path, provenance: dict) -> Non
 
 def copy_book(target: Path) -> Path:
     """reports/ without what a render leaves behind: the chapters run here, never in the checkout."""
-    shutil.copytree(BOOK, target, ignore=shutil.ignore_patterns("_book", ".quarto", "*_files", report.STAGING_DIR))
+    shutil.copytree(BOOK, target, ignore=shutil.ignore_patterns("_book", ".quarto", "*_files", fig.STAGING_DIR))
     return target
 
 
@@ -444,7 +448,7 @@ def fixture(tmp_path_factory) -> Fixture:
 @pytest.fixture(scope="session")
 def runs(fixture) -> list[bookcheck.ChapterRun]:
     with pytest.MonkeyPatch.context() as mp:
-        mp.setenv(report.RESULTS_ENV, str(fixture.results))
+        mp.setenv(res.RESULTS_ENV, str(fixture.results))
         return bookcheck.run_book(fixture.book)
 
 
@@ -496,7 +500,7 @@ def test_the_workflow_profile_freezes_each_chapter_once():
 
 @pytest.mark.parametrize("chapter", CHAPTERS)
 def test_chapter_cells_run(fixture, monkeypatch, chapter):
-    monkeypatch.setenv(report.RESULTS_ENV, str(fixture.results))
+    monkeypatch.setenv(res.RESULTS_ENV, str(fixture.results))
     run = bookcheck.run_chapter(fixture.book / chapter, cwd=fixture.book)
     assert len(run.outputs) == len(run.chapter.cells) > 0
     for output in run.outputs:
@@ -514,7 +518,7 @@ def test_chapter_cells_run(fixture, monkeypatch, chapter):
 
 @pytest.mark.parametrize("chapter", CHAPTERS)
 def test_inline_expressions_evaluate_as_prose(fixture, monkeypatch, chapter):
-    monkeypatch.setenv(report.RESULTS_ENV, str(fixture.results))
+    monkeypatch.setenv(res.RESULTS_ENV, str(fixture.results))
     run = bookcheck.run_chapter(fixture.book / chapter, cwd=fixture.book)
     expressions = [e for e, _ in run.chapter.inline_expressions()]
     assert [e for e, _ in run.inline] == expressions
@@ -555,7 +559,7 @@ def test_every_figure_and_table_is_labelled_captioned_and_cited(runs):
 def test_every_study_has_a_section_figure_and_table(fixture, runs):
     labels = set().union(*(run.labels() for run in runs))
     for study in fixture.config.studies:
-        slug = report.label_slug(study)
+        slug = fmt.label_slug(study)
         assert {f"sec-study-{slug}", f"fig-study-{slug}", f"tbl-study-{slug}"} <= labels
 
 
@@ -568,12 +572,12 @@ def test_a_new_study_appears_with_no_edit(fixture, tmp_path, monkeypatch):
     shutil.copytree(source, added)
     summary = pd.read_csv(added / "summary.csv").assign(study="activation_agreement")
     summary.to_csv(added / "summary.csv", index=False)
-    monkeypatch.setenv(report.RESULTS_ENV, str(results))
+    monkeypatch.setenv(res.RESULTS_ENV, str(results))
     book = copy_book(tmp_path / "reports")
     run = bookcheck.run_chapter(book / "studies.qmd", cwd=book)
     assert {"sec-study-activation-agreement", "fig-study-activation-agreement"} <= run.labels()
-    assert (book / report.STAGING_DIR / "study-activation-agreement.png").is_file()
-    assert (book / report.STAGING_DIR / "study-activation-agreement.pdf").is_file()
+    assert (book / fig.STAGING_DIR / "study-activation-agreement.png").is_file()
+    assert (book / fig.STAGING_DIR / "study-activation-agreement.pdf").is_file()
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -586,7 +590,7 @@ def test_named_result_files_are_workflow_outputs(fixture, runs):
     root = default.results_dir
     outputs = paths.expected_outputs(default, list(TABLES))
     for name in plots.BOOK_FIGURES:
-        figures = [paths.book_figure(root, name, fmt) for fmt in paths.FIGURE_FORMATS]
+        figures = [paths.book_figure(root, name, ext) for ext in paths.FIGURE_FORMATS]
         outputs += figures + [paths.provenance(figures[0])]
     expected = {Path(p).relative_to(root).as_posix() for p in outputs}
     named = set()
@@ -617,7 +621,7 @@ def test_the_report_path_imports_no_torch(fixture):
         "loaded = sorted(m for m in sys.modules if m == 'torch' or m.startswith('torch.'))\n"
         "assert not loaded, loaded\n"
     )
-    env = {**os.environ, report.RESULTS_ENV: str(fixture.results), "MPLBACKEND": "Agg"}
+    env = {**os.environ, res.RESULTS_ENV: str(fixture.results), "MPLBACKEND": "Agg"}
     done = subprocess.run(
         [sys.executable, "-c", program], env=env, capture_output=True, text=True, timeout=120, check=False
     )
@@ -626,7 +630,7 @@ def test_the_report_path_imports_no_torch(fixture):
 
 def test_missing_results_name_the_file_and_the_command(tmp_path):
     with pytest.raises(FileNotFoundError, match=r"tables/decay\.csv.*snakemake"):
-        report.table("decay", tmp_path)
+        res.table("decay", tmp_path)
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -634,22 +638,22 @@ def test_missing_results_name_the_file_and_the_command(tmp_path):
 
 
 def test_number_formatters():
-    assert report.integer(6_310_500) == "6,310,500"
-    assert report.fixed(0.63361, 2) == "0.63"
-    assert report.sci(7.105427357601002e-15) == "$7.1 \\times 10^{-15}$"
-    assert report.sci(1e-94) == "$1.0 \\times 10^{-94}$"
-    assert report.sig(5266.457263) == "5,266"  # whole digits carry the precision
-    assert report.sig(0.005153775) == "0.00515"
-    assert report.sig(0.0005153775) == "$5.15 \\times 10^{-4}$"
-    assert report.sig(float("nan")) == "–"
-    assert report.sig(1.07e26, plain=True) == "1.07 × 10²⁶"
-    assert report.percent(99.48462) == "99.5%"
-    assert report.words(["a", "b", "c"]) == "a, b and c"
-    assert report.words(["a"]) == "a"
+    assert fmt.integer(6_310_500) == "6,310,500"
+    assert fmt.fixed(0.63361, 2) == "0.63"
+    assert fmt.sci(7.105427357601002e-15) == "$7.1 \\times 10^{-15}$"
+    assert fmt.sci(1e-94) == "$1.0 \\times 10^{-94}$"
+    assert fmt.sig(5266.457263) == "5,266"  # whole digits carry the precision
+    assert fmt.sig(0.005153775) == "0.00515"
+    assert fmt.sig(0.0005153775) == "$5.15 \\times 10^{-4}$"
+    assert fmt.sig(float("nan")) == "–"
+    assert fmt.sig(1.07e26, plain=True) == "1.07 × 10²⁶"
+    assert fmt.percent(99.48462) == "99.5%"
+    assert fmt.words(["a", "b", "c"]) == "a, b and c"
+    assert fmt.words(["a"]) == "a"
 
 
 def test_markdown_is_shown_without_quotes():
-    value = report.integer(29_312)
+    value = fmt.integer(29_312)
     assert value._repr_markdown_() == "29,312"
     assert repr(value) == "29,312"
     assert bookcheck.inline_markdown(value) == "29,312"
@@ -661,14 +665,14 @@ def test_markdown_is_shown_without_quotes():
 
 
 def test_escape_and_code():
-    assert report.escape("W_h ^ |x|") == "W\\_h \\^ \\|x\\|"
-    assert report.code("rnn-ptb-59a0e6d8ef") == "`rnn-ptb-59a0e6d8ef`"
-    assert report.code("||U||") == "\\|\\|U\\|\\|"  # a pipe would end a table cell even inside code
+    assert fmt.escape("W_h ^ |x|") == "W\\_h \\^ \\|x\\|"
+    assert fmt.code("rnn-ptb-59a0e6d8ef") == "`rnn-ptb-59a0e6d8ef`"
+    assert fmt.code("||U||") == "\\|\\|U\\|\\|"  # a pipe would end a table cell even inside code
 
 
 def test_markdown_table():
     frame = pd.DataFrame({"tensor": ["W_h", "U"], "count": [150_000, 250_000], "ok": [True, False]})
-    table = report.markdown_table(frame, formats={"count": report.integer}, headers={"ok": "agrees"})
+    table = fmt.markdown_table(frame, formats={"count": fmt.integer}, headers={"ok": "agrees"})
     lines = [[cell.strip() for cell in line.strip("|").split("|")] for line in table.splitlines()]
     assert lines[0] == ["tensor", "count", "agrees"]
     assert [rule.startswith(":") for rule in lines[1]] == [True, False, True]  # text left, numbers right
@@ -678,12 +682,12 @@ def test_markdown_table():
 def test_markdown_table_cells_read_as_text():
     """Headers read as words; scientific notation in a cell is text, not math (no raw TeX in a viewer)."""
     frame = pd.DataFrame({"test_ppl": [1.07e26, 30.9]})
-    table = report.markdown_table(frame)
+    table = fmt.markdown_table(frame)
     assert "test ppl" in table and "1.070 × 10²⁶" in table and "$" not in table
-    assert report.cell_sig(1.07e26) == "1.07 × 10²⁶"
-    assert report.cell_sci(7.1e-15) == "7.1 × 10⁻¹⁵"
-    assert report.humanize("dist_to_other_script") == "dist to other script"
-    assert report.humanize("h_t") == "h_t" and report.humanize("‖∂h_1/∂h_0‖") == "‖∂h_1/∂h_0‖"  # not identifiers
+    assert fmt.cell_sig(1.07e26) == "1.07 × 10²⁶"
+    assert fmt.cell_sci(7.1e-15) == "7.1 × 10⁻¹⁵"
+    assert fmt.humanize("dist_to_other_script") == "dist to other script"
+    assert fmt.humanize("h_t") == "h_t" and fmt.humanize("‖∂h_1/∂h_0‖") == "‖∂h_1/∂h_0‖"  # not identifiers
 
 
 def test_a_wide_table_shares_the_page_by_content():
@@ -696,7 +700,7 @@ def test_a_wide_table_shares_the_page_by_content():
             "ok": ["yes", "no"],
         }
     )
-    rule = report.markdown_table(frame).splitlines()[1]
+    rule = fmt.markdown_table(frame).splitlines()[1]
     widths = [part.count("-") for part in rule.strip("|").split("|")]
     assert widths[1] > widths[0] > widths[2]
     assert widths[0] >= len("Backpropagation") + 1
@@ -704,7 +708,7 @@ def test_a_wide_table_shares_the_page_by_content():
 
 def test_a_narrow_table_is_sized_by_each_format():
     frame = pd.DataFrame({"a": [1, 2], "b": ["x", "y"]})
-    assert all(len(line) <= markdown.PANDOC_COLUMNS for line in report.markdown_table(frame).splitlines())
+    assert all(len(line) <= fmt.PANDOC_COLUMNS for line in fmt.markdown_table(frame).splitlines())
 
 
 def _hand_study(tmp_path: Path, runs, vary=("clip_mode",), seeds=(1,)) -> Path:
@@ -738,8 +742,8 @@ def _hand_study(tmp_path: Path, runs, vary=("clip_mode",), seeds=(1,)) -> Path:
         "run_ids": [r[0] for r in runs],
     }
     (study / "study.json").write_text(json.dumps(about))
-    for fmt in paths.FIGURE_FORMATS:
-        (study / f"figure.{fmt}").write_bytes(b"figure")
+    for ext in paths.FIGURE_FORMATS:
+        (study / f"figure.{ext}").write_bytes(b"figure")
     return results
 
 
@@ -759,9 +763,9 @@ def _diverged_study(tmp_path: Path) -> Path:
 
 def test_a_study_section_marks_diverged_runs(tmp_path):
     results = _diverged_study(tmp_path)
-    table = report.study_table("clip", results)
+    table = study_sections.study_table("clip", results)
     assert list(table["diverged"]) == ["no", "yes: loss above uniform, step 12", "yes: non finite loss, step 12"]
-    section = report.study_section("clip", results, staging=tmp_path / "figures")
+    section = study_sections.study_section("clip", results, staging=tmp_path / "figures")
     assert "2 of the 3 runs diverged (`clip_mode` = none and `clip_mode` = value)" in section
     assert "The one run that learned has test perplexity 30.9" in section  # 7.9e11 is not ranked
     assert "(7.90 × 10¹¹)" in section  # printed, in brackets, not hidden
@@ -782,7 +786,7 @@ def test_a_study_section_chooses_its_best_run_on_validation_and_ranks_no_failed_
         ],
         seeds=(1, 2, 3),
     )
-    section = report.study_section("clip", results, staging=tmp_path / "figures")
+    section = study_sections.study_section("clip", results, staging=tmp_path / "figures")
     assert (
         "Among the runs that learned, the best run, chosen on validation perplexity so that the test split plays no "
         "part in the choice, is at `clip_mode` = norm, seed 1: test perplexity 125 (validation perplexity 120); "
@@ -794,7 +798,10 @@ def test_a_study_section_chooses_its_best_run_on_validation_and_ranks_no_failed_
         "`clip_mode` = none."
     ) in section
     assert "(900)" in section  # shown in brackets in the table, never ranked
-    assert "validation perplexity" in report.study_table("clip", results).columns.map(report.METRIC_LABELS.get).tolist()
+    assert (
+        "validation perplexity"
+        in study_sections.study_table("clip", results).columns.map(metrics.METRIC_LABELS.get).tolist()
+    )
 
 
 def test_a_study_section_without_validation_numbers_says_so_instead_of_ranking_on_test(tmp_path):
@@ -807,7 +814,7 @@ def test_a_study_section_without_validation_numbers_says_so_instead_of_ranking_o
         ],
     )
     with pytest.raises(ValueError, match="have no valid_ppl.*never on the test split"):
-        report.study_section("clip", results, staging=tmp_path / "figures")
+        study_sections.study_section("clip", results, staging=tmp_path / "figures")
 
 
 QMD = """# A chapter {#sec-a}
@@ -815,9 +822,9 @@ QMD = """# A chapter {#sec-a}
 ```{python}
 #| label: tbl-x
 #| tbl-cap: "A table, see @sec-b. From tables/decay.csv, rule worked_table."
-from rnnbench import report as rb
+from rnnbench.book import format as fmt
 n = 3
-rb.Markdown("| a |\\n|---:|\\n| 1 |")
+fmt.Markdown("| a |\\n|---:|\\n| 1 |")
 ```
 
 We have `{python} n` rows (@tbl-x) and code `like {this}`; see @fig-y and email a@b.org.
@@ -835,8 +842,8 @@ print("![A figure.](img.png){#fig-y}")
 
 def test_the_published_chapter_words_what_the_matched_runs_say(fixture, monkeypatch):
     # the headline's verdict follows the sign of its advantage (feed-forward minus RNN perplexity)
-    monkeypatch.setenv(report.RESULTS_ENV, str(fixture.results))
-    numbers = report_comparison.matched_numbers
+    monkeypatch.setenv(res.RESULTS_ENV, str(fixture.results))
+    numbers = published.matched_numbers
     words = {12.5: "so the RNN beats it by 12.5 (a ratio of", -12.5: "so the RNN trails it by 12.5 (a ratio of"}
     words[0.0] = "so the RNN matches it (a ratio of"
     for advantage, sentence in words.items():
@@ -844,7 +851,7 @@ def test_the_published_chapter_words_what_the_matched_runs_say(fixture, monkeypa
         def headline(table, by, advantage=advantage):
             return dataclasses.replace(numbers(table, by), advantage=advantage)
 
-        monkeypatch.setattr(report_comparison, "matched_numbers", headline)
+        monkeypatch.setattr(published, "matched_numbers", headline)
         text = bookcheck.run_chapter(fixture.book / "published.qmd", cwd=fixture.book).markdown()
         assert text.count(sentence) == 2  # at equal parameter count and at equal training time
         assert all(other not in text for other in words.values() if other != sentence)
@@ -912,7 +919,7 @@ def test_typed_numbers_are_found_in_the_words_a_cell_prints(tmp_path):
 def test_the_decay_chapter_words_what_the_rates_say(fixture, monkeypatch):
     # the fixture's untrained networks all lose gradient, 0.8 + 0.05 i a step: below the edge as the story says,
     # and above it the story fails (the networks at rho > 1 still vanish)
-    monkeypatch.setenv(report.RESULTS_ENV, str(fixture.results))
+    monkeypatch.setenv(res.RESULTS_ENV, str(fixture.results))
     text = bookcheck.run_chapter(fixture.book / "decay.qmd", cwd=fixture.book).markdown()
     below = "Below the edge the gradient vanishes in every untrained tanh network, as the chapter's story says."
     above = "Above the edge the story fails where the eigenvalues say the gradient should grow"
@@ -924,7 +931,7 @@ def test_the_ablation_sections_word_what_the_studies_measured(fixture, tmp_path,
     # The fixture's truncation_agreement: k = 2 learns 0.85 within reach (0.9 and 0.8 at distances 1-2) and
     # (0.625 + 0.5) / 2 = 0.5625 beyond, above the 0.55 a model that learned must pass; with distance 3 at
     # chance, 0.5 beyond, the same sentence says the dependency is not learned across a boundary.
-    monkeypatch.setenv(report.RESULTS_ENV, str(fixture.results))
+    monkeypatch.setenv(res.RESULTS_ENV, str(fixture.results))
     text = bookcheck.run_chapter(fixture.book / "studies.qmd", cwd=fixture.book).markdown()
     above = (
         "The drop from within to beyond is 0.287 to 0.287 across the truncated runs that learned; beyond k the "
@@ -949,7 +956,7 @@ def test_the_ablation_sections_word_what_the_studies_measured(fixture, tmp_path,
     distances = pd.read_csv(results / "studies" / "truncation_agreement" / "distance.csv")
     distances.loc[(distances["bptt"] == 2) & (distances["distance"] == 3), "accuracy_mean"] = 0.5
     distances.to_csv(results / "studies" / "truncation_agreement" / "distance.csv", index=False)
-    monkeypatch.setenv(report.RESULTS_ENV, str(results))
+    monkeypatch.setenv(res.RESULTS_ENV, str(results))
     book = copy_book(tmp_path / "reports")
     text = bookcheck.run_chapter(book / "studies.qmd", cwd=book).markdown()
     at_chance = (

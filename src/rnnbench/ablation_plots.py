@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from rnnbench.plots import DIVERGED_COLOR, FAILED_COLOR, FAILED_LABELS, HEIGHT, WIDTH, _source, _theme
+from rnnbench.plots import DIVERGED_COLOR, FAILED_COLOR, FAILED_LABELS, HEIGHT, WIDTH, add_source_note, apply_theme
 
 CHANCE = 0.5  # two verb forms: a model that ignores the head is right half the time
 
@@ -72,7 +72,7 @@ def distance_heatmap(distances: pd.DataFrame, study: Mapping, *, source: str = "
     A row whose seeds all failed is hatched grey (not white, which is chance), and a row label says how many
     seeds learned where any failed."""
     setting = study["vary"][0]
-    _theme()
+    apply_theme()
     fig, ax = plt.subplots(figsize=(WIDTH, HEIGHT), layout="constrained")
     values = list(dict.fromkeys(distances[setting]))
     grid = distances.pivot_table(
@@ -116,7 +116,7 @@ def distance_heatmap(distances: pd.DataFrame, study: Mapping, *, source: str = "
         study,
         "accuracy per distance" + (" (black tick: the setting's reach)" if setting in ("bptt", "context") else ""),
     )
-    _source(fig, source)
+    add_source_note(fig, source)
     return fig
 
 
@@ -125,7 +125,7 @@ def distance_curves(distances: pd.DataFrame, study: Mapping, *, source: str = ""
     the seeds that learned, their range shaded; a dotted line at chance; for a window or segment length, its
     reach marked on its line. A setting whose seeds all failed has no line, only a hollow legend entry."""
     setting = study["vary"][0]
-    _theme()
+    apply_theme()
     fig, ax = plt.subplots(figsize=(WIDTH, HEIGHT), layout="constrained")
     values = list(dict.fromkeys(distances[setting]))
     palette = dict(zip(values, sns.color_palette("viridis", len(values)), strict=True))
@@ -168,7 +168,7 @@ def distance_curves(distances: pd.DataFrame, study: Mapping, *, source: str = ""
     ax.legend(title=_words(setting), fontsize=7, title_fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     reach = " (dashed: each setting's reach)" if setting in ("bptt", "context") else ""
     _title(ax, study, f"accuracy against distance, mean and range over the seeds that learned{reach}")
-    _source(fig, source)
+    add_source_note(fig, source)
     return fig
 
 
@@ -197,7 +197,7 @@ def norm_trace(trace: pd.DataFrame, study: Mapping, *, source: str = "") -> plt.
     vary = list(study["vary"])
     line, panel = vary[0], (vary[1] if len(vary) > 1 else None)
     panels = list(dict.fromkeys(trace[panel])) if panel else [None]
-    _theme()
+    apply_theme()
     fig, axes = plt.subplots(
         1,
         len(panels),
@@ -247,7 +247,7 @@ def norm_trace(trace: pd.DataFrame, study: Mapping, *, source: str = "") -> plt.
     fig.suptitle(
         "\n".join(textwrap.wrap(f"{study.get('name', '')}: gradient norm before clipping, seed {seed}", 70)), fontsize=9
     )
-    _source(fig, source)
+    add_source_note(fig, source)
     return fig
 
 
@@ -269,7 +269,7 @@ def learning_curves(learning: pd.DataFrame, study: Mapping, *, source: str = "")
     circle at its end, a diverged one with a red cross where its last finished epoch was."""
     vary = list(study["vary"])
     hue, style = (vary[0] if vary else None), (vary[1] if len(vary) > 1 else None)
-    _theme()
+    apply_theme()
     fig, axes = plt.subplots(1, 2, figsize=(6.3, HEIGHT), layout="constrained", sharey=True, squeeze=False)
     values = list(dict.fromkeys(learning[hue])) if hue else [None]
     palette = dict(zip(values, sns.color_palette("viridis", len(values)), strict=True))
@@ -332,7 +332,7 @@ def learning_curves(learning: pd.DataFrame, study: Mapping, *, source: str = "")
     fig.suptitle(
         "\n".join(textwrap.wrap(f"{study.get('name', '')}: validation perplexity epoch by epoch", 70)), fontsize=9
     )
-    _source(fig, source)
+    add_source_note(fig, source)
     return fig
 
 
@@ -344,7 +344,7 @@ def cut_contrast(cuts: pd.DataFrame, study: Mapping, *, source: str = "") -> plt
     without a cut between head and verb. A panel's title says how many seeds learned where any failed; a side
     whose seeds all failed has no line."""
     setting = study["vary"][0]
-    _theme()
+    apply_theme()
     lengths = sorted(cuts["cut_every"].unique()) if len(cuts) else [None]
     fig, axes = plt.subplots(
         1,
@@ -413,7 +413,7 @@ def cut_contrast(cuts: pd.DataFrame, study: Mapping, *, source: str = "") -> plt
     _title_figure(
         fig, study, "accuracy within a gradient block and across a cut (left of the dotted line: distance <= k)"
     )
-    _source(fig, source)
+    add_source_note(fig, source)
     return fig
 
 

@@ -36,14 +36,14 @@ from rnnbench.configfile import (
     read_yaml,
 )
 from rnnbench.schema import (
-    _as_schema_types,
-    _validate,
+    as_schema_types,
     check_settings,
     checked_corpus_options,
     json_settings,
     run_defaults,
     run_settings_schema,
     schema,
+    validate,
 )
 
 __all__ = [  # the config files' functions are part of this module's interface
@@ -121,11 +121,11 @@ class RunConfig:
         merged = {**run_defaults(), **settings}
         threads = merged.pop("threads", 1)
         named = _Namer(where, sources or {})
-        _validate(merged, run_settings_schema(), where, named)
+        validate(merged, run_settings_schema(), where, named)
         properties = run_settings_schema()["properties"]
-        merged = _as_schema_types(merged, properties)
+        merged = as_schema_types(merged, properties)
         merged["corpus_options"] = dict(
-            sorted(_as_schema_types(merged["corpus_options"], properties["corpus_options"]["properties"]).items())
+            sorted(as_schema_types(merged["corpus_options"], properties["corpus_options"]["properties"]).items())
         )
         config = cls(**merged, threads=threads)
         config.check_rules(named)
@@ -290,7 +290,7 @@ def load_config(source: str | Path | Mapping[str, Any], *, checkout: str | Path 
     ``checkout`` is the workflow's folder (default: the one this package runs from): no output goes into its
     source tree (rnnbench.locations)."""
     raw = read_yaml(source) if isinstance(source, (str, Path)) else dict(source)
-    _validate(raw, schema(), "config")
+    validate(raw, schema(), "config")
     top = schema()["properties"]
     resolved = {key: raw.get(key, prop.get("default")) for key, prop in top.items()}
     checkout = checkout if checkout is not None else locations.package_checkout()
@@ -395,8 +395,8 @@ def _study(name: str, body: Mapping[str, Any]) -> Study:
         if key in fixed:
             raise ConfigError(f"{where}.vary.{key}: also set in {where}.fixed; a setting is either fixed or varied")
         for i, value in enumerate(values):
-            _validate(value, properties[key], f"{where}.vary.{key}[{i}]")
-        _refuse_duplicates(f"{where}.vary.{key}", [_as_schema_types({key: v}, properties)[key] for v in values], values)
+            validate(value, properties[key], f"{where}.vary.{key}[{i}]")
+        _refuse_duplicates(f"{where}.vary.{key}", [as_schema_types({key: v}, properties)[key] for v in values], values)
         vary[key] = tuple(values)
     study_props = schema()["$defs"]["study"]["properties"]
     seeds = tuple(int(seed) for seed in body.get("seeds", study_props["seeds"]["default"]))

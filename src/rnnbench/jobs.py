@@ -318,7 +318,7 @@ def worked_table(name: str, out: str, *, provenance_file: str, provenance: Mappi
 
 def render_report(book_dir: str, *, results_dir: str, log: str | None = None) -> None:
     """Render the Quarto book (HTML + Typst PDF) of ``results_dir`` into <results_dir>/report/_book/."""
-    from rnnbench.book import render
+    from rnnbench.book.quarto import render
 
     render(book_dir, results_dir=results_dir, log=log)
 

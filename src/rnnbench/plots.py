@@ -37,7 +37,8 @@ FAILED_LABELS = {"did not learn": "did not learn", UNKNOWN: "not judged (no base
 WIDTH, HEIGHT = 5.0, 3.4  # inches: fits a page's text width at 9 pt
 
 
-def _theme() -> None:
+def apply_theme() -> None:
+    """The one look of every figure (the studies', the worked tables', the ablations'): set before drawing."""
     sns.set_theme(style="whitegrid", context="paper")
 
 
@@ -102,7 +103,7 @@ def study_figure(summary: pd.DataFrame, study: Mapping, *, source: str) -> plt.F
     failed = runs[~runs["diverged"] & (runs["outcome"] != "learned") & runs["value"].notna()]
     missing = runs[~runs["diverged"] & runs["value"].isna()]
 
-    _theme()
+    apply_theme()
     fig, ax = plt.subplots(figsize=(WIDTH, HEIGHT), layout="constrained")
     numeric = _is_numeric(runs[x])
     xs = sorted(runs[x].unique()) if numeric else list(pd.unique(runs[x]))
@@ -227,13 +228,13 @@ def study_figure(summary: pd.DataFrame, study: Mapping, *, source: str) -> plt.F
     if len(missing):
         notes.append(f"{len(missing)} produced no value")
     ax.set_title("\n".join(lines + textwrap.wrap("; ".join(notes), 72)), fontsize=9)
-    _source(fig, source)
+    add_source_note(fig, source)
     return fig
 
 
 def jacobian_figure(jacobian: pd.DataFrame, *, source: str = "") -> plt.Figure:
     """||dh_tau/dh_0|| against tau, one line per spectral radius of U, with ||U^tau|| dashed (log scale)."""
-    _theme()
+    apply_theme()
     data = jacobian.assign(radius=jacobian["spectral_radius"].round(2).map(lambda r: f"{r:g}"))
     fig, ax = plt.subplots(figsize=(WIDTH, HEIGHT), layout="constrained")
     radii = list(pd.unique(data["radius"]))
@@ -252,13 +253,13 @@ def jacobian_figure(jacobian: pd.DataFrame, *, source: str = "") -> plt.Figure:
         loc="upper left",
         bbox_to_anchor=(1.01, 1.0),
     )
-    _source(fig, source)
+    add_source_note(fig, source)
     return fig
 
 
 def decay_figure(decay: pd.DataFrame, *, source: str = "") -> plt.Figure:
     """factor ** distance on a log scale, one line per factor."""
-    _theme()
+    apply_theme()
     fig, ax = plt.subplots(figsize=(WIDTH, HEIGHT), layout="constrained")
     factors = sorted(decay["factor"].unique())
     palette = dict(zip(factors, sns.color_palette("viridis", len(factors)), strict=True))
@@ -269,7 +270,7 @@ def decay_figure(decay: pd.DataFrame, *, source: str = "") -> plt.Figure:
     ax.set_xlabel("distance (steps)")
     ax.set_ylabel("factor ** distance (log scale)")
     ax.legend(title="factor", fontsize=7, title_fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    _source(fig, source)
+    add_source_note(fig, source)
     return fig
 
 
@@ -316,11 +317,12 @@ def learning_curves_figure(table: pd.DataFrame, *, source: str = "") -> plt.Figu
         ax.set_title(corpus, fontsize=9)
         if labelled:
             ax.legend(fontsize=7)
-    _source(fig, source)
+    add_source_note(fig, source)
     return fig
 
 
-def _source(fig: plt.Figure, source: str) -> None:
+def add_source_note(fig: plt.Figure, source: str) -> None:
+    """The file a figure was drawn from, in small type at its foot, so a figure seen alone still names it."""
     if source:
         fig.text(0.01, 0.005, source, fontsize=6, color="0.4", ha="left", va="bottom")
         fig.get_layout_engine().set(h_pad=0.12)

@@ -41,14 +41,14 @@ def run_settings_schema() -> dict[str, Any]:
 def check_settings(settings: Mapping[str, Any], where: str) -> None:
     """Check some run settings against the schema, each on its own (types, ranges, allowed values)."""
     as_json = {k: list(v) if isinstance(v, tuple) else v for k, v in settings.items()}
-    _validate(as_json, run_settings_schema(), where)
+    validate(as_json, run_settings_schema(), where)
 
 
 def checked_corpus_options(options: Mapping[str, Any], where: str) -> dict[str, Any]:
     """Corpus options checked against the schema (types, ranges) and as the Python types it names."""
     node = run_settings_schema()["properties"]["corpus_options"]
-    _validate(dict(options), node, where)
-    return _as_schema_types(options, node["properties"])
+    validate(dict(options), node, where)
+    return as_schema_types(options, node["properties"])
 
 
 def json_settings(settings: Mapping[str, Any]) -> dict[str, Any]:
@@ -69,7 +69,7 @@ def _kinds(prop: Mapping[str, Any]) -> list[str]:
     return [kind] if isinstance(kind, str) else list(kind)
 
 
-def _as_schema_types(values: Mapping[str, Any], properties: Mapping[str, Any]) -> dict[str, Any]:
+def as_schema_types(values: Mapping[str, Any], properties: Mapping[str, Any]) -> dict[str, Any]:
     """Each value as the Python type its schema type names: JSON Schema accepts 200.0 where an integer is
     required, so 200.0 becomes 200 (sizes work as sizes, and ``hidden: 200.0`` gets the run id of ``hidden: 200``);
     a number becomes a float (``lr: 1`` is ``lr: 1.0``); an array of integers becomes a tuple of ints."""
@@ -91,7 +91,7 @@ def _as_schema_types(values: Mapping[str, Any], properties: Mapping[str, Any]) -
     return {k: convert(v, properties.get(k, {})) for k, v in values.items()}
 
 
-def _validate(instance: Any, node: Mapping[str, Any], where: str, named: Callable[[str], str] | None = None) -> None:
+def validate(instance: Any, node: Mapping[str, Any], where: str, named: Callable[[str], str] | None = None) -> None:
     """Validate against a schema node; the first error becomes a ConfigError naming the key
     (through ``named`` when the top-level keys of ``instance`` came from different places)."""
     resolver_root = {**node, "$defs": schema()["$defs"]}

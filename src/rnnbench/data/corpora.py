@@ -34,7 +34,6 @@ import pandas as pd
 from rnnbench import locations
 from rnnbench.data import synthetic
 from rnnbench.data.facts import (  # re-exported: the corpora's facts are part of this module's interface
-    _PTB_URL,
     BROWN_DOCUMENT,
     BROWN_DOCUMENTS,
     BROWN_PARAGRAPH_MARK,
@@ -45,6 +44,7 @@ from rnnbench.data.facts import (  # re-exported: the corpora's facts are part o
     OPTIONS,  # noqa: F401  (re-exported, as the comment above says)
     PREPARATION,
     PTB_TOKENS,
+    PTB_URL,
     PTB_VOCAB_SIZE,
     SOURCES,
     CorpusError,
@@ -269,7 +269,7 @@ def _build_ptb(options: dict, data_dir, cache_dir: Path) -> Corpus:
     if len(vocab) != PTB_VOCAB_SIZE:  # configurations are checked against this size before any job
         raise CorpusError(
             f"ptb.train.txt: expected a vocabulary of {PTB_VOCAB_SIZE:,} words with {EOS}, "
-            f"found {len(vocab):,}. Fix: replace the PTB files with fresh copies from {_PTB_URL}."
+            f"found {len(vocab):,}. Fix: replace the PTB files with fresh copies from {PTB_URL}."
         )
     return Corpus("ptb", vocab, *(vocab.encode(words[s]) for s in SPLITS))
 

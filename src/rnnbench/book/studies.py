@@ -1,13 +1,14 @@
-"""What the book's ablation sections read: the studies' extra tables and figures, and the values their
-sentences state (clipping per setting, truncation's cost, each window against its matched recurrence), with
-the verdicts the sentences pick their wording from. The sentences are reports/studies.qmd's.
+"""The studies chapter's values (reports/studies.qmd holds the sentences; rnnbench.book.study_sections the
+generated section of each study): what its ablation sections read, the studies' extra tables and figures, and
+the values their sentences state (clipping per setting, truncation's cost, each window against its matched
+recurrence), with the verdicts the sentences pick their wording from.
 
 Every mean and range over seeds here is over the seeds that learned (rnnbench.outcome, as each study's summary
 holds it); each table says how many of a setting's seeds learned, and a setting none of whose seeds learned
 has no mean. A best setting is chosen on validation only (rnnbench.selection). seed_outcomes gives the counts
 the book's sentences state ("k of n seeds learned").
 
-Reads results only (rnnbench.report's folder conventions); no torch.
+Reads results only (rnnbench.book.results); no torch.
 """
 
 from __future__ import annotations
@@ -23,23 +24,21 @@ import pandas as pd
 
 from rnnbench import paths
 from rnnbench.ablations import matched_pairs, reach_table, setting_table
-from rnnbench.cuts import contrast
-from rnnbench.findings.registry import interval
-from rnnbench.findings.stats import NO_CHANGE, difference, direction
-from rnnbench.markdown import Markdown, fixed, integer, sig
-from rnnbench.metrics import METRIC_LABELS
-from rnnbench.outcome import COUNT_COLUMNS
-from rnnbench.report import (
-    STAGING_DIR,
-    _missing,
-    _root,
+from rnnbench.book.figures import STAGING_DIR, stage_figure
+from rnnbench.book.format import Markdown, fixed, integer, label_slug, sig
+from rnnbench.book.results import (
     agreement_baselines,
-    label_slug,
-    stage_figure,
+    missing_result,
+    results_root,
     study_about,
     study_names,
     study_summary,
 )
+from rnnbench.cuts import contrast
+from rnnbench.findings.registry import interval
+from rnnbench.findings.stats import NO_CHANGE, difference, direction
+from rnnbench.metrics import METRIC_LABELS
+from rnnbench.outcome import COUNT_COLUMNS
 from rnnbench.selection import best_and_worst, selection_metric
 
 # Accuracy below this counts as not learned (two verb forms: chance is 0.5; a few hundred probes per
@@ -93,7 +92,9 @@ def truncation_studies(results: str | Path | None = None) -> dict[str, str | Non
     """The truncation section's studies, found by role: "cost" (truncation_cost: perplexity, speed and memory
     against k), "reach" (truncation_reach: agreement accuracy within and beyond k), and "cuts" (a study with a
     cuts table: the gradient cut within sentences)."""
-    cuts = [s for s in study_names(results) if Path(paths.study_extra_table(_root(results), s, "cuts")).is_file()]
+    cuts = [
+        s for s in study_names(results) if Path(paths.study_extra_table(results_root(results), s, "cuts")).is_file()
+    ]
     return {
         "cost": _first(studies_with_role("truncation_cost", results)),
         "reach": _first(studies_with_role("truncation_reach", results)),
@@ -133,15 +134,15 @@ def _value(value) -> str:
 
 
 def extra_table(study: str, kind: str, results: str | Path | None = None) -> pd.DataFrame:
-    path = Path(paths.study_extra_table(_root(results), study, kind))
+    path = Path(paths.study_extra_table(results_root(results), study, kind))
     if not path.is_file():
-        raise _missing(path)
+        raise missing_result(path)
     return pd.read_csv(path)
 
 
 def extra_figure(study: str, name: str, results: str | Path | None = None, staging: str | Path = STAGING_DIR) -> str:
     """A study's extra figure (distance-heatmap, distance-curves, norm-trace), staged into the book."""
-    source = paths.study_extra_figure(_root(results), study, name, "png")
+    source = paths.study_extra_figure(results_root(results), study, name, "png")
     return stage_figure(source, f"study-{label_slug(study)}-{name}", staging)
 
 
@@ -217,9 +218,9 @@ def truncation_cost(study: str, results: str | Path | None = None) -> pd.DataFra
     about = study_about(study, results)
     metric = about["metric"]
     summary = study_summary(study, results)
-    bench_path = Path(paths.table(_root(results), "benchmarks"))
+    bench_path = Path(paths.table(results_root(results), "benchmarks"))
     if not bench_path.is_file():
-        raise _missing(bench_path)
+        raise missing_result(bench_path)
     bench = pd.read_csv(bench_path).groupby("run_id", as_index=False).mean(numeric_only=True)
     measured = list(dict.fromkeys([metric, selection_metric(metric), "tokens_per_second", "steps"]))
     per_setting = setting_table(summary, ["bptt"], [m for m in measured if m in set(summary["metric"])])
@@ -279,7 +280,7 @@ def _nearest_noun(study: str, results: str | Path | None) -> pd.DataFrame:
     """The nearest-noun heuristic's test accuracy per head-verb distance (tables/agreement_baselines.csv) on
     the corpus ``study``'s runs read (all of a study's runs read one corpus); empty without the table or the run."""
     run_id = study_about(study, results)["run_ids"][0]
-    settings = Path(paths.run_config(_root(results), run_id))
+    settings = Path(paths.run_config(results_root(results), run_id))
     if not settings.is_file():
         return pd.DataFrame(columns=["distance", "accuracy", "n"])
     run = json.loads(settings.read_text())
@@ -349,7 +350,7 @@ def _optimizer(study: str, results: str | Path | None = None) -> str:
     if "optimizer" in fixed:
         return str(fixed["optimizer"])
     first = study_about(study, results)["run_ids"][0]
-    path = Path(paths.run_config(_root(results), first))
+    path = Path(paths.run_config(results_root(results), first))
     return str(json.loads(path.read_text(encoding="utf-8"))["optimizer"]) if path.is_file() else "?"
 
 
@@ -388,7 +389,7 @@ def clipping(corpus: str, results: str | Path | None = None) -> Clipping | None:
     studies = clipping_studies(corpus, results)
     if not studies:
         return None
-    traced = [s for s in studies if Path(paths.study_extra_table(_root(results), s, "trace")).is_file()]
+    traced = [s for s in studies if Path(paths.study_extra_table(results_root(results), s, "trace")).is_file()]
     return Clipping(corpus, tuple(studies), clipping_table(studies, results), tuple(traced))
 
 

@@ -7,7 +7,7 @@ the configuration adds (one per corpus).
     results/tables/matched_parameters.csv  the RNN curve read at each feed-forward run's parameter count
     results/tables/matched_time.csv        ... and at its training time
 
-Like rnnbench.report, nothing here trains or imports torch; every number shown is read from those tables.
+Like the rest of rnnbench.book, nothing here trains or imports torch; every number shown is read from those tables.
 """
 
 from __future__ import annotations
@@ -21,8 +21,9 @@ from typing import Any
 import pandas as pd
 
 from rnnbench import paths
-from rnnbench.markdown import Markdown, cell_sig, code, escape, integer, sig
-from rnnbench.report import _root, table
+from rnnbench.book.figures import STAGING_DIR, book_figure
+from rnnbench.book.format import Markdown, cell_sig, code, escape, integer, markdown_table, sig, words
+from rnnbench.book.results import results_root, table
 
 SCALE_NAMES = {"paper": "paper-config", "short": "short"}
 STATUS_TEXT = {
@@ -44,7 +45,7 @@ def ppl(value: Any) -> Markdown:
 
 def has_comparison(results: Any = None) -> bool:
     """Whether this results folder holds the comparison (its config names studies for it)."""
-    return all(Path(paths.table(_root(results), name)).is_file() for name in paths.COMPARISON_TABLES)
+    return all(Path(paths.table(results_root(results), name)).is_file() for name in paths.COMPARISON_TABLES)
 
 
 def comparison(results: Any = None) -> pd.DataFrame:
@@ -353,9 +354,6 @@ class Crossover:
 
 def crossover(results: Any = None, staging: Any = None) -> Crossover | None:
     """The crossover in practice, or None where the configuration names no corpus for it."""
-    from rnnbench.markdown import markdown_table
-    from rnnbench.report import STAGING_DIR, book_figure
-
     table_ = table("crossover", results)
     if table_.empty:
         return None
@@ -385,8 +383,6 @@ def wall_minutes(runs: pd.DataFrame) -> float:
 
 
 def _corpus_section(frame: pd.DataFrame, corpus: str) -> list[str]:
-    from rnnbench.markdown import markdown_table
-
     name = CORPUS_NAMES.get(corpus, corpus)
     slug = re.sub(r"[^a-z0-9]+", "-", corpus)
     theirs = frame[(frame["origin"] == "published") & (frame["corpus"] == corpus)]
@@ -429,6 +425,4 @@ def _corpus_section(frame: pd.DataFrame, corpus: str) -> list[str]:
 
 
 def words_of(items) -> Markdown:
-    from rnnbench.markdown import words
-
     return words(list(items))

@@ -9,7 +9,7 @@
 reports/explorables.js turns each <div class="explorable"> into controls and an inline SVG. It does the little
 arithmetic the controls need (the recurrence of three steps, the parameter formulas, a power of the chapter's
 factors) and nothing else: the measured curves are drawn as read, never recomputed. No script or style is
-fetched from anywhere, so the book still reads offline. Like rnnbench.report, nothing here imports torch.
+fetched from anywhere, so the book still reads offline. Like the rest of rnnbench.book, nothing here imports torch.
 """
 
 from __future__ import annotations
@@ -23,8 +23,9 @@ from typing import Any
 import pandas as pd
 
 from rnnbench import paths
-from rnnbench.analysis_report import analysis_names, analysis_record, snapshot_name
-from rnnbench.report import Markdown, _root, table
+from rnnbench.book.decay import snapshot_name
+from rnnbench.book.format import Markdown
+from rnnbench.book.results import analysis_names, analysis_record, analysis_table, results_root, table
 
 KINDS = ("unroll", "params", "decay")
 UNTRAINED = "untrained"  # the snapshot of a network no study trained
@@ -81,7 +82,7 @@ def _activation(keys: Mapping[str, Any], results: str | Path | None) -> str:
     if isinstance(keys.get("activation"), str):
         return keys["activation"]
     run = keys.get("run_id")
-    config = Path(paths.run_config(_root(results), str(run))) if isinstance(run, str) else None
+    config = Path(paths.run_config(results_root(results), str(run))) if isinstance(run, str) else None
     if config is not None and config.is_file():
         return str(json.loads(config.read_text(encoding="utf-8")).get("activation", "tanh"))
     return str(keys.get("family", "rnn"))
@@ -105,9 +106,9 @@ def _networks(name: str, results: str | Path | None) -> list[dict[str, Any]]:
     its measured rate and rho(U)."""
     record = analysis_record(name, results)
     keys = list(record["keys"])
-    read = {"dtype": {"snapshot": str, "run_id": str}}
-    curves = pd.read_csv(paths.analysis_table(_root(results), name, "curves"), **read)
-    rates = pd.read_csv(paths.analysis_table(_root(results), name, "rates"), **read)
+    as_written = ("snapshot", "run_id")  # names: snapshot "0" must not come back as the number 0
+    curves = analysis_table(name, "curves", results, text=as_written)
+    rates = analysis_table(name, "rates", results, text=as_written)
     chosen = [(frame[list(CURVE)] == pd.Series(CURVE)).all(axis=1) for frame in (curves, rates)]
     curves, rates = curves[chosen[0]], rates[chosen[1]]
     # Matched on the keys as text: an LSTM's missing radius is NaN in both tables, and NaN never equals NaN.

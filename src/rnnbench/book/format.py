@@ -1,8 +1,12 @@
-"""Numbers and tables as markdown that reads the same in the HTML book and the Typst PDF.
+"""Numbers, words and tables as markdown that reads the same in the HTML book and the Typst PDF.
 
 Inline code in a chapter shows a value's markdown (Jupyter's ``text/markdown``) or, failing that, its
 Python repr, quotes and all; the formatters here return :class:`Markdown` so a number reads as prose.
 Table cells are text only (scientific notation as 1.07 × 10²⁶, not math), laid out by tabulate.
+label_slug turns a name into a Quarto cross-reference label.
+
+The book is the only reader: the command line's tables (``rnnbench worked``) and the workflow's jobs print
+with pandas for a terminal or write CSV, and never markdown, so these live in the book's package.
 """
 
 from __future__ import annotations
@@ -108,6 +112,11 @@ def code(text: Any) -> Markdown:
     if "|" in text or "`" in text:
         return escape(text)
     return Markdown(f"`{text}`")
+
+
+def label_slug(name: str) -> str:
+    """Quarto labels: lowercase letters, digits and hyphens."""
+    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
 
 
 def humanize(name: Any) -> str:

@@ -1,6 +1,6 @@
-"""The book's decay chapter, read from the analyses' results (results/analyses/<name>/, see rnnbench.paths).
+"""The decay chapter's values (reports/decay.qmd), from the analyses' results (results/analyses/<name>/, read
+through rnnbench.book.results).
 
-    analysis_names      the analyses with a record
     backward_rates      one analysis's measured rate (backward, dL/dh) beside the predictions, seeds averaged
     untrained_rates     every untrained analysis's rates in one table: family, activation, radius, hidden
     trained_rates       every study-sourced analysis's rates: run, snapshot
@@ -12,16 +12,16 @@ Rates are logs of the per-step factor (0: the edge, below 0: vanishing), as rnnb
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from rnnbench import paths
-from rnnbench.report import STAGING_DIR, Markdown, _root, label_slug, markdown_table, sig, stage_figure, words
+from rnnbench.book.figures import STAGING_DIR, stage_figure
+from rnnbench.book.format import Markdown, label_slug, markdown_table, sig, words
+from rnnbench.book.results import analysis_names, analysis_record, analysis_table, results_root
 
 PREDICTIONS = {
     "jacobian_rate": "log mean ‖diag(f′) U‖",
@@ -29,27 +29,15 @@ PREDICTIONS = {
     "radius_rate": "log ρ(U)",
 }
 SNAPSHOT_NAMES = {"0": "at initialisation", "final": "at the end of training"}
+SNAPSHOT_TEXT = ("snapshot",)  # "0" and "final" name snapshots: read as text, never as numbers
 PASSAGE_WORDS = 47  # the length of the chapter's passage, over which its decay table raises each factor
-
-
-def analysis_names(results: str | Path | None = None) -> list[str]:
-    root = Path(_root(results)) / "analyses"
-    return sorted(p.parent.name for p in root.glob("*/analysis.json"))
-
-
-def analysis_record(name: str, results: str | Path | None = None) -> dict[str, Any]:
-    return json.loads(Path(paths.analysis_record(_root(results), name)).read_text(encoding="utf-8"))
-
-
-def _read(name: str, table: str, results: str | Path | None) -> pd.DataFrame:
-    return pd.read_csv(paths.analysis_table(_root(results), name, table), dtype={"snapshot": str})
 
 
 def backward_rates(name: str, results: str | Path | None = None, quantity: str = "h") -> pd.DataFrame:
     """One row per network the analysis varies (seeds averaged): the measured rate, its range over seeds, the
     per-step factor it means, the three predictions and rho(U)."""
     record = analysis_record(name, results)
-    rates = _read(name, "rates", results)
+    rates = analysis_table(name, "rates", results, text=SNAPSHOT_TEXT)
     rates = rates[
         (rates["direction"] == "backward") & (rates["method"] == "one_pass") & (rates["quantity"] == quantity)
     ]
@@ -75,7 +63,7 @@ def _all_rates(network: str, results: str | Path | None) -> pd.DataFrame:
         record = analysis_record(name, results)
         if record["kind"] != "gradient_decay" or record["network"] != network:
             continue
-        rates = _read(name, "rates", results)
+        rates = analysis_table(name, "rates", results, text=SNAPSHOT_TEXT)
         rates = rates[(rates["direction"] == "backward") & (rates["method"] == "one_pass") & (rates["quantity"] == "h")]
         frames.append(rates.assign(analysis=name))
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
@@ -116,7 +104,7 @@ def passage_rows(results: str | Path | None = None) -> pd.DataFrame:
     for name in analysis_names(results):
         if analysis_record(name, results)["kind"] != "passage":
             continue
-        table = _read(name, "passage", results)
+        table = analysis_table(name, "passage", results, text=SNAPSHOT_TEXT)
         evidence = table[table["evidence"]].sort_values("position")
         frames.append(evidence.drop_duplicates(["run_id", "snapshot"]).assign(analysis=name))
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
@@ -144,7 +132,7 @@ def analysis_section(name: str, results: str | Path | None = None, staging: str 
             f"`{record['study']}`, {words(snapshot_name(s) for s in record['snapshots'])}"
         )
         corpus = "the corpus each run was trained on"
-    image = stage_figure(paths.analysis_figure(_root(results), name, "png"), f"analysis-{slug}.png", staging)
+    image = stage_figure(paths.analysis_figure(results_root(results), name, "png"), f"analysis-{slug}.png", staging)
     headers = {
         "measured": "measured rate",
         "lowest": "lowest",

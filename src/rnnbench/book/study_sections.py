@@ -1,13 +1,12 @@
-"""What the Quarto book in reports/ imports: results readers, number and table formatters, study sections.
+"""One generated section per study: whatever results/studies/* holds, so a study added to the config
+appears in the studies chapter with no edit.
 
-- Results: where they are (env ``RNNBENCH_RESULTS``, else ``../results`` from reports/, where Quarto runs
-  every chapter), their tables, studies (summary.csv + study.json), figures and provenance records, laid
-  out as rnnbench.paths says.
-- Prose: numbers and tables as markdown (rnnbench.markdown, imported here so a chapter needs one import).
-- Studies: one generated section per study, so a study added to the config appears with no edit.
+    study_table      one row per run: the varied settings, the study's metric, the other measurements,
+                     whether the run diverged and its outcome (rnnbench.outcome)
+    study_section    the study's section: heading, what it measured, its figure and its table, each labelled
+    summary_counts   per setting of the varied keys, how many seeds learned, failed or diverged
 
-Nothing here imports torch, directly or through what it imports: the report reads results and never
-computes them.
+A best and a worst run are chosen among the runs that learned, on the validation metric of rnnbench.selection.
 """
 
 from __future__ import annotations
@@ -15,8 +14,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import re
-import shutil
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -25,186 +22,28 @@ import numpy as np
 import pandas as pd
 
 from rnnbench import paths
-from rnnbench.markdown import (  # noqa: F401  (the book reads these as rb.integer, rb.sig, ...)
+from rnnbench.ablations import setting_table
+from rnnbench.book.figures import STAGING_DIR, stage_figure
+from rnnbench.book.format import (
     Formatter,
     Markdown,
-    cell_sci,
-    cell_sig,
     cell_text,
-    code,
-    escape,
-    fixed,
     humanize,
     integer,
+    label_slug,
     markdown_table,
-    percent,
-    sci,
     sig,
     words,
 )
+from rnnbench.book.results import results_root, study_about, study_summary
 from rnnbench.metrics import COUNT_METRICS, METRIC_LABELS
 from rnnbench.outcome import CHANCE_Z, LEARNED_FRACTION, UNKNOWN, require_outcome
 from rnnbench.selection import SELECTED_ON, best_and_worst, selection_metric
 from rnnbench.summary import FAMILY_NAMES
 
-RESULTS_ENV = "RNNBENCH_RESULTS"
-RESULTS_NAME_ENV = "RNNBENCH_RESULTS_NAME"
-DEFAULT_RESULTS = "../results"  # from reports/, Quarto's working directory for every chapter
-STAGING_DIR = "_staged"  # inside the book folder: HTML and Typst can only embed images under the project folder
-
-
-# --------------------------------------------------------------------------------------------------------------
-# Results
-
-
-def results_dir() -> Path:
-    """The results folder: env RNNBENCH_RESULTS (absolute, or relative to reports/), else ../results."""
-    return Path(os.environ.get(RESULTS_ENV) or DEFAULT_RESULTS)
-
-
-def _root(results: str | Path | None) -> str:
-    return str(results if results is not None else results_dir())
-
-
-def _missing(path: Path | str) -> FileNotFoundError:
-    return FileNotFoundError(
-        f"{path} not found: the report reads finished results. Build them with "
-        f"`snakemake --cores 8 results`, or point {RESULTS_ENV} at a results folder that has them."
-    )
-
-
-def table_path(name: str, results: str | Path | None = None) -> Path:
-    return Path(paths.table(_root(results), name))
-
-
-def table(name: str, results: str | Path | None = None, *, text: Sequence[str] = ()) -> pd.DataFrame:
-    """results/tables/<name>.csv; a missing table names the file and the command that builds it.
-
-    ``text``: columns to keep as written (a value printed as "5e-02" must not come back as 0.05).
-    """
-    path = table_path(name, results)
-    if not path.is_file():
-        raise _missing(path)
-    return pd.read_csv(path, dtype={column: str for column in text})
-
-
-def baselines(results: str | Path | None = None) -> pd.DataFrame:
-    """tables/baselines.csv: unigram and Kneser-Ney perplexity of each corpus and split (rule baseline_tables)."""
-    return table("baselines", results)
-
-
-def agreement_baselines(results: str | Path | None = None) -> pd.DataFrame:
-    """tables/agreement_baselines.csv: chance and the nearest-noun heuristic per head-verb distance."""
-    return table("agreement_baselines", results)
-
-
-def provenance_files(results: str | Path | None = None) -> list[Path]:
-    """Every provenance record under results/: tables, book figures, then studies, each sorted by name."""
-    root = Path(_root(results))
-    return (
-        sorted(root.glob("tables/*.provenance.json"))
-        + sorted(root.glob("figures/*.provenance.json"))
-        + sorted(root.glob("studies/*/*.provenance.json"))
-    )
-
-
-def provenance_table(results: str | Path | None = None) -> pd.DataFrame:
-    """One row per provenance record: the output it describes (relative to results/) and what made it."""
-    root = Path(_root(results))
-    rows = []
-    for path in provenance_files(root):
-        record = json.loads(path.read_text(encoding="utf-8"))
-        rows.append(
-            {
-                "record": path.relative_to(root).as_posix(),
-                "producer": record.get("producer", ""),
-                "config_hash": record.get("config_hash", ""),
-                "config_files": " ".join(record.get("config_files", [])),
-                "git_commit": record.get("git_commit", ""),
-                "command": record.get("command", ""),
-                "created": record.get("created", ""),
-            }
-        )
-    return pd.DataFrame(
-        rows, columns=["record", "producer", "config_hash", "config_files", "git_commit", "command", "created"]
-    )
-
-
-def package_versions(results: str | Path | None = None) -> pd.DataFrame:
-    """Package versions across all records: one row per package, every version seen (one, when consistent)."""
-    seen: dict[str, list[str]] = {}
-    for path in provenance_files(results):
-        for package, version in json.loads(path.read_text(encoding="utf-8")).get("packages", {}).items():
-            versions = seen.setdefault(package, [])
-            if version not in versions:
-                versions.append(version)
-    rows = [{"package": p, "version": ", ".join(v), "consistent": len(v) == 1} for p, v in seen.items()]
-    return pd.DataFrame(rows, columns=["package", "version", "consistent"])
-
-
-def stage_figure(source: str | Path, name: str, staging: str | Path = STAGING_DIR) -> str:
-    """Copy a results figure's PNG and PDF into <book>/<staging>/ and return the path to write in markdown,
-    without an extension: each format picks its own (_quarto.yml's default-image-extension: PNG for HTML,
-    the vector PDF for Typst).
-
-    HTML output drops images above the project folder and Typst cannot read outside it, so a figure is
-    shown from a copy inside the book; the caption still names the results file it came from.
-    """
-    source = Path(source)
-    target = Path(staging) / name
-    target.parent.mkdir(parents=True, exist_ok=True)
-    for fmt in paths.FIGURE_FORMATS:
-        found = source.with_suffix(f".{fmt}")
-        if not found.is_file():
-            raise _missing(found)
-        shutil.copyfile(found, target.with_suffix(f".{fmt}"))
-    return target.as_posix()
-
-
-def book_figure(name: str, results: str | Path | None = None, staging: str | Path = STAGING_DIR) -> str:
-    """The figure drawn from results/tables/<name>.csv by rule book_figure, staged into the book."""
-    return stage_figure(paths.book_figure(_root(results), name, "png"), f"table-{label_slug(name)}", staging)
-
-
-# --------------------------------------------------------------------------------------------------------------
-# Studies: whatever results/studies/* holds, so a study added to the config gets its section with no edit.
-
 # Columns of a study's table beside its own metric, when the runs report them (and always the metric its best
 # run is chosen by, rnnbench.selection, so the choice can be read off the table).
 STUDY_TABLE_METRICS = ("test_ppl", "valid_ppl", "agreement_accuracy", "parameters", "steps", "train_seconds")
-
-
-def study_names(results: str | Path | None = None) -> list[str]:
-    """Studies with a summary under results/studies/, sorted by name."""
-    root = Path(_root(results)) / "studies"
-    return sorted(p.parent.name for p in root.glob("*/summary.csv"))
-
-
-def study_summary(study: str, results: str | Path | None = None) -> pd.DataFrame:
-    path = Path(paths.study_summary(_root(results), study))
-    if not path.is_file():
-        raise _missing(path)
-    return pd.read_csv(path)
-
-
-def study_about(study: str, results: str | Path | None = None) -> dict[str, Any]:
-    """The study's study.json: name, description, family, corpus, metric, vary, fixed, seeds, run_ids."""
-    path = Path(paths.study_record(_root(results), study))
-    if not path.is_file():
-        raise _missing(path)
-    about = json.loads(path.read_text(encoding="utf-8"))
-    if not about.get("description"):
-        metric = METRIC_LABELS.get(about["metric"], about["metric"])
-        against = f" against {about['vary'][0]}" if about.get("vary") else ""
-        about["description"] = (
-            f"{FAMILY_NAMES.get(about['family'], about['family'])} on the {about['corpus']} corpus: {metric}{against}"
-        )
-    return about
-
-
-def label_slug(name: str) -> str:
-    """Quarto labels: lowercase letters, digits and hyphens."""
-    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
 
 
 def study_table(study: str, results: str | Path | None = None) -> pd.DataFrame:
@@ -243,7 +82,7 @@ def _diverged_reasons(about: Mapping[str, Any], results: str | Path | None) -> d
     """run_id -> metrics.json's diverged_reason, where the run folder is there to read."""
     reasons = {}
     for run_id in about.get("run_ids", []):
-        path = Path(paths.run_metrics(_root(results), run_id))
+        path = Path(paths.run_metrics(results_root(results), run_id))
         if path.is_file():
             reasons[run_id] = json.loads(path.read_text(encoding="utf-8")).get("diverged_reason")
     return reasons
@@ -267,7 +106,7 @@ def study_section(study: str, results: str | Path | None = None, staging: str | 
     x = vary[0] if vary else "seed"
     metric_name = METRIC_LABELS.get(metric, metric)
     family = FAMILY_NAMES.get(about["family"], about["family"])
-    image = stage_figure(paths.study_figure(_root(results), study, "png"), f"study-{slug}", staging)
+    image = stage_figure(paths.study_figure(results_root(results), study, "png"), f"study-{slug}", staging)
     marked = wide["diverged"].astype(str).str.startswith("yes") if "diverged" in wide else False
     diverged = wide["outcome"].eq("diverged") | marked
     # No ranking rests on a run that did not learn (rnnbench.outcome): the best and worst are among those that did.
@@ -372,8 +211,6 @@ def study_section(study: str, results: str | Path | None = None, staging: str | 
 def summary_counts(study: str, results: str | Path | None = None) -> pd.DataFrame:
     """Per combination of the study's varied settings: runs, seeds_learned, seeds_failed, diverged_runs
     (rnnbench.ablations.setting_table over the study's summary)."""
-    from rnnbench.ablations import setting_table
-
     return setting_table(study_summary(study, results), list(study_about(study, results)["vary"]), [])
 
 
@@ -420,9 +257,3 @@ def _study_formats(wide: pd.DataFrame, metric: str) -> dict[str, Formatter]:
 
 def _study_headers(wide: pd.DataFrame) -> dict[str, str]:
     return {c: METRIC_LABELS.get(c, humanize(c)) for c in wide.columns}
-
-
-def results_name() -> str:
-    """The results folder as its config names it (e.g. results/smoke): file names in captions are relative
-    to it. Env RNNBENCH_RESULTS_NAME (set by the report rule), else the folder the book reads."""
-    return os.environ.get(RESULTS_NAME_ENV) or str(results_dir())

@@ -17,14 +17,15 @@ from pathlib import Path
 import pandas as pd
 
 from rnnbench import paths
-from rnnbench.findings.registry import COLUMNS, LEVEL, VERDICTS  # noqa: F401  (the chapter reads rf.LEVEL)
-from rnnbench.report import _missing, _root, label_slug, study_names
+from rnnbench.book.format import label_slug
+from rnnbench.book.results import missing_result, results_root, study_names
+from rnnbench.findings.registry import COLUMNS, LEVEL, VERDICTS  # noqa: F401  (the chapter reads findings.LEVEL)
 
 
 def findings(results: str | Path | None = None) -> pd.DataFrame:
-    path = Path(paths.table(_root(results), paths.FINDINGS_TABLE))
+    path = Path(paths.table(results_root(results), paths.FINDINGS_TABLE))
     if not path.is_file():
-        raise _missing(path)
+        raise missing_result(path)
     table = pd.read_csv(path, dtype=str, keep_default_na=False)
     missing = [c for c in COLUMNS if c not in table.columns]
     if missing:
@@ -51,7 +52,7 @@ def sections(evidence: str, tables: Mapping[str, str] | None = None, results: st
         if kind == "studies" and name in studies:
             labels.append(f"sec-study-{label_slug(name)}")
         elif kind == "analyses" and name:
-            record = Path(paths.analysis_record(_root(results), name))
+            record = Path(paths.analysis_record(results_root(results), name))
             if record.is_file() and json.loads(record.read_text(encoding="utf-8")).get("kind") == "gradient_decay":
                 labels.append(f"sec-analysis-{label_slug(name)}")
         elif kind == "tables" and tables and item in tables:

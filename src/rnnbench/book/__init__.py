@@ -1,0 +1,18 @@
+"""The Quarto book's code (reports/*.qmd): what its chapters read from a results folder, how they print it,
+and the render.
+
+    results         the reader API: where the results are, their tables, provenance, study and analysis records,
+                    and the error a missing result raises
+    format          numbers, words and tables as markdown for the HTML book and the Typst PDF
+    figures         results figures staged inside the book, where both formats can embed them
+    study_sections  one generated section per study, so a study added to the config appears with no edit
+    findings        the findings chapter's values (findings.qmd)
+    published       the published numbers chapter's values and its per-corpus sections (published.qmd)
+    studies         the studies chapter's ablation values (studies.qmd)
+    decay           the decay chapter's values and its per-analysis sections (decay.qmd)
+    explorables     the HTML book's explorables: the data each one writes into its page
+    quarto          renders the book of one results folder with Quarto
+
+Only quarto runs a program (Quarto itself); the rest read finished results, and nothing here trains or imports torch.
+A chapter imports the modules it needs, e.g. ``from rnnbench.book import format as fmt``.
+"""
