@@ -20,6 +20,7 @@ from rnnbench.comparison import (
     read_corpus_stats,
     read_run,
     run_status,
+    setting_key,
     vocabulary_agreement,
 )
 from rnnbench.config import RunConfig
@@ -240,6 +241,7 @@ def _cost_table(points) -> pd.DataFrame:
             "scale": "short",
             "family": f,
             "run_id": f"{f}{i}",
+            "setting": f"{f}{i}",
             "status": "epoch cap",
             "context": 4 if f == "ff" else None,
             "hidden": 10,
@@ -258,13 +260,37 @@ def test_matched_cost_reads_the_rnn_curve_in_log_cost():
     table = _cost_table(
         [("rnn", 1000, 10.0, 200.0), ("rnn", 4000, 40.0, 150.0), ("ff", 2000, 40.0, 190.0), ("ff", 8000, 5.0, 140.0)]
     )
-    by_params = matched_cost(table, "parameters").set_index("run_id")
+    by_params = matched_cost(table, "parameters").set_index("setting")
     assert by_params.loc["ff2", "rnn_test_ppl"] == pytest.approx(175.0)
     assert by_params.loc["ff2", "rnn_advantage"] == pytest.approx(15.0)  # the RNN is 15 lower at equal size
     assert math.isnan(by_params.loc["ff3", "rnn_test_ppl"])  # beyond the largest RNN: no extrapolation
-    by_time = matched_cost(table, "train_seconds").set_index("run_id")
+    by_time = matched_cost(table, "train_seconds").set_index("setting")
     assert by_time.loc["ff2", "rnn_test_ppl"] == pytest.approx(150.0)  # 40 s: the second RNN exactly
     assert math.isnan(by_time.loc["ff3", "rnn_test_ppl"])  # 5 s: faster than any RNN run
+
+
+def test_matched_cost_averages_each_models_seeds_on_both_sides():
+    # RNN at 1,000 parameters: seeds at 190 and 210, mean 200; at 4,000: one seed, 150. The feed-forward model at
+    # 2,000 (halfway in log): seeds 185 and 195 (10 s and 30 s of training), mean 190, against the curve's 175.
+    table = _cost_table(
+        [("rnn", 1000, 10.0, 190.0), ("rnn", 1000, 10.0, 210.0), ("rnn", 4000, 40.0, 150.0)]
+        + [("ff", 2000, 10.0, 185.0), ("ff", 2000, 30.0, 195.0)]
+    )
+    table["setting"] = ["rnn-small", "rnn-small", "rnn-large", "ff", "ff"]
+    (row,) = matched_cost(table, "parameters").itertuples()
+    assert (row.setting, row.seeds, row.rnn_seeds) == ("ff", 2, 1)
+    assert (row.ff_test_ppl, row.ff_test_min, row.ff_test_max) == (190.0, 185.0, 195.0)
+    assert row.rnn_test_ppl == pytest.approx(175.0) and row.rnn_advantage == pytest.approx(15.0)
+    (timed,) = matched_cost(table, "train_seconds").itertuples()
+    assert timed.cost == 20.0 and timed.rnn_test_ppl == pytest.approx(175.0)  # 20 s: halfway from 10 s to 40 s
+
+
+def test_the_seeds_of_one_model_share_a_setting_key():
+    config = {"run_id": "ff-ptb-1", "family": "ff", "corpus": "ptb", "hidden": 200, "seed": 1}
+    other_seed = {**config, "run_id": "ff-ptb-2", "seed": 2}
+    wider = {**config, "hidden": 400}
+    assert setting_key(config) == setting_key(other_seed) != setting_key(wider)
+    assert setting_key(config).startswith("ff-ptb-")
 
 
 def _curves(valid_by_run) -> pd.DataFrame:

@@ -113,7 +113,7 @@ def test_the_job_reads_the_published_table_and_our_run_folders(tmp_path):
     assert set(curves["run_id"]) == {run_id for run_id, _ in runs.values()}
 
     # matched parameter count: the feed-forward run against the RNN curve, read between the two RNN runs
-    matched = pd.read_csv(outs["matched_parameters"]).set_index("run_id").loc[runs["ff"][0]]
+    (matched,) = [row for _, row in pd.read_csv(outs["matched_parameters"]).iterrows()]  # one feed-forward model
     (_, rnn), (_, rnn2), (_, ff) = runs["rnn"], runs["rnn2"], runs["ff"]
     expected = log_interpolate(
         ff["parameters"],
@@ -122,7 +122,8 @@ def test_the_job_reads_the_published_table_and_our_run_folders(tmp_path):
     )
     assert matched["rnn_test_ppl"] == pytest.approx(expected)
     assert matched["rnn_advantage"] == pytest.approx(ff["test_ppl"] - expected)
-    timed = pd.read_csv(outs["matched_time"]).set_index("run_id").loc[runs["ff"][0]]
+    assert matched["seeds"] == 1 and matched["rnn_seeds"] == 1
+    (timed,) = [row for _, row in pd.read_csv(outs["matched_time"]).iterrows()]
     assert timed["cost"] == ff["train_seconds"]
     # Brown is not on the crossover corpus
     assert set(pd.read_csv(outs["crossover"])["corpus"]) == {"ptb"}
@@ -236,34 +237,46 @@ def test_matched_numbers_read_the_headline_on_validation_and_the_span():
     matched = pd.DataFrame(
         [
             {
-                "run_id": "ff-a",
+                "setting": "ff-a",
                 "context": 4,
                 "hidden": 100,
                 "cost": 2000.0,
                 "ff_valid_ppl": 195.0,
                 "ff_test_ppl": 190.0,
+                "ff_test_min": 186.0,
+                "ff_test_max": 194.0,
+                "seeds": 3,
+                "rnn_seeds": 1,
                 "rnn_test_ppl": 175.0,
                 "rnn_advantage": 15.0,
                 "ratio": 190.0 / 175.0,
             },
             {
-                "run_id": "ff-b",
+                "setting": "ff-b",
                 "context": 2,
                 "hidden": 100,
                 "cost": 1500.0,
                 "ff_valid_ppl": 199.0,
                 "ff_test_ppl": 188.0,
+                "ff_test_min": 188.0,
+                "ff_test_max": 188.0,
+                "seeds": 1,
+                "rnn_seeds": 1,
                 "rnn_test_ppl": 197.0,
                 "rnn_advantage": -9.0,
                 "ratio": 188.0 / 197.0,
             },
             {
-                "run_id": "ff-c",
+                "setting": "ff-c",
                 "context": 8,
                 "hidden": 100,
                 "cost": 9000.0,
                 "ff_valid_ppl": 180.0,
                 "ff_test_ppl": 185.0,
+                "ff_test_min": 185.0,
+                "ff_test_max": 185.0,
+                "seeds": 1,
+                "rnn_seeds": 1,
                 "rnn_test_ppl": math.nan,
                 "rnn_advantage": math.nan,
                 "ratio": math.nan,
@@ -273,6 +286,7 @@ def test_matched_numbers_read_the_headline_on_validation_and_the_span():
     m = matched_numbers(matched, "parameters")
     assert (m.context, m.hidden, m.cost, m.ff_test_ppl, m.rnn_test_ppl) == (4, 100, 2000, 190, 175)
     assert m.advantage == 15 and m.ratio == pytest.approx(1.0857, abs=1e-4)
+    assert (m.seeds, m.ff_test_min, m.ff_test_max, m.rnn_seeds) == (3, 186, 194, 1)
     assert (m.spanned, m.rnn_lower, m.advantage_min, m.advantage_max, m.unmatched) == (2, 1, -9, 15, 1)
     nothing = matched_numbers(matched.iloc[2:], "train_seconds")
     assert (nothing.spanned, nothing.unmatched) == (0, 1) and math.isnan(nothing.advantage)

@@ -36,6 +36,7 @@ rare words merged into <unk>) is a harder task, not a worse model. The ``compara
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 from collections.abc import Iterable, Mapping
@@ -65,6 +66,7 @@ OUR_COLUMNS = (
     "family",
     "corpus",
     "description",
+    "setting",
     "embed_dim",
     "hidden",
     "context",
@@ -115,6 +117,8 @@ CROSSOVER_COLUMNS = (
     "scale",
     "family",
     "run_id",
+    "setting",
+    "seed",
     "status",
     "embed_dim",
     "hidden",
@@ -170,6 +174,13 @@ def run_status(config: Mapping[str, Any], metrics: Mapping[str, Any], stale: str
     return "epoch cap"
 
 
+def setting_key(config: Mapping[str, Any]) -> str:
+    """The seeds of one model share this: its run's settings (config.json) hashed without the seed, like a run id."""
+    shared = {k: v for k, v in config.items() if k not in ("run_id", "seed")}
+    digest = hashlib.sha1(json.dumps(shared, sort_keys=True).encode()).hexdigest()[:10]
+    return f"{config['family']}-{config['corpus']}-{digest}"
+
+
 def describe(config: Mapping[str, Any]) -> str:
     """The model in a few words, from its settings."""
     family = config["family"]
@@ -210,6 +221,7 @@ def our_runs(records: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
                 "family": config["family"],
                 "corpus": config["corpus"],
                 "description": describe(config),
+                "setting": setting_key(config),  # what the seeds of one model share
                 "embed_dim": config["embed_dim"],
                 "hidden": config["hidden"],
                 "context": config["context"] if ff else None,  # the recurrent families read no window
@@ -396,21 +408,43 @@ def crossover_table(ours: pd.DataFrame, corpus: str = "ptb") -> pd.DataFrame:
     return table[list(CROSSOVER_COLUMNS)].reset_index(drop=True)
 
 
-def matched_cost(crossover: pd.DataFrame, by: str = "parameters") -> pd.DataFrame:
-    """Each feed-forward run against the Elman curve of the same corpus and scale at equal ``by``.
+MATCHED_COLUMNS = (
+    "corpus",
+    "scale",
+    "by",
+    "setting",
+    "context",
+    "hidden",
+    "seeds",
+    "cost",
+    "ff_valid_ppl",
+    "ff_test_ppl",
+    "ff_test_min",
+    "ff_test_max",
+    "rnn_seeds",
+    "rnn_test_ppl",
+    "rnn_advantage",
+    "ratio",
+)
 
-    ``by`` is "parameters" or "train_seconds". The RNN's perplexity at the feed-forward run's cost is read
-    off the RNN runs by linear interpolation in log(cost) between the two nearest; outside the range the
-    RNN runs span it is NaN (no extrapolation). ``rnn_advantage`` = FF perplexity - RNN perplexity, so a
-    positive value says by how much the RNN beats the feed-forward model at that cost.
+
+def matched_cost(crossover: pd.DataFrame, by: str = "parameters") -> pd.DataFrame:
+    """Each feed-forward model against the Elman curve of the same corpus and scale at equal ``by``.
+
+    ``by`` is "parameters" or "train_seconds". A model is a setting with its seeds averaged (``setting_means``):
+    one row per feed-forward setting, and the RNN curve through its settings' means. The RNN's perplexity at the
+    feed-forward model's cost is read off that curve by linear interpolation in log(cost) between the two
+    nearest points; outside the range they span it is NaN (no extrapolation). ``rnn_advantage`` = FF perplexity
+    - RNN perplexity, so a positive value says by how much the RNN beats the feed-forward model at that cost;
+    ``seeds`` and ``rnn_seeds`` (the fewest of the curve's points) say how many seeds each mean rests on.
     """
     if by not in ("parameters", "train_seconds"):
         raise ValueError(f"by must be 'parameters' or 'train_seconds', got {by!r}")
     usable = crossover[crossover["status"].isin(MEASURED) & crossover[by].notna()]
     rows = []
     for (corpus, scale), group in usable.groupby(["corpus", "scale"], sort=False):
-        rnn = group[group["family"] == "rnn"].sort_values(by)
-        for ff in group[group["family"] == "ff"].itertuples():
+        rnn = setting_means(group[group["family"] == "rnn"], by).sort_values(by)
+        for ff in setting_means(group[group["family"] == "ff"], by).itertuples():
             cost = float(getattr(ff, by))
             rnn_ppl = log_interpolate(cost, rnn[by].to_numpy(float), rnn["test_ppl"].to_numpy(float))
             rows.append(
@@ -418,32 +452,41 @@ def matched_cost(crossover: pd.DataFrame, by: str = "parameters") -> pd.DataFram
                     "corpus": corpus,
                     "scale": scale,
                     "by": by,
-                    "run_id": ff.run_id,
+                    "setting": ff.setting,
                     "context": ff.context,
                     "hidden": ff.hidden,
+                    "seeds": ff.seeds,
                     "cost": cost,
                     "ff_valid_ppl": ff.valid_ppl,
                     "ff_test_ppl": ff.test_ppl,
+                    "ff_test_min": ff.test_min,
+                    "ff_test_max": ff.test_max,
+                    "rnn_seeds": int(rnn["seeds"].min()) if len(rnn) else 0,
                     "rnn_test_ppl": rnn_ppl,
                     "rnn_advantage": ff.test_ppl - rnn_ppl,
                     "ratio": ff.test_ppl / rnn_ppl,
                 }
             )
-    columns = [
-        "corpus",
-        "scale",
-        "by",
-        "run_id",
-        "context",
-        "hidden",
-        "cost",
-        "ff_valid_ppl",
-        "ff_test_ppl",
-        "rnn_test_ppl",
-        "rnn_advantage",
-        "ratio",
-    ]
-    return pd.DataFrame(rows, columns=columns)
+    return pd.DataFrame(rows, columns=list(MATCHED_COLUMNS))
+
+
+def setting_means(runs: pd.DataFrame, by: str) -> pd.DataFrame:
+    """One row per setting of ``runs`` (crossover rows), its seeds averaged: the mean ``by`` (a parameter count is
+    the same for every seed; training seconds are not), the mean perplexities, the test range and the seeds."""
+    return (
+        runs.groupby("setting", sort=False)
+        .agg(
+            context=("context", "first"),
+            hidden=("hidden", "first"),
+            seeds=("run_id", "size"),
+            **{by: (by, "mean")},
+            valid_ppl=("valid_ppl", "mean"),
+            test_ppl=("test_ppl", "mean"),
+            test_min=("test_ppl", "min"),
+            test_max=("test_ppl", "max"),
+        )
+        .reset_index()
+    )
 
 
 LEARNING_COLUMNS = (
@@ -598,8 +641,8 @@ def ranking_by_epoch(curves: pd.DataFrame, crossover: pd.DataFrame) -> pd.DataFr
     tokens, every run reading its whole split). A run stands for the model it would keep if stopped there, the
     best by validation so far, and a run that has stopped (converged, or at its epoch cap) keeps its last one
     in the epochs after: so the last row compares the models the runs ended with. ``matched`` feed-forward
-    runs with an Elman perplexity at their parameter count (matched_cost's interpolation, on validation
-    perplexity at that epoch), of which the RNN beats ``rnn_leads``; and the best run of each family at that epoch, its parameters and
+    models (settings, their seeds averaged) with an Elman perplexity at their parameter count (matched_cost's
+    interpolation, on validation perplexity at that epoch), of which the RNN beats ``rnn_leads``; and the best run of each family at that epoch, its parameters and
     perplexity, ``leader`` the family of the lower. Runs that diverged or did not learn are left out, as
     they are by matched_cost. ``curves``: learning_curves' table; ``crossover``: crossover_table's (the
     runs, parameter counts and statuses).
@@ -654,7 +697,7 @@ def _kept_model_by_epoch(at_epoch: pd.DataFrame) -> pd.DataFrame:
 
 
 # What a run carries into every epoch row of _kept_model_by_epoch.
-_RUN_FIELDS = ("run_id", "corpus", "scale", "family", "context", "hidden", "parameters", "status")
+_RUN_FIELDS = ("run_id", "setting", "corpus", "scale", "family", "context", "hidden", "parameters", "status")
 
 
 def ranking_settled(ranking: pd.DataFrame) -> pd.DataFrame:

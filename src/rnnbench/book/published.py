@@ -4,7 +4,7 @@ the configuration adds (one per corpus).
 
     results/tables/comparison.csv          published rows and ours (every run of the config's comparison studies)
     results/tables/crossover.csv           both families on one corpus, perplexity against parameter count
-    results/tables/matched_parameters.csv  the RNN curve read at each feed-forward run's parameter count
+    results/tables/matched_parameters.csv  the RNN curve read at each feed-forward model's parameter count
     results/tables/matched_time.csv        ... and at its training time
 
 Like the rest of rnnbench.book, nothing here trains or imports torch; every number shown is read from those tables.
@@ -221,24 +221,28 @@ def best_against_reference(frame: pd.DataFrame, corpus: str, family: str) -> dic
 
 @dataclass(frozen=True)
 class Matched:
-    """Our RNN curve against our feed-forward runs at equal cost (parameters or training seconds), as
-    comparison.matched_cost reads it; the chapter words it.
+    """Our RNN curve against our feed-forward models at equal cost (parameters or training seconds), as
+    comparison.matched_cost reads it, each model the mean of its seeds; the chapter words it.
 
-    The headline is the feed-forward run with the lowest validation perplexity among those the RNN curve spans
-    (chosen without the test split); outside that span no RNN value is read (no extrapolation), so the headline
-    fields are NaN when nothing is spanned.
+    The headline is the feed-forward model with the lowest validation perplexity among those the RNN curve
+    spans (chosen without the test split); outside that span no RNN value is read (no extrapolation), so the
+    headline fields are NaN when nothing is spanned.
     """
 
     by: str  # "parameters" or "train_seconds"
-    spanned: int  # feed-forward runs whose cost the RNN runs span
-    unmatched: int  # feed-forward runs outside that span
-    rnn_lower: int  # spanned runs at whose cost the RNN curve's perplexity is lower
-    advantage_min: float  # feed-forward minus RNN perplexity, over the spanned runs
+    spanned: int  # feed-forward models whose cost the RNN models span
+    unmatched: int  # feed-forward models outside that span
+    rnn_lower: int  # spanned models at whose cost the RNN curve's perplexity is lower
+    advantage_min: float  # feed-forward minus RNN perplexity, over the spanned models
     advantage_max: float
-    context: float  # the headline run's n-1, H and cost
+    context: float  # the headline model's n-1, H and cost
     hidden: float
     cost: float
-    ff_test_ppl: float  # its test perplexity, and the RNN curve's at its cost
+    seeds: int  # the seeds its mean rests on, and the fewest any point of the RNN curve rests on
+    rnn_seeds: int
+    ff_test_ppl: float  # its mean test perplexity with its seeds' range, and the RNN curve's at its cost
+    ff_test_min: float
+    ff_test_max: float
     rnn_test_ppl: float
     advantage: float  # ff_test_ppl - rnn_test_ppl: above 0, the RNN beats it
     ratio: float  # ff_test_ppl / rnn_test_ppl
@@ -250,7 +254,7 @@ def matched_numbers(matched: pd.DataFrame, by: str) -> Matched:
     unmatched = len(matched) - len(spanned)
     if spanned.empty:
         nan = math.nan
-        return Matched(by, 0, unmatched, 0, nan, nan, nan, nan, nan, nan, nan, nan, nan)
+        return Matched(by, 0, unmatched, 0, nan, nan, nan, nan, nan, 0, 0, nan, nan, nan, nan, nan, nan)
     best = spanned.sort_values("ff_valid_ppl", kind="stable").iloc[0]
     return Matched(
         by=by,
@@ -262,7 +266,11 @@ def matched_numbers(matched: pd.DataFrame, by: str) -> Matched:
         context=float(best["context"]),
         hidden=float(best["hidden"]),
         cost=float(best["cost"]),
+        seeds=int(best["seeds"]),
+        rnn_seeds=int(best["rnn_seeds"]),
         ff_test_ppl=float(best["ff_test_ppl"]),
+        ff_test_min=float(best["ff_test_min"]),
+        ff_test_max=float(best["ff_test_max"]),
         rnn_test_ppl=float(best["rnn_test_ppl"]),
         advantage=float(best["rnn_advantage"]),
         ratio=float(best["ratio"]),
@@ -299,16 +307,17 @@ def count_text(n: int, noun: str) -> Markdown:
 
 
 def matched_table(matched_parameters: pd.DataFrame, matched_time: pd.DataFrame) -> pd.DataFrame:
-    """One row per feed-forward run: its perplexity, and the RNN curve's at its parameter count and time."""
-    by_time = matched_time.set_index("run_id")
+    """One row per feed-forward model (its seeds averaged): its perplexity, and the RNN curve's at its
+    parameter count and at its training time."""
+    by_time = matched_time.set_index("setting")
     rows = []
     for row in matched_parameters.itertuples():
-        timed = by_time.loc[row.run_id] if row.run_id in by_time.index else None
+        timed = by_time.loc[row.setting] if row.setting in by_time.index else None
         rows.append(
             {
-                "run": code(row.run_id),
                 "n‑1": row.context,
                 "H": row.hidden,
+                "seeds": row.seeds,
                 "parameters": row.cost,
                 "feed-forward": row.ff_test_ppl,
                 "RNN at equal parameters": row.rnn_test_ppl,
@@ -319,9 +328,9 @@ def matched_table(matched_parameters: pd.DataFrame, matched_time: pd.DataFrame) 
     return pd.DataFrame(
         rows,
         columns=[
-            "run",
             "n‑1",
             "H",
+            "seeds",
             "parameters",
             "feed-forward",
             "RNN at equal parameters",
@@ -371,7 +380,7 @@ def crossover(results: Any = None, staging: Any = None) -> Crossover | None:
             matched_table(by_params, by_time),
             formats={c: ppl for c in ("feed-forward", "RNN at equal parameters", "RNN at equal time")}
             | {"training seconds": cell_sig}
-            | {"parameters": integer, "n‑1": integer, "H": integer},
+            | {"parameters": integer, "n‑1": integer, "H": integer, "seeds": integer},
         ),
     )
 
