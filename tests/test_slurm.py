@@ -89,9 +89,9 @@ def tables(results: Path) -> dict[str, pd.DataFrame]:
     for path in sorted([*results.glob("tables/*.csv"), *results.glob("studies/*/*.csv")]):
         frame = pd.read_csv(path)
         # Times, and what is read off at a matched time (tables/matched_time.csv, by = train_seconds), differ
-        # between any two builds: only their run ids are compared.
+        # between any two builds: only what their rows are (run ids, or the models' settings) is compared.
         if path.stem == "benchmarks" or ("by" in frame and frame["by"].astype(str).str.contains(TIMING).any()):
-            frame = frame[["run_id"]]
+            frame = frame[[c for c in ("run_id", "setting") if c in frame]]
         if "metric" in frame:
             frame = frame[~frame["metric"].astype(str).str.contains(TIMING)]
         frame = frame.drop(columns=[c for c in frame.columns if TIMING.search(c)]).reset_index(drop=True)
