@@ -285,6 +285,18 @@ def test_matched_cost_averages_each_models_seeds_on_both_sides():
     assert timed.cost == 20.0 and timed.rnn_test_ppl == pytest.approx(175.0)  # 20 s: halfway from 10 s to 40 s
 
 
+def test_the_rnn_seeds_of_a_matched_row_are_those_of_the_points_it_is_read_between():
+    # RNN points at 1,000 (two seeds), 4,000 (two) and 16,000 parameters (one). A model at 2,000 is read between the
+    # first two: 2 seeds; at 8,000, between the last two: 1; at 4,000, off the second point alone: 2; at 32,000,
+    # outside the curve: nothing is read, 0.
+    rnn = [("rnn", 1000, 10.0, 200.0)] * 2 + [("rnn", 4000, 40.0, 150.0)] * 2 + [("rnn", 16000, 160.0, 120.0)]
+    ff = [("ff", p, 10.0, 150.0) for p in (2000, 8000, 4000, 32000)]
+    table = _cost_table(rnn + ff)
+    table["setting"] = ["r1", "r1", "r4", "r4", "r16", "f2", "f8", "f4", "f32"]
+    matched = matched_cost(table, "parameters").set_index("setting")
+    assert matched["rnn_seeds"].to_dict() == {"f2": 2, "f8": 1, "f4": 2, "f32": 0}
+
+
 def test_the_seeds_of_one_model_share_a_setting_key():
     config = {"run_id": "ff-ptb-1", "family": "ff", "corpus": "ptb", "hidden": 200, "seed": 1}
     other_seed = {**config, "run_id": "ff-ptb-2", "seed": 2}
@@ -361,11 +373,11 @@ def test_crossover_figure_marks_the_analytic_tie(tmp_path):
     runs = (
         [
             {
-                "config": _config(family="ff", corpus="ptb", context=c, hidden=200, embed_dim=100),
+                "config": _config(family="ff", corpus="ptb", context=c, hidden=200, embed_dim=100, seed=seed),
                 "metrics": _metrics(parameters=count(ff_lm_shapes(vocab, 100, c, 200, cutoffs=cutoffs)), test_ppl=y),
                 "scale": "short",
             }
-            for c, y in ((2, 190.0), (4, 170.0))
+            for c, y, seed in ((2, 190.0, 1), (4, 165.0, 1), (4, 175.0, 2))
         ]
         + [
             {
@@ -390,6 +402,13 @@ def test_crossover_figure_marks_the_analytic_tie(tmp_path):
     verticals = [line.get_xdata()[0] for line in ax.lines if line.get_linestyle() == ":"]
     assert verticals == [rnn_200]  # one feed-forward H, one dotted line at the Elman LM of that d and H
     assert "1 run(s) without a comparable perplexity" in ax.get_title()
+    # n-1 = 4 is one model of two seeds, 165 and 175: one point at their mean, 170, and a bar from 165 to 175.
+    ff_line = next(line for line in ax.lines if line.get_label() == "feed-forward, H=200 (over n-1)")
+    assert list(ff_line.get_ydata()) == [190.0, 170.0]
+    (bars,) = [c for c in ax.containers if c.has_yerr]
+    (segment,) = bars.lines[2][0].get_segments()
+    assert segment[:, 1].tolist() == [165.0, 175.0]
+    assert "a bar: their range" in ax.get_title()
     save(fig, str(tmp_path / "crossover.png"))
     assert (tmp_path / "crossover.png").stat().st_size > 0
 

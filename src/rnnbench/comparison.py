@@ -39,7 +39,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -436,7 +436,8 @@ def matched_cost(crossover: pd.DataFrame, by: str = "parameters") -> pd.DataFram
     feed-forward model's cost is read off that curve by linear interpolation in log(cost) between the two
     nearest points; outside the range they span it is NaN (no extrapolation). ``rnn_advantage`` = FF perplexity
     - RNN perplexity, so a positive value says by how much the RNN beats the feed-forward model at that cost;
-    ``seeds`` and ``rnn_seeds`` (the fewest of the curve's points) say how many seeds each mean rests on.
+    ``seeds`` and ``rnn_seeds`` (the fewer of the one or two curve points the RNN's value is read from; 0 where none
+    is read) say how many seeds each mean rests on.
     """
     if by not in ("parameters", "train_seconds"):
         raise ValueError(f"by must be 'parameters' or 'train_seconds', got {by!r}")
@@ -461,7 +462,7 @@ def matched_cost(crossover: pd.DataFrame, by: str = "parameters") -> pd.DataFram
                     "ff_test_ppl": ff.test_ppl,
                     "ff_test_min": ff.test_min,
                     "ff_test_max": ff.test_max,
-                    "rnn_seeds": int(rnn["seeds"].min()) if len(rnn) else 0,
+                    "rnn_seeds": _read_seeds(cost, rnn, by),
                     "rnn_test_ppl": rnn_ppl,
                     "rnn_advantage": ff.test_ppl - rnn_ppl,
                     "ratio": ff.test_ppl / rnn_ppl,
@@ -470,12 +471,23 @@ def matched_cost(crossover: pd.DataFrame, by: str = "parameters") -> pd.DataFram
     return pd.DataFrame(rows, columns=list(MATCHED_COLUMNS))
 
 
-def setting_means(runs: pd.DataFrame, by: str) -> pd.DataFrame:
+def _read_seeds(cost: float, curve: pd.DataFrame, by: str) -> int:
+    """The fewest seeds of the curve points (setting_means rows) log_interpolate reads at ``cost``: the nearest at or
+    below it and the nearest at or above it; 0 outside the curve's span, where nothing is read."""
+    below, above = curve[curve[by] <= cost], curve[curve[by] >= cost]
+    if below.empty or above.empty:
+        return 0
+    return int(min(below.sort_values(by)["seeds"].iloc[-1], above.sort_values(by)["seeds"].iloc[0]))
+
+
+def setting_means(runs: pd.DataFrame, by: str, keep: Sequence[str] = ()) -> pd.DataFrame:
     """One row per setting of ``runs`` (crossover rows), its seeds averaged: the mean ``by`` (a parameter count is
-    the same for every seed; training seconds are not), the mean perplexities, the test range and the seeds."""
+    the same for every seed; training seconds are not), the mean perplexities, the test range and the seeds, and
+    the columns of ``keep`` as its first seed has them (settings every seed shares)."""
     return (
         runs.groupby("setting", sort=False)
         .agg(
+            **{column: (column, "first") for column in keep},
             context=("context", "first"),
             hidden=("hidden", "first"),
             seeds=("run_id", "size"),

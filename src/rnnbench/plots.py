@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import textwrap
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import matplotlib
 
@@ -345,18 +346,20 @@ def _fixed_metadata(path: str) -> dict | None:
 def crossover_figure(table: pd.DataFrame, *, title: str = "", source: str = "") -> plt.Figure:
     """Test perplexity against parameter count, both families (rnnbench.comparison.crossover_table, one scale).
 
-    The Elman runs form one line over H; the feed-forward runs one line per H over the context n-1, each
-    point labelled with its n-1, hollow once the analytic formula makes it larger than the Elman LM of the
-    same d and H. A dotted vertical line per feed-forward H marks that Elman LM's size: where the
-    feed-forward line crosses it is the analytic tie, n-1 = 1 + H/d. Runs without a perplexity
-    (diverged) are counted under the title, not drawn.
+    A point is a model: the mean of its seeds' test perplexities (rnnbench.comparison.setting_means), with a bar
+    over their range where it has more than one. The Elman models form one line over H; the feed-forward models
+    one line per H over the context n-1, each point labelled with its n-1, hollow once the analytic formula makes
+    it larger than the Elman LM of the same d and H. A dotted vertical line per feed-forward H marks that Elman
+    LM's size: where the feed-forward line crosses it is the analytic tie, n-1 = 1 + H/d. Runs without a
+    perplexity (diverged) are counted under the title, not drawn.
     """
-    from rnnbench.comparison import MEASURED
+    from rnnbench.comparison import MEASURED, setting_means
 
-    drawn = table[table["status"].isin(MEASURED) & table["test_ppl"].notna()]
+    runs = table[table["status"].isin(MEASURED) & table["test_ppl"].notna()]
     # Reference runs (trained to convergence, rnnbench.reference) are points of their own, not on the lines.
-    reference = drawn[drawn["scale"] == "reference"] if "scale" in drawn else drawn.iloc[0:0]
-    drawn = drawn.drop(reference.index)
+    reference = runs[runs["scale"] == "reference"] if "scale" in runs else runs.iloc[0:0]
+    runs = runs.drop(reference.index)
+    drawn = setting_means(runs, "parameters", keep=("family", "ff_larger", "rnn_equivalent_parameters"))
     sns.set_theme(style="whitegrid", context="paper")
     fig, ax = plt.subplots(figsize=(7.0, 3.8), layout="constrained")
     for family, color, name in (("rnn", "black", "Elman RNN"), ("ff", "tab:red", "feed-forward")):
@@ -367,6 +370,7 @@ def crossover_figure(table: pd.DataFrame, *, title: str = "", source: str = "") 
     rnn = drawn[drawn["family"] == "rnn"].sort_values("parameters")
     if len(rnn):
         ax.plot(rnn["parameters"], rnn["test_ppl"], "-o", color="black", label="Elman RNN (over H)")
+        _seed_ranges(ax, rnn, "black")
         for row in rnn.itertuples():
             ax.annotate(
                 f"H={row.hidden}",
@@ -380,6 +384,7 @@ def crossover_figure(table: pd.DataFrame, *, title: str = "", source: str = "") 
     for color, (hidden, group) in zip(palette, ff.groupby("hidden"), strict=True):
         group = group.sort_values("context")
         ax.plot(group["parameters"], group["test_ppl"], "-", color=color, label=f"feed-forward, H={hidden} (over n-1)")
+        _seed_ranges(ax, group, color)
         larger = group["ff_larger"].fillna(False).astype(bool)
         ax.scatter(group.loc[~larger, "parameters"], group.loc[~larger, "test_ppl"], color=color, zorder=3)
         ax.scatter(
@@ -409,7 +414,9 @@ def crossover_figure(table: pd.DataFrame, *, title: str = "", source: str = "") 
     ax.set_xlabel("parameters")
     ax.set_ylabel(METRIC_LABELS["test_ppl"])
     lines = textwrap.wrap(title, 70)
-    left_out = len(table) - len(drawn) - len(reference)
+    if (drawn["seeds"] > 1).any():
+        lines.append("a point: a model's mean over its seeds; a bar: their range")
+    left_out = len(table) - len(runs) - len(reference)
     if left_out:
         lines.append(f"{left_out} run(s) without a comparable perplexity are not shown")
     ax.set_title("\n".join(lines), fontsize=9)
@@ -435,6 +442,14 @@ def crossover_figure(table: pd.DataFrame, *, title: str = "", source: str = "") 
         fig.text(0.01, 0.005, source, fontsize=6, color="0.4", ha="left", va="bottom")
         fig.get_layout_engine().set(h_pad=0.12)
     return fig
+
+
+def _seed_ranges(ax: plt.Axes, models: pd.DataFrame, color: Any) -> None:
+    """A vertical bar over the range of each model's seeds (setting_means rows), where it has more than one."""
+    seeded = models[models["seeds"] > 1]
+    if len(seeded):
+        spread = [seeded["test_ppl"] - seeded["test_min"], seeded["test_max"] - seeded["test_ppl"]]
+        ax.errorbar(seeded["parameters"], seeded["test_ppl"], yerr=spread, fmt="none", ecolor=color, capsize=2, lw=0.8)
 
 
 # The rows of a decay figure: what is measured, how (a curves table's direction and method), and its axis label.
