@@ -5,8 +5,10 @@ import pandas as pd
 import pytest
 import torch
 
+from rnnbench.data.batching import batchify, bptt_segments, sentence_batches
 from rnnbench.models import build_model
 from rnnbench.models.base import ModelConfig
+from rnnbench.reading import Batch
 from rnnbench.units import UNIT_COLUMNS, derivative_from_output, silent_units, unit_table
 
 
@@ -39,21 +41,46 @@ def network(activation: str, bias_of_unit_0: float) -> torch.nn.Module:
 STREAM = np.random.default_rng(0).integers(0, 20, size=400)
 
 
+def stream_batches(stream=STREAM, batch_size=4, bptt=7) -> list[Batch]:
+    return [Batch(i, t) for i, t in bptt_segments(batchify(stream, batch_size), bptt)]
+
+
 def test_a_relu_unit_whose_input_is_always_negative_is_silent_and_the_others_are_not():
-    silent, positions = silent_units(network("relu", -1.0), STREAM, batch_size=4, bptt=7)
+    silent, positions = silent_units(network("relu", -1.0), stream_batches(), carry_state=True)
     assert silent.tolist() == [True, False, False, False]
     assert positions == 4 * 99  # 100 steps a column, the last one only a target
     # the same unit with a positive input passes gradient at every step
-    silent, _ = silent_units(network("relu", 1.0), STREAM, batch_size=4, bptt=7)
+    silent, _ = silent_units(network("relu", 1.0), stream_batches(), carry_state=True)
+    assert not silent.any()
+
+
+def test_a_unit_that_fires_only_on_a_long_carried_state_is_silent_when_each_sentence_starts_from_zero():
+    # Unit 1 counts steps: h1_t = relu(h1_{t-1} + 0.1) = 0.1 t. Unit 0 reads it: a0_t = h1_{t-1} - 1 = 0.1 (t - 1) - 1,
+    # above zero from t = 12 on. Sentences of 6 tokens (5 words and <eos>), each read from h_0 = 0, stop at t = 6:
+    # unit 0 never fires. The same text as one stream, the state carried, reaches t = 12 within its first segments.
+    model = network("relu", -1.0)
+    with torch.no_grad():
+        model.cell.U[0, 1] = 1.0
+        model.cell.W[1].zero_()
+        model.cell.U[1].zero_()
+        model.cell.U[1, 1] = 1.0
+        model.cell.b_h[1] = 0.1
+    words = np.random.default_rng(1).integers(1, 20, size=(40, 5))
+    text = np.concatenate([words, np.zeros((40, 1), dtype=words.dtype)], axis=1).ravel()  # <eos> = 0 ends each
+    by_sentence = [Batch(i, t) for i, t, _ in sentence_batches(text, np.arange(0, text.size, 6), 8)]
+    silent, positions = silent_units(model, by_sentence, carry_state=False)
+    assert silent.tolist() == [True, False, False, False]
+    assert positions == 40 * 6  # every token of every sentence is a target once, the padding none
+    silent, _ = silent_units(model, stream_batches(text, batch_size=2, bptt=5), carry_state=True)
     assert not silent.any()
 
 
 def test_a_tanh_unit_saturated_to_one_in_float32_passes_no_gradient():
     # tanh(20) = 1 - 8.5e-18 is 1.0 in float32: 1 - h^2 = 0 exactly
     assert torch.tanh(torch.tensor(20.0)).item() == 1.0
-    silent, _ = silent_units(network("tanh", 20.0), STREAM, batch_size=4, bptt=7)
+    silent, _ = silent_units(network("tanh", 20.0), stream_batches(), carry_state=True)
     assert silent.tolist() == [True, False, False, False]
-    silent, _ = silent_units(network("tanh", 2.0), STREAM, batch_size=4, bptt=7)
+    silent, _ = silent_units(network("tanh", 2.0), stream_batches(), carry_state=True)
     assert not silent.any()
 
 

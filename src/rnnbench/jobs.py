@@ -530,12 +530,13 @@ def _silent_units(
     runs: pd.DataFrame, model_files: Mapping[str, str], *, data_dir: str | None, cache_dir: str | None
 ) -> dict[str, tuple[Any, int]]:
     """run_id -> rnnbench.units.silent_units of its model.pt (the best epoch's weights) over its corpus's validation
-    split, read in its eval_batch_size columns, for every run of ``runs`` that did not diverge."""
+    split, read as its evaluation reads it (rnnbench.reading), for every run of ``runs`` that did not diverge."""
     import torch
 
     from rnnbench import units
     from rnnbench.data.corpora import load_corpus
     from rnnbench.decay.analysis import load_run
+    from rnnbench.reading import reading_for
 
     torch.set_num_threads(1)  # a table job: one core, as the rule declares
     corpora, found = {}, {}
@@ -545,10 +546,8 @@ def _silent_units(
             corpora[cfg.corpus_key] = load_corpus(
                 cfg.corpus, data_dir=data_dir, cache_dir=cache_dir, **cfg.corpus_options
             )
-        stream = corpora[cfg.corpus_key].split("valid")
-        if cfg.eval_tokens is not None:
-            stream = stream[: cfg.eval_tokens]
-        found[run_id] = units.silent_units(model, stream, batch_size=cfg.eval_batch_size)
+        reading = reading_for(cfg, corpora[cfg.corpus_key])
+        found[run_id] = units.silent_units(model, reading.eval_batches("valid"), carry_state=reading.carries_state)
         log.info("%s: %d of %d units silent", run_id, int(found[run_id][0].sum()), found[run_id][0].size)
     return found
 

@@ -13,7 +13,8 @@ and never which model family they train.
                       shuffled per epoch, seeded by (seed, epoch)
 
 Each gives the batches of an epoch, the number of optimiser steps in one, the state a batch starts from,
-the likelihood of a split, and the agreement probe per head-verb distance.
+the likelihood of a split, and the agreement probe per head-verb distance; a recurrent one also the batches
+evaluation reads a split in (``eval_batches``, the state carried between them where ``carries_state``).
 """
 
 from __future__ import annotations
@@ -84,8 +85,14 @@ class Reading:
         return None
 
     # Each mode defines these.
+    carries_state = False  # whether an evaluation batch starts from the state the last one ended in
+
     def batches(self, epoch: int) -> Iterator[Batch]:
         raise NotImplementedError
+
+    def eval_batches(self, split: str) -> Iterator[Batch]:
+        """``split`` in the batches a recurrent model is evaluated in, in order (padding: IGNORE_INDEX targets)."""
+        raise NotImplementedError(f"{type(self).__name__} reads no split as recurrent batches")
 
     def _full_epoch_steps(self) -> int:
         raise NotImplementedError
@@ -98,8 +105,15 @@ class Reading:
 
 
 class StreamReading(Reading):
+    carries_state = True
+
     def batches(self, epoch: int) -> Iterator[Batch]:
         data = batchify(self.train, self.cfg.batch_size)  # (T, B): B contiguous columns of the stream
+        for inputs, targets in bptt_segments(data, self.cfg.bptt):
+            yield Batch(inputs, targets)
+
+    def eval_batches(self, split: str) -> Iterator[Batch]:
+        data = batchify(self.eval_stream(split), self.cfg.eval_batch_size)  # (T, B)
         for inputs, targets in bptt_segments(data, self.cfg.bptt):
             yield Batch(inputs, targets)
 
@@ -130,6 +144,11 @@ class SentenceReading(Reading):
         starts = self._starts("train", self.train)
         shuffle = self.cfg.seed * 1000 + epoch
         for inputs, targets, _ in sentence_batches(self.train, starts, self.cfg.batch_size, shuffle_seed=shuffle):
+            yield Batch(inputs, targets)
+
+    def eval_batches(self, split: str) -> Iterator[Batch]:
+        stream = self.eval_stream(split)
+        for inputs, targets, _ in sentence_batches(stream, self._starts(split, stream), self.cfg.eval_batch_size):
             yield Batch(inputs, targets)
 
     def _full_epoch_steps(self) -> int:

@@ -9,19 +9,21 @@ silent. The derivative is read off the unit's output h_t = f(a_t), in the networ
     sigmoid  f' = h (1 - h)        zero only where the sigmoid has rounded to 0 or 1
     relu     f' = [h > 0]          zero wherever a <= 0: a silent ReLU unit is a dead one
 
-    silent_units   a model's units over a token stream: which of them pass no gradient at any step
+    silent_units   a model's units over a split, read as the model was trained to read it: which of them pass no
+                   gradient at any step
     unit_table     a study's: per run, its units, how many are silent on the validation split, and that share
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 import torch
 
-from rnnbench.data.batching import batchify, bptt_segments
+from rnnbench.data.batching import IGNORE_INDEX
+from rnnbench.reading import Batch
 
 UNIT_COLUMNS = ("units", "silent_units", "silent_fraction", "positions")
 
@@ -38,20 +40,22 @@ def derivative_from_output(h: torch.Tensor, activation: str) -> torch.Tensor:
 
 
 @torch.no_grad()
-def silent_units(model, stream: np.ndarray, *, batch_size: int, bptt: int = 35) -> tuple[np.ndarray, int]:
-    """(mask of the model's hidden units whose derivative is zero at every step of ``stream``, steps read x batch
-    columns). The stream is read as evaluation reads it: ``batch_size`` columns, the state carried from one
-    segment of ``bptt`` steps to the next, from a zero state; dropout off."""
+def silent_units(model, batches: Iterable[Batch], *, carry_state: bool) -> tuple[np.ndarray, int]:
+    """(mask of the model's hidden units whose derivative is zero at every step of ``batches``, steps read).
+
+    The batches are read as evaluation reads them (rnnbench.reading's ``eval_batches``): each from a zero state, or,
+    with ``carry_state``, from the state the last one ended in; dropout off. A padded step (an IGNORE_INDEX target,
+    after a sentence has ended) is no step of the text and is not counted."""
     model.eval()
     activation = model.cfg.activation
-    data = batchify(stream, batch_size)  # (T, B)
-    state = model.init_state(batch_size)
     passes = torch.zeros(model.cfg.hidden, dtype=torch.bool)  # (H,) any step with f' != 0
-    positions = 0
-    for inputs, _ in bptt_segments(data, bptt):  # (t, B)
-        h, state = model.recur(model.embedding(inputs), state)  # (t, B, H)
-        passes |= (derivative_from_output(h, activation) != 0).flatten(0, 1).any(dim=0)
-        positions += inputs.numel()
+    positions, state = 0, None
+    for batch in batches:
+        start = state if carry_state and state is not None else model.init_state(batch.inputs.shape[1])
+        h, state = model.recur(model.embedding(batch.inputs), start)  # (t, B, H)
+        real = batch.targets != IGNORE_INDEX  # (t, B)
+        passes |= (derivative_from_output(h[real], activation) != 0).any(dim=0)
+        positions += int(real.sum())
     return (~passes).numpy(), positions
 
 
