@@ -258,6 +258,70 @@ def test_a_recurrence_with_a_cliff_fails_no_cliff(tmp_path):
     assert finding.verdict == FAILS and "cliff at 3→4" in finding.reason
 
 
+def lm_size_folder(root, rnn_ppl):
+    """PTB windows of n-1 = 1 (1,494,002 parameters) at test perplexity 160, 161, 159, and Elman RNNs at H = 50
+    (1,122,402) and H = 200 (1,534,002, 1.03 times the window's: its match) with the perplexities given."""
+    lm = {"corpus": "ptb", "metric": "test_ppl"}
+    write_study(
+        root,
+        "windows_ptb",
+        {**lm, "family": "ff", "vary": ["context"]},
+        [
+            {
+                "run_id": f"w{s}",
+                "seed": s,
+                "context": 1,
+                "outcome": "learned",
+                "metrics": {"test_ppl": p, "parameters": 1_494_002},
+            }
+            for s, p in zip((1, 2, 3), (160.0, 161.0, 159.0), strict=True)
+        ],
+    )
+    small = {
+        "run_id": "r50",
+        "seed": 1,
+        "hidden": 50,
+        "outcome": "learned",
+        "metrics": {"test_ppl": 190.0, "parameters": 1_122_402},
+    }
+    write_study(
+        root,
+        "rnns_ptb",
+        {**lm, "family": "rnn", "vary": ["hidden"]},
+        [small]
+        + [
+            {
+                "run_id": f"r{s}",
+                "seed": s,
+                "hidden": 200,
+                "outcome": "learned",
+                "metrics": {"test_ppl": p, "parameters": 1_534_002},
+            }
+            for s, p in enumerate(rnn_ppl, start=1)
+        ],
+    )
+    return Roles(studies={"matched_window": ("windows_ptb",), "matched_recurrence": ("rnns_ptb",)})
+
+
+def test_the_recurrence_is_set_against_the_window_of_its_size_on_a_language_models_text(tmp_path):
+    # H = 200 at 150, 152, 148 against the window's 160, 161, 159: recurrence - window = 150 - 160 = -10, lower is
+    # better for perplexity. H = 50 is 25% smaller than the window and is not its match.
+    roles = lm_size_folder(tmp_path, (150.0, 152.0, 148.0))
+    finding = judge(claim("recurrence_beats_window"), Evidence(tmp_path, roles))
+    assert finding.verdict == HOLDS
+    assert finding.value.startswith(
+        "ptb, n−1 = 1 (1,494,002) against H = 200 (1,534,002): test_ppl, recurrence − window −10 ["
+    )
+    # One seed of the recurrence has no spread to read a gap of any size against.
+    one = tmp_path / "one"
+    finding = judge(claim("recurrence_beats_window"), Evidence(one, lm_size_folder(one, (150.0,))))
+    assert finding.verdict == NOT_SHOWN and "1 recurrence and 3 window runs learned; needs two each" in finding.reason
+    # The window ahead by as much: the recurrence is not better.
+    ahead = tmp_path / "ahead"
+    finding = judge(claim("recurrence_beats_window"), Evidence(ahead, lm_size_folder(ahead, (170.0, 172.0, 168.0))))
+    assert finding.verdict == FAILS and "recurrence − window +10 [" in finding.value
+
+
 def test_full_bptt_better_beyond_k_shows_truncation_hides_the_dependency(tmp_path):
     about = {"family": "rnn", "corpus": "agreement", "metric": "agreement_accuracy", "vary": ["bptt"]}
     runs = [
