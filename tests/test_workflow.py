@@ -207,7 +207,7 @@ def test_a_new_study_in_the_config_gets_its_jobs_table_and_figure(tmp_path):
     results, configs = tiny_extra_config(
         tmp_path,
         studies={
-            "activation_agreement": {
+            "tiny_activation_agreement": {
                 "description": "activation ablation",
                 "family": "rnn",
                 "corpus": "agreement",
@@ -219,15 +219,15 @@ def test_a_new_study_in_the_config_gets_its_jobs_table_and_figure(tmp_path):
         },
     )
     targets = [
-        f"{results}/studies/activation_agreement/summary.csv",
-        f"{results}/studies/activation_agreement/study.json",
-        f"{results}/studies/activation_agreement/figure.png",
-        f"{results}/studies/activation_agreement/figure.pdf",
+        f"{results}/studies/tiny_activation_agreement/summary.csv",
+        f"{results}/studies/tiny_activation_agreement/study.json",
+        f"{results}/studies/tiny_activation_agreement/figure.png",
+        f"{results}/studies/tiny_activation_agreement/figure.pdf",
     ]
     # An agreement-accuracy study also gets its accuracy per head-verb distance and the figures of it.
     distance = [
-        f"{results}/studies/activation_agreement/distance.csv",
-        f"{results}/studies/activation_agreement/distance-heatmap.png",
+        f"{results}/studies/tiny_activation_agreement/distance.csv",
+        f"{results}/studies/tiny_activation_agreement/distance-heatmap.png",
     ]
     targets += distance
 
@@ -261,12 +261,14 @@ def test_a_new_study_in_the_config_gets_its_jobs_table_and_figure(tmp_path):
     assert (
         per_distance.loc[~learned, "accuracy_mean"].isna().all() and (per_distance.loc[~learned, "probes"] == 0).all()
     )
-    assert (results / "studies/activation_agreement/figure.provenance.json").exists()
+    assert (results / "studies/tiny_activation_agreement/figure.provenance.json").exists()
     record = json.loads(Path(targets[1]).read_text())
     assert record["vary"] == ["activation"] and record["metric"] == "agreement_accuracy"
     assert record["fixed"]["hidden"] == 32  # what the runs use: smoke.yaml's run_overrides over the study's 8
     assert sorted(record["run_ids"]) == sorted(summary["run_id"].unique())
-    assert "study" not in json.loads((results / "studies/activation_agreement/summary.provenance.json").read_text())
+    assert "study" not in json.loads(
+        (results / "studies/tiny_activation_agreement/summary.provenance.json").read_text()
+    )
 
     # Snakemake's own report: the study's table and figure, flagged by the rules, under the study's category
     report = tmp_path / "report.zip"
