@@ -568,16 +568,16 @@ def test_a_new_study_appears_with_no_edit(fixture, tmp_path, monkeypatch):
     shutil.copytree(fixture.results / "studies", results / "studies")
     shutil.copytree(fixture.results / "tables", results / "tables")
     source = sorted((results / "studies").iterdir())[0]
-    added = results / "studies" / "activation_agreement"
+    added = results / "studies" / "embedding_agreement"
     shutil.copytree(source, added)
-    summary = pd.read_csv(added / "summary.csv").assign(study="activation_agreement")
+    summary = pd.read_csv(added / "summary.csv").assign(study="embedding_agreement")
     summary.to_csv(added / "summary.csv", index=False)
     monkeypatch.setenv(res.RESULTS_ENV, str(results))
     book = copy_book(tmp_path / "reports")
     run = bookcheck.run_chapter(book / "studies.qmd", cwd=book)
-    assert {"sec-study-activation-agreement", "fig-study-activation-agreement"} <= run.labels()
-    assert (book / fig.STAGING_DIR / "study-activation-agreement.png").is_file()
-    assert (book / fig.STAGING_DIR / "study-activation-agreement.pdf").is_file()
+    assert {"sec-study-embedding-agreement", "fig-study-embedding-agreement"} <= run.labels()
+    assert (book / fig.STAGING_DIR / "study-embedding-agreement.png").is_file()
+    assert (book / fig.STAGING_DIR / "study-embedding-agreement.pdf").is_file()
 
 
 # --------------------------------------------------------------------------------------------------------------

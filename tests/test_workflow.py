@@ -276,11 +276,11 @@ def test_a_new_study_in_the_config_gets_its_jobs_table_and_figure(tmp_path):
     assert made.returncode == 0, made.stdout + made.stderr
     with zipfile.ZipFile(report) as archive:
         html = next(archive.read(name).decode() for name in archive.namelist() if name.endswith("report.html"))
-    assert "Study activation_agreement" in html  # the category
+    assert "Study tiny_activation_agreement" in html  # the category
     for target in (targets[0], targets[2]):  # summary.csv and figure.png, each with its caption
         assert f'"{target}": {{"name": "{Path(target).name}"' in html
     # each caption names the study: summary, figure, per-distance table, heatmap
-    assert html.count('Study <tt class=\\"docutils literal\\">activation_agreement</tt>') == 4
+    assert html.count('Study <tt class=\\"docutils literal\\">tiny_activation_agreement</tt>') == 4
 
     again = snakemake(*targets, "-n", configfiles=configs)
     assert "Nothing to be done" in again.stdout + again.stderr
