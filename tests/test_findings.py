@@ -456,6 +456,19 @@ def test_roles_are_not_run_settings_and_a_misspelt_one_names_the_key():
         load_config(bare)
 
 
+def test_the_findings_wait_for_the_units_tables_they_read():
+    from rnnbench import paths
+
+    merged = merge_config_files(CONFIG_FILES)
+    merged["comparison"]["dynamic_evaluation"] = None
+    config = load_config(merged)
+    inputs = paths.findings_inputs(config, [])
+    results = config.results_dir
+    for study in ("activation_ptb", "activation_agreement"):  # role activation_training: relu_dies reads units.csv
+        assert paths.study_extra_table(results, study, "units") in inputs
+    assert paths.study_extra_table(results, "truncation_agreement", "distance") not in inputs  # read per run instead
+
+
 def _seeds_folder() -> Path | None:
     for candidate in (os.environ.get("RNNBENCH_SEEDS"), REPO.parent / "shared" / "seeds", "/work/shared/seeds"):
         if candidate and Path(candidate).is_dir():

@@ -250,9 +250,22 @@ LEARNING_CURVES_FIGURE = "learning_curves"
 FINDINGS_TABLE = "findings"
 
 
+# The extra tables of a study the findings read beside its summary: units.csv, for the dead ReLU units.
+FINDINGS_EXTRAS = ("units",)
+
+
+def study_extra_kinds(config: Config, name: str) -> list[str]:
+    """The kinds of extra table study ``name`` gets (rnnbench.ablations.study_extras)."""
+    from rnnbench.ablations import study_extras
+
+    spec = config.studies[name]
+    cut = any(cfg.segments == "sentence" and cfg.bptt > 0 for _, cfg in config.study_runs(name))
+    return study_extras(spec.corpus, list(spec.vary), spec.metric, cut, spec.family)
+
+
 def findings_inputs(config: Config, worked_tables: list[str]) -> list[str]:
-    """What the findings read, for the rule's inputs: the summary and record of every study with a role, the
-    tables and record of every analysis with one, the training benchmarks, and the lesson's worked table of
+    """What the findings read, for the rule's inputs: the summary and record of every study with a role and the
+    extra tables of it that FINDINGS_EXTRAS names, the tables and record of every analysis with one, the training benchmarks, and the lesson's worked table of
     the gradient reaching token 1 (when the worked tables are built). A run's own files (agreement.csv,
     config.json) come with its metrics.json, which its study's summary already waits for."""
     results = config.results_dir
@@ -260,6 +273,8 @@ def findings_inputs(config: Config, worked_tables: list[str]) -> list[str]:
     for name, study in config.studies.items():
         if study.roles:
             inputs += [study_summary(results, name), study_record(results, name)]
+            kinds = [kind for kind in study_extra_kinds(config, name) if kind in FINDINGS_EXTRAS]
+            inputs += [study_extra_table(results, name, kind) for kind in kinds]
     for name, analysis in config.analyses.items():
         if analysis.roles:
             inputs += [analysis_table(results, name, t) for t in ANALYSIS_TABLES[analysis.kind]]
@@ -314,8 +329,6 @@ def run_records(config: Config) -> list[str]:
 
 def tables_and_figures(config: Config, worked_tables: list[str]) -> list[str]:
     """Every table, figure, provenance record and study or analysis record of ``config``: what the book reads."""
-    from rnnbench.ablations import study_extras
-
     results = config.results_dir
     outputs = [table(results, "corpora"), table(results, "benchmarks"), *baseline_outputs(results)]
     if config.tables.get("worked", True):
@@ -323,10 +336,7 @@ def tables_and_figures(config: Config, worked_tables: list[str]) -> list[str]:
     for study in config.studies:
         outputs.append(study_summary(results, study))
         outputs += [study_figure(results, study, fmt) for fmt in FIGURE_FORMATS]
-        spec = config.studies[study]
-        cut = any(cfg.segments == "sentence" and cfg.bptt > 0 for _, cfg in config.study_runs(study))
-        extras = study_extras(spec.corpus, list(spec.vary), spec.metric, cut, spec.family)
-        outputs += study_extra_outputs(results, study, extras)
+        outputs += study_extra_outputs(results, study, study_extra_kinds(config, study))
     for name, analysis in config.analyses.items():
         outputs += [analysis_table(results, name, t) for t in ANALYSIS_TABLES[analysis.kind]]
         if analysis.kind == "gradient_decay":
