@@ -9,7 +9,10 @@ import pandas as pd
 import pytest
 
 from rnnbench.ablation_plots import cut_contrast, distance_curves, distance_heatmap, learning_curves, norm_trace
+from rnnbench.book import clipping as clip_values
 from rnnbench.book import studies as ab
+from rnnbench.book import truncation as truncation_values
+from rnnbench.book import windows as window_values
 
 
 def write_study(root, name, about, runs, metrics, outcomes=None):
@@ -105,7 +108,7 @@ def window_results(tmp_path):
 
 
 def test_each_window_is_set_against_its_matched_rnn_within_and_beyond_its_width(window_results):
-    pairs = ab.window_against_recurrence("window_agreement", "recurrence_agreement", window_results)
+    pairs = window_values.window_against_recurrence("window_agreement", "recurrence_agreement", window_results)
     row = pairs.iloc[0]
     assert (row["context"], row["hidden"]) == (2, 60)  # 34,689 is nearer 34,521 than 63,344 is
     assert (row["ff_parameters"], row["rnn_parameters"]) == (34_521, 34_689)
@@ -123,7 +126,7 @@ def write_distance_figures(results):
 
 
 def test_the_window_comparison_gives_the_verdicts_its_sentences_state(window_results, tmp_path):
-    comparison = ab.window_comparison(window_results)
+    comparison = window_values.window_comparison(window_results)
     assert (comparison.windows, comparison.recurrences, comparison.attractor_prob) == (
         "window_agreement",
         "recurrence_agreement",
@@ -131,10 +134,10 @@ def test_the_window_comparison_gives_the_verdicts_its_sentences_state(window_res
     )
     # Window 2 beyond its width: 0.45, below the 0.55 of a model that learned and the heuristic's 0.725, where
     # its RNN has 0.8: compared, near chance, beaten by the recurrence and by the count-based rule.
-    assert comparison.state == ab.COMPARED and list(comparison.compared["context"]) == [2]
+    assert comparison.state == window_values.COMPARED and list(comparison.compared["context"]) == [2]
     assert (comparison.near_chance, comparison.recurrence_better, comparison.below_heuristic) == (1, 1, 1)
     assert comparison.nearest_noun_informs  # a noun between has the head's number 3 times in 4
-    shown = ab.window_display(comparison).iloc[0]
+    shown = window_values.window_display(comparison).iloc[0]
     assert shown[["window within", "window beyond", "RNN within", "RNN beyond"]].tolist() == [
         "0.950",
         "0.450",
@@ -152,7 +155,7 @@ def test_a_window_whose_corpus_has_no_attractor_bias_is_not_said_to_see_past_its
     record = window_results / "studies" / "window_agreement" / "study.json"
     about = json.loads(record.read_text())
     record.write_text(json.dumps({**about, "fixed": {"corpus_options": {"attractor_prob": 0.5}}}))
-    assert not ab.window_comparison(window_results).nearest_noun_informs
+    assert not window_values.window_comparison(window_results).nearest_noun_informs
 
 
 def test_clipping_table_lists_each_setting_once_with_its_spread(tmp_path):
@@ -192,7 +195,7 @@ def test_clipping_table_lists_each_setting_once_with_its_spread(tmp_path):
         [("v1", {"clip": 15, "seed": 1}), ("w1", {"clip": 0.01, "seed": 1})],
         {"v1": metrics(float("nan"), 1, 20, 0.0, float("nan")), "w1": metrics(650.0, 0, None, 1.0, 0.8)},
     )
-    table = ab.clipping_table(["clipping_ptb", "value_threshold_ptb"], tmp_path)
+    table = clip_values.clipping_table(["clipping_ptb", "value_threshold_ptb"], tmp_path)
     assert list(table["clipping"]) == ["none", "value ±0.01", "value ±15"]  # the shared value ±15 once
     none = table.iloc[0]
     assert (none["runs"], none["diverged_runs"]) == (2, 2)
@@ -370,7 +373,7 @@ def truncation_results(tmp_path):
 
 
 def test_truncation_cost_is_over_the_seeds_that_learned(truncation_results):
-    cost = ab.truncation_cost("truncation_ptb", truncation_results).set_index("bptt")
+    cost = truncation_values.truncation_cost("truncation_ptb", truncation_results).set_index("bptt")
     assert cost.loc[5, ["runs", "seeds_learned", "seeds_failed", "diverged_runs"]].tolist() == [3, 2, 1, 0]
     assert cost.loc[35, ["runs", "seeds_learned", "seeds_failed", "diverged_runs"]].tolist() == [3, 2, 1, 1]
     assert cost.loc[5, "test_ppl_mean"] == pytest.approx(382.0)  # (380 + 384) / 2, not 888
@@ -380,24 +383,24 @@ def test_truncation_cost_is_over_the_seeds_that_learned(truncation_results):
 
 
 def test_the_best_truncation_length_is_chosen_on_validation(truncation_results):
-    cost = ab.truncation_cost_study(truncation_results)
+    cost = truncation_values.truncation_cost_study(truncation_results)
     assert (cost.study, cost.metric, cost.train_tokens, cost.max_steps_per_epoch) == (
         "truncation_ptb",
         "test_ppl",
         465000,
         None,
     )
-    best, worst = ab.best_and_worst_length(cost)
+    best, worst = truncation_values.best_and_worst_length(cost)
     assert (best["bptt"], worst["bptt"]) == (35, 5)  # valid 391 against 402, though 35's test mean is the higher
-    assert ab.selected_on(cost) == "validation perplexity"
+    assert truncation_values.selected_on(cost) == "validation perplexity"
     assert (ab.spread(best["test_ppl_mean"], best["test_ppl_min"], best["test_ppl_max"])) == "396 (395–397)"
-    many, few = ab.updates_by_length(cost)
+    many, few = truncation_values.updates_by_length(cost)
     assert (many["bptt"], many["steps_mean"], few["bptt"], few["steps_mean"]) == (5, 4650, 35, 665)
-    fast, slow = ab.fastest_and_slowest(cost)
+    fast, slow = truncation_values.fastest_and_slowest(cost)
     assert (fast["bptt"], fast["tokens_per_second_mean"], slow["bptt"]) == (35, 3100.0, 5)  # seed 3's 5,000 out
-    least, most = ab.memory_range(cost)
+    least, most = truncation_values.memory_range(cost)
     assert (least["max_rss_mb"], most["max_rss_mb"]) == (401.0, 502.0)  # 400 and 402; 500 and 504
-    shown = ab.truncation_display(cost).set_index("bptt")
+    shown = truncation_values.truncation_display(cost).set_index("bptt")
     assert shown.loc[5, ["learned", "test perplexity"]].tolist() == ["2 of 3", "382 (380–384)"]  # not 888
 
 
@@ -432,16 +435,16 @@ def test_clipping_table_and_section_leave_failed_seeds_out_and_count_them(tmp_pa
     }
     outcomes = {"none2": "did not learn", "value1": "did not learn", "value2": "did not learn"}
     write_study(tmp_path, "clipping_ptb", about, runs, metrics, outcomes)
-    table = ab.clipping_table(["clipping_ptb"], tmp_path).set_index("clipping")
+    table = clip_values.clipping_table(["clipping_ptb"], tmp_path).set_index("clipping")
     assert table.loc["none", ["runs", "seeds_learned", "seeds_failed", "diverged_runs"]].tolist() == [3, 1, 2, 1]
     assert table.loc["none", "test_ppl_mean"] == 200.0  # not (200 + 900) / 2: seed 2 did not learn
     assert table.loc["value ±15", "seeds_learned"] == 0 and math.isnan(table.loc["value ±15", "test_ppl_mean"])
-    section = ab.clipping("ptb", tmp_path)
-    [at] = ab.divergence_by_rate(section.table)  # divergence counts every run, the failed ones too
+    section = clip_values.section("ptb", tmp_path)
+    [at] = clip_values.divergence_by_rate(section.table)  # divergence counts every run, the failed ones too
     assert (at.lr, at.unclipped_diverged, at.unclipped_runs, at.first_step, at.last_step) == (1.0, 1, 3, 30, 30)
     assert at.norm_safe == () and at.norm_diverged == ()
-    assert section.learned_any and ab.value_clipping_idle(section.table) is None  # no value seed learned
-    shown = ab.clipping_display(section).set_index("clipping")
+    assert section.learned_any and clip_values.value_clipping_idle(section.table) is None  # no value seed learned
+    shown = clip_values.clipping_display(section).set_index("clipping")
     # lr, learned, diverged, test perplexity; one optimiser, so the rate is not named with it
     assert shown.loc["none", ["lr", "learned", "diverged", "test perplexity"]].tolist() == [
         "1",
@@ -460,13 +463,13 @@ def test_a_window_whose_matched_rnn_learned_in_no_seed_is_not_compared(window_re
     nan = float("nan")
     rows = distance_rows("hidden", 60, [(d, nan) for d in (1, 2, 3, 4)], learned=0)
     pd.DataFrame(rows + distance_rows("hidden", 115, [(1, 1.0)])).to_csv(rnn / "distance.csv", index=False)
-    pairs = ab.window_against_recurrence("window_agreement", "recurrence_agreement", window_results)
+    pairs = window_values.window_against_recurrence("window_agreement", "recurrence_agreement", window_results)
     assert pairs[["ff_learned", "ff_runs", "rnn_learned", "rnn_runs"]].values.tolist() == [[1, 1, 0, 1]]
     assert math.isnan(pairs["rnn_within"].iloc[0]) and bool(pairs["beyond"].iloc[0])
-    comparison = ab.window_comparison(window_results)
-    assert comparison.state == ab.NOTHING_COMPARED and comparison.compared.empty
+    comparison = window_values.window_comparison(window_results)
+    assert comparison.state == window_values.NOTHING_COMPARED and comparison.compared.empty
     assert (comparison.near_chance, comparison.recurrence_better) == (0, 0)
-    shown = ab.window_display(comparison).iloc[0]
+    shown = window_values.window_display(comparison).iloc[0]
     assert shown[["window beyond", "RNN within", "RNN beyond", "RNN learned"]].tolist() == ["0.450", "–", "–", "0 of 1"]
 
 
@@ -515,21 +518,21 @@ def test_the_cost_of_clipping_is_judged_by_the_findings_rule_on_the_seeds(tmp_pa
         "roles": ["clipping"],
     }
     write_study(tmp_path, "thresholds_by_any_name", about, thresholds, metrics)
-    [cost] = ab.clipping_cost(ab.clipping("ptb", tmp_path), tmp_path)
+    [cost] = clip_values.clipping_cost(clip_values.section("ptb", tmp_path), tmp_path)
     assert (cost.lr, cost.unclipped_mean, cost.unclipped_min, cost.unclipped_max) == (0.5, 345.0, 344.0, 346.0)
     judged = {t.clip: (t.verdict, t.mean, t.difference) for t in cost.thresholds}
-    assert judged[0.25] == (ab.WORSE, 440.0, "+27.5% [+26.9%, +28.2%]")
-    assert judged[1.0] == (ab.NO_DIFFERENCE, 345.5, "+0.145% [−0.512%, +0.802%]")
-    assert judged[5.0][0] == ab.NEVER_CLIPPED and math.isnan(judged[5.0][1])
+    assert judged[0.25] == (clip_values.WORSE, 440.0, "+27.5% [+26.9%, +28.2%]")
+    assert judged[1.0] == (clip_values.NO_DIFFERENCE, 345.5, "+0.145% [−0.512%, +0.802%]")
+    assert judged[5.0][0] == clip_values.NEVER_CLIPPED and math.isnan(judged[5.0][1])
 
 
 def test_sections_find_their_studies_by_role_not_by_name(window_results, tmp_path):
-    assert ab.window_studies(window_results) == ("window_agreement", "recurrence_agreement")
+    assert window_values.window_studies(window_results) == ("window_agreement", "recurrence_agreement")
     renamed = tmp_path / "renamed"
     shutil.copytree(window_results / "studies" / "window_agreement", renamed / "studies" / "windows_of_any_name")
-    assert ab.window_studies(renamed) == ("windows_of_any_name", None)  # no recurrence: no window section
-    assert ab.window_comparison(renamed) is None
-    assert ab.truncation_studies(renamed) == {"cost": None, "reach": None, "cuts": None}
+    assert window_values.window_studies(renamed) == ("windows_of_any_name", None)  # no recurrence: no window section
+    assert window_values.window_comparison(renamed) is None
+    assert truncation_values.truncation_studies(renamed) == {"cost": None, "reach": None, "cuts": None}
 
 
 def test_a_truncation_study_capped_in_updates_claims_neither_tokens_nor_updates_equal(truncation_results, tmp_path):
@@ -537,9 +540,9 @@ def test_a_truncation_study_capped_in_updates_claims_neither_tokens_nor_updates_
     about = json.loads(record.read_text())
     about["fixed"]["max_steps_per_epoch"] = 30
     record.write_text(json.dumps(about))
-    cost = ab.truncation_cost_study(truncation_results)
+    cost = truncation_values.truncation_cost_study(truncation_results)
     assert (cost.train_tokens, cost.max_steps_per_epoch) == (465000, 30)
-    assert ab.updates_by_length(cost) is None  # capped: the updates are not the tokens' consequence
+    assert truncation_values.updates_by_length(cost) is None  # capped: the updates are not the tokens' consequence
 
 
 def test_clipping_direction_states_the_cosines_and_the_value_thresholds_that_never_acted(tmp_path):
@@ -567,19 +570,19 @@ def test_clipping_direction_states_the_cosines_and_the_value_thresholds_that_nev
     }
     about = {"family": "rnn", "corpus": "ptb", "metric": "test_ppl", "vary": ["clip_mode", "clip"]}
     write_study(tmp_path, "clipping_ptb", {**about, "fixed": {"lr": 1.0}, "roles": ["clipping"]}, runs, metrics)
-    table = ab.clipping("ptb", tmp_path).table
-    assert ab.norm_cosine_range(table) == (1.0, 1.0)
-    turns = ab.value_clipping_turns(table)
+    table = clip_values.section("ptb", tmp_path).table
+    assert clip_values.norm_cosine_range(table) == (1.0, 1.0)
+    turns = clip_values.value_clipping_turns(table)
     assert turns[["clip", "clipped_share", "cosine_min", "cosine_max"]].values.tolist() == [[0.01, 0.5, 0.8, 0.9]]
     assert turns["cosine_mean"].iloc[0] == pytest.approx(0.85)
-    assert ab.value_clipping_idle(table) == ab.IdleValueClipping((15.0,), 9.0)
-    assert ab.clipping("agreement", tmp_path) is None  # no clipping study of that corpus: no section
+    assert clip_values.value_clipping_idle(table) == clip_values.IdleValueClipping((15.0,), 9.0)
+    assert clip_values.section("agreement", tmp_path) is None  # no clipping study of that corpus: no section
 
 
 def test_a_rate_is_named_with_its_optimiser_only_where_the_studies_train_with_two():
     two = pd.DataFrame({"lr": [0.002, 0.5, 0.5], "optimizer": ["adam", "sgd", "sgd"]})
-    assert ab.rate_optimizers(two) == {0.002: "Adam", 0.5: "SGD"}
-    assert ab.rate_optimizers(two.assign(optimizer="sgd")) == {}
+    assert clip_values.rate_optimizers(two) == {0.002: "Adam", 0.5: "SGD"}
+    assert clip_values.rate_optimizers(two.assign(optimizer="sgd")) == {}
 
 
 @pytest.fixture
@@ -603,12 +606,17 @@ def reach_results(tmp_path):
 
 
 def test_each_truncation_length_says_how_far_its_accuracy_can_be_read(reach_results):
-    rows = ab.truncation_reach("truncation_agreement", reach_results)
-    assert rows["kind"].tolist() == [ab.WHOLE_SENTENCE, ab.WITHIN_AND_BEYOND, ab.ALL_WITHIN, ab.NONE_LEARNED]
+    rows = truncation_values.truncation_reach("truncation_agreement", reach_results)
+    assert rows["kind"].tolist() == [
+        truncation_values.WHOLE_SENTENCE,
+        truncation_values.WITHIN_AND_BEYOND,
+        truncation_values.ALL_WITHIN,
+        truncation_values.NONE_LEARNED,
+    ]
     k2 = rows.set_index("bptt").loc[2]
     assert (k2["within_accuracy"], k2["beyond_accuracy"]) == pytest.approx((0.9, 0.6))
-    drop = ab.reach_drop(rows)
-    assert drop.verdict == ab.ABOVE_CHANCE and (drop.smallest, drop.largest) == pytest.approx((0.3, 0.3))
+    drop = truncation_values.reach_drop(rows)
+    assert drop.verdict == truncation_values.ABOVE_CHANCE and (drop.smallest, drop.largest) == pytest.approx((0.3, 0.3))
 
 
 def test_the_drop_beyond_k_is_at_chance_or_unread_where_full_bptt_did_not_learn(reach_results):
@@ -617,12 +625,12 @@ def test_the_drop_beyond_k_is_at_chance_or_unread_where_full_bptt_did_not_learn(
     beyond_k2 = (table["bptt"] == 2) & (table["distance"] > 2)
     table.loc[beyond_k2, "accuracy_mean"] = 0.5
     table.to_csv(path, index=False)
-    drop = ab.reach_drop(ab.truncation_reach("truncation_agreement", reach_results))
-    assert drop.verdict == ab.AT_CHANCE and drop.largest == pytest.approx(0.4)
+    drop = truncation_values.reach_drop(truncation_values.truncation_reach("truncation_agreement", reach_results))
+    assert drop.verdict == truncation_values.AT_CHANCE and drop.largest == pytest.approx(0.4)
     table.loc[table["bptt"] == 0, "accuracy_mean"] = 0.54  # full-sentence BPTT below 0.55: nothing to compare
     table.to_csv(path, index=False)
-    drop = ab.reach_drop(ab.truncation_reach("truncation_agreement", reach_results))
-    assert drop.verdict == ab.FULL_NOT_LEARNED and math.isnan(drop.smallest)
+    drop = truncation_values.reach_drop(truncation_values.truncation_reach("truncation_agreement", reach_results))
+    assert drop.verdict == truncation_values.FULL_NOT_LEARNED and math.isnan(drop.smallest)
 
 
 def test_each_cut_is_set_beside_full_sentence_bptt_on_the_same_probes(tmp_path):
@@ -646,7 +654,7 @@ def test_each_cut_is_set_beside_full_sentence_bptt_on_the_same_probes(tmp_path):
         row(5, 5, 2, False, 0.9, 40),
     ]
     pd.DataFrame(rows).to_csv(folder / "cuts.csv", index=False)
-    cuts = ab.sentence_cuts("truncation_sentence_agreement", tmp_path)
+    cuts = truncation_values.sentence_cuts("truncation_sentence_agreement", tmp_path)
     columns = ["cut_every", "distance", "within", "across", "within_probes", "across_probes"]
     assert cuts[columns].values.tolist() == [[2, 2, 0.9, 0.7, 30, 10], [2, 3, 0.8, 0.6, 5, 15]]
     assert cuts[["full_within", "full_across"]].iloc[0].tolist() == [0.95, 0.85]

@@ -8,7 +8,10 @@ and the render.
     study_sections  one generated section per study, so a study added to the config appears with no edit
     findings        the findings chapter's values (findings.qmd)
     published       the published numbers chapter's values and its per-corpus sections (published.qmd)
-    studies         the studies chapter's ablation values (studies.qmd)
+    studies         what the studies chapter's ablation sections share: studies by role, seed counts, cells
+    clipping        the clipping sections' values (studies.qmd)
+    truncation      the truncation sections' values (studies.qmd)
+    windows         the window-against-recurrence section's values (studies.qmd)
     decay           the decay chapter's values and its per-analysis sections (decay.qmd)
     explorables     the HTML book's explorables: the data each one writes into its page
     quarto          renders the book of one results folder with Quarto

@@ -1,0 +1,225 @@
+"""The truncation sections' values (reports/studies.qmd): on PTB (role truncation_cost), what each BPTT length
+buys in perplexity and costs in speed and memory; on the agreement corpus (role truncation_reach), accuracy within
+and beyond each length's reach; and (a study with a cuts table) the gradient cut within sentences, across a cut
+against within one, with the verdicts the sentences pick their wording from. A best length is chosen on
+validation only (rnnbench.selection).
+
+Reads results only (rnnbench.book.results); no torch.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from rnnbench import paths
+from rnnbench.ablations import reach_table, setting_table
+from rnnbench.book.format import integer, sig
+from rnnbench.book.results import missing_result, results_root, study_about, study_names, study_summary
+from rnnbench.book.studies import (
+    LEARNED,
+    column_or_nan,
+    count_of,
+    extra_table,
+    first_of,
+    measured_cell,
+    studies_with_role,
+)
+from rnnbench.cuts import contrast
+from rnnbench.metrics import METRIC_LABELS
+from rnnbench.selection import best_and_worst, selection_metric
+
+# A truncation length of 0 is backpropagation through the whole sentence (rnnbench.config).
+FULL_SENTENCE_BPTT = 0
+
+
+def truncation_studies(results: str | Path | None = None) -> dict[str, str | None]:
+    """The truncation section's studies, found by role: "cost" (truncation_cost: perplexity, speed and memory
+    against k), "reach" (truncation_reach: agreement accuracy within and beyond k), and "cuts" (a study with a
+    cuts table: the gradient cut within sentences)."""
+    cuts = [
+        s for s in study_names(results) if Path(paths.study_extra_table(results_root(results), s, "cuts")).is_file()
+    ]
+    return {
+        "cost": first_of(studies_with_role("truncation_cost", results)),
+        "reach": first_of(studies_with_role("truncation_reach", results)),
+        "cuts": first_of(cuts),
+    }
+
+
+def truncation_cost(study: str, results: str | Path | None = None) -> pd.DataFrame:
+    """Per truncation length: how many seeds learned, failed and diverged; the metric, the metric its best
+    length is chosen by (rnnbench.selection) and training tokens per second (metrics.json), and the training
+    job's wall seconds, CPU seconds and peak memory (tables/benchmarks.csv), each a mean over the seeds that
+    learned."""
+    about = study_about(study, results)
+    metric = about["metric"]
+    summary = study_summary(study, results)
+    bench_path = Path(paths.table(results_root(results), "benchmarks"))
+    if not bench_path.is_file():
+        raise missing_result(bench_path)
+    bench = pd.read_csv(bench_path).groupby("run_id", as_index=False).mean(numeric_only=True)
+    measured = list(dict.fromkeys([metric, selection_metric(metric), "tokens_per_second", "steps"]))
+    per_setting = setting_table(summary, ["bptt"], [m for m in measured if m in set(summary["metric"])])
+    runs = summary.drop_duplicates("run_id")
+    runs = runs[runs["outcome"] == "learned"][["run_id", "bptt"]].merge(bench, on="run_id", how="left")
+    columns = [c for c in ("wall_seconds", "cpu_seconds", "max_rss_mb") if c in bench]
+    cost = runs.groupby("bptt", sort=False)[columns].mean()
+    return per_setting.merge(cost.reset_index(), on="bptt", how="left")
+
+
+def reach(study: str, setting: str, results: str | Path | None = None) -> pd.DataFrame:
+    """A study's accuracy within and beyond each setting's reach (rnnbench.ablations.reach_table)."""
+    return reach_table(extra_table(study, "distance", results), setting)
+
+
+@dataclass(frozen=True, eq=False)
+class TruncationCost:
+    """The truncation study on PTB (role truncation_cost) and its lengths' table (truncation_cost)."""
+
+    study: str
+    metric: str
+    table: pd.DataFrame
+    train_tokens: int | None  # the training tokens every length reads; None: the whole training split
+    max_steps_per_epoch: int | None  # the cap on updates an epoch, where the study sets one
+
+    @property
+    def metric_name(self) -> str:
+        return METRIC_LABELS.get(self.metric, self.metric)
+
+    @property
+    def learned(self) -> pd.DataFrame:
+        """The lengths with a seed that learned and a mean of the metric, indexed by bptt."""
+        ok = self.table[self.table["seeds_learned"] > 0].dropna(subset=[f"{self.metric}_mean"])
+        return ok.set_index("bptt", drop=False)
+
+
+def truncation_cost_study(results: str | Path | None = None) -> TruncationCost | None:
+    study = truncation_studies(results)["cost"]
+    if not study:
+        return None
+    about = study_about(study, results)
+    settings = about.get("fixed", {})
+    return TruncationCost(
+        study,
+        about["metric"],
+        truncation_cost(study, results),
+        settings.get("train_tokens"),
+        settings.get("max_steps_per_epoch"),
+    )
+
+
+def updates_by_length(cost: TruncationCost) -> tuple[pd.Series, pd.Series] | None:
+    """The updates of the shortest length and of the longest (most and fewest), where every length reads the
+    same tokens with no cap on updates and more than one length has a count; else None."""
+    steps = cost.table.dropna(subset=["steps_mean"]) if "steps_mean" in cost.table else cost.table.iloc[0:0]
+    if len(steps) < 2 or cost.max_steps_per_epoch:
+        return None
+    by_length = steps.sort_values("bptt")
+    return by_length.iloc[0], by_length.iloc[-1]
+
+
+def best_and_worst_length(cost: TruncationCost) -> tuple[pd.Series, pd.Series] | None:
+    """The best and worst length on validation (rnnbench.selection), among those with a seed that learned;
+    None where fewer than two have one."""
+    if len(cost.learned) < 2:
+        return None
+    return best_and_worst(cost.learned, cost.metric, suffix="_mean", what="truncation length (bptt)")
+
+
+def selected_on(cost: TruncationCost) -> str | None:
+    """The name of the metric the best length is chosen by, where it is not the metric reported."""
+    on = selection_metric(cost.metric)
+    return METRIC_LABELS.get(on, on) if on != cost.metric else None
+
+
+def fastest_and_slowest(cost: TruncationCost) -> tuple[pd.Series, pd.Series] | None:
+    """The lengths that trained fastest and slowest in tokens per second, where more than one was measured."""
+    speed = cost.learned.dropna(subset=["tokens_per_second_mean"]).sort_values("tokens_per_second_mean")
+    return (speed.iloc[-1], speed.iloc[0]) if len(speed) > 1 else None
+
+
+def memory_range(cost: TruncationCost) -> tuple[pd.Series, pd.Series] | None:
+    """The lengths with the least and the most peak memory, where more than one was measured."""
+    if "max_rss_mb" not in cost.learned:
+        return None
+    memory = cost.learned.dropna(subset=["max_rss_mb"]).sort_values("max_rss_mb")
+    return (memory.iloc[0], memory.iloc[-1]) if len(memory) > 1 else None
+
+
+def truncation_display(cost: TruncationCost) -> pd.DataFrame:
+    """The PTB truncation table: every length's seeds, its metric, speed, time and memory."""
+    table = cost.table
+    return pd.DataFrame(
+        {
+            "bptt": table["bptt"].astype(int),
+            "learned": [count_of(k, n) for k, n in zip(table["seeds_learned"], table["runs"], strict=True)],
+            cost.metric_name: [measured_cell(row, cost.metric) for _, row in table.iterrows()],
+            "tokens/s": [sig(v, plain=True) for v in table["tokens_per_second_mean"]],
+            "wall s": [sig(v, plain=True) for v in column_or_nan(table, "wall_seconds")],
+            "CPU s": [sig(v, plain=True) for v in column_or_nan(table, "cpu_seconds")],
+            "peak MB": [integer(v) if not math.isnan(v) else "–" for v in column_or_nan(table, "max_rss_mb")],
+        }
+    )
+
+
+# How far a truncation length's accuracy can be read (truncation_reach's ``kind``): no seed learned; the
+# whole sentence is within reach (full-sentence BPTT); every distance is within reach; or some lie beyond.
+NONE_LEARNED, WHOLE_SENTENCE, ALL_WITHIN, WITHIN_AND_BEYOND = "none learned", "whole sentence", "all within", "beyond"
+
+
+def truncation_reach(study: str, results: str | Path | None = None) -> pd.DataFrame:
+    """Per truncation length of ``study`` (reach: accuracy within and beyond k), with its ``kind``."""
+    rows = reach(study, "bptt", results)
+    return rows.assign(kind=[_reach_kind(row) for _, row in rows.iterrows()])
+
+
+def _reach_kind(row: pd.Series) -> str:
+    if row["seeds_learned"] == 0:
+        return NONE_LEARNED
+    if math.isinf(row["width"]):
+        return WHOLE_SENTENCE
+    return ALL_WITHIN if row["beyond_probes"] == 0 else WITHIN_AND_BEYOND
+
+
+# What truncation does beyond k (ReachDrop's ``verdict``): full-sentence BPTT did not learn agreement, so the
+# lengths say nothing; beyond k some length stays above chance; or every one is at chance there.
+FULL_NOT_LEARNED, ABOVE_CHANCE, AT_CHANCE = "full sentence not learned", "above chance", "at chance"
+
+
+@dataclass(frozen=True)
+class ReachDrop:
+    verdict: str
+    smallest: float  # the drop from within k to beyond it, over the truncated lengths that learned; NaN where
+    largest: float  # full-sentence BPTT did not learn
+
+
+def reach_drop(rows: pd.DataFrame) -> ReachDrop | None:
+    """The drop from within k to beyond it (truncation_reach's rows), or why there is none to read; None where
+    no length that learned has probes beyond its k."""
+    measured = rows[rows["seeds_learned"] > 0]
+    full = measured[measured["kind"] == WHOLE_SENTENCE]
+    if len(full) and full["within_accuracy"].iloc[0] < LEARNED:
+        return ReachDrop(FULL_NOT_LEARNED, math.nan, math.nan)
+    beyond = measured[(measured["kind"] == WITHIN_AND_BEYOND) & measured["beyond_accuracy"].notna()]
+    if beyond.empty:
+        return None
+    drops = beyond["within_accuracy"] - beyond["beyond_accuracy"]
+    verdict = ABOVE_CHANCE if (beyond["beyond_accuracy"] > LEARNED).any() else AT_CHANCE
+    return ReachDrop(verdict, float(drops.min()), float(drops.max()))
+
+
+def sentence_cuts(study: str, results: str | Path | None = None) -> pd.DataFrame:
+    """The runs whose gradient is cut every k steps of a sentence (rnnbench.cuts.contrast), at each distance
+    with probes on both sides of a cut, beside full-sentence BPTT on the same probes (NaN where it has none).
+
+    cut_every, distance, within, across, within_probes, across_probes, full_within, full_across
+    """
+    rows = contrast(extra_table(study, "cuts", results), ["bptt"])
+    full = rows[rows["bptt"] == FULL_SENTENCE_BPTT][["cut_every", "distance", "within", "across"]]
+    full = full.rename(columns={"within": "full_within", "across": "full_across"})
+    cut = rows[rows["bptt"] != FULL_SENTENCE_BPTT].drop(columns=["bptt", "gap"])
+    return cut.merge(full, on=["cut_every", "distance"], how="left").reset_index(drop=True)

@@ -1,0 +1,179 @@
+"""The windows section's values (reports/studies.qmd): each feed-forward window (role window) beside the Elman
+RNN of the nearest parameter count (role recurrence), both models' agreement accuracy within the window's width
+and beyond it, and the nearest-noun heuristic beyond it, with the state the sentences pick their wording from.
+
+Reads results only (rnnbench.book.results); no torch.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from rnnbench import paths
+from rnnbench.ablations import matched_pairs, reach_table, setting_table
+from rnnbench.book.format import fixed, integer
+from rnnbench.book.results import agreement_baselines, results_root, study_about, study_summary
+from rnnbench.book.studies import LEARNED, accuracy, count_of, extra_table, first_of, studies_with_role
+
+# Whether the windows beyond their width are compared with their recurrences (WindowComparison.state): no
+# pair has seeds that learned on both sides; no recurrence learned even within the windows' widths; or they are.
+NOTHING_COMPARED, RECURRENCE_NOT_LEARNED, COMPARED = "nothing compared", "recurrence not learned", "compared"
+
+
+def window_studies(results: str | Path | None = None) -> tuple[str | None, str | None]:
+    """The windows (role window) and the recurrences sized to match them (role recurrence)."""
+    return first_of(studies_with_role("window", results)), first_of(studies_with_role("recurrence", results))
+
+
+def window_against_recurrence(ff_study: str, rnn_study: str, results: str | Path | None = None) -> pd.DataFrame:
+    """Each window paired with the Elman RNN of the nearest parameter count, both counts stated, both sides'
+    seeds that learned out of their runs (ff_learned/ff_runs, rnn_learned/rnn_runs), and both models' accuracy
+    on the dependencies within the window's width and beyond it (means over the seeds that learned; NaN where
+    none did); ``beyond``: whether any head-verb distance lies beyond the window, ``beyond_probes`` the probes
+    there over the window's seeds that learned."""
+    ff_summary, rnn_summary = study_summary(ff_study, results), study_summary(rnn_study, results)
+    ff = _parameters(ff_summary, "context")
+    rnn = _parameters(rnn_summary, "hidden")
+    pairs = matched_pairs(ff, rnn)
+    counts = {
+        "ff": setting_table(ff_summary, ["context"], []).set_index("context"),
+        "rnn": setting_table(rnn_summary, ["hidden"], []).set_index("hidden"),
+    }
+    ff_dist = extra_table(ff_study, "distance", results)
+    rnn_dist = extra_table(rnn_study, "distance", results)
+    heuristic = _nearest_noun(ff_study, results)
+    rows = []
+    for pair in pairs.itertuples(index=False):
+        window = ff_dist[ff_dist["context"] == pair.context]
+        recurrent = rnn_dist[rnn_dist["hidden"] == pair.hidden]
+        row = pair._asdict()
+        for name, table, key in (("ff", window, pair.context), ("rnn", recurrent, pair.hidden)):
+            row[f"{name}_learned"] = int(counts[name].loc[key, "seeds_learned"])
+            row[f"{name}_runs"] = int(counts[name].loc[key, "runs"])
+            split = reach_table(table.assign(width=pair.context), "width")
+            row[f"{name}_within"] = float(split["within_accuracy"].iloc[0]) if len(split) else math.nan
+            row[f"{name}_beyond"] = float(split["beyond_accuracy"].iloc[0]) if len(split) else math.nan
+        # whether the window has dependencies beyond its width at all, whatever its seeds did
+        row["beyond"] = bool((window["distance"] > pair.context).any())
+        row["beyond_probes"] = int(window.loc[window["distance"] > pair.context, "probes"].sum())
+        # the count-based heuristic on the same distances: a window beyond its width is judged against it
+        far = heuristic[heuristic["distance"] > pair.context]
+        row["nearest_noun_beyond"] = (
+            float((far["accuracy"] * far["n"]).sum() / far["n"].sum()) if len(far) else math.nan
+        )
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _nearest_noun(study: str, results: str | Path | None) -> pd.DataFrame:
+    """The nearest-noun heuristic's test accuracy per head-verb distance (tables/agreement_baselines.csv) on
+    the corpus ``study``'s runs read (all of a study's runs read one corpus); empty without the table or the run."""
+    run_id = study_about(study, results)["run_ids"][0]
+    settings = Path(paths.run_config(results_root(results), run_id))
+    if not settings.is_file():
+        return pd.DataFrame(columns=["distance", "accuracy", "n"])
+    run = json.loads(settings.read_text())
+    # rnnbench.config.RunConfig.corpus_key, from the run's own settings
+    digest = hashlib.sha1(json.dumps(dict(run["corpus_options"]), sort_keys=True).encode()).hexdigest()[:8]
+    try:
+        table = agreement_baselines(results)
+    except FileNotFoundError:
+        return pd.DataFrame(columns=["distance", "accuracy", "n"])
+    rows = table[(table["corpus_key"] == f"{run['corpus']}-{digest}") & (table["heuristic"] == "nearest_noun")]
+    return rows[rows["split"] == "test"][["distance", "accuracy", "n"]]
+
+
+def _parameters(summary: pd.DataFrame, setting: str) -> pd.DataFrame:
+    rows = summary[summary["metric"] == "parameters"]
+    return rows.groupby(setting, sort=False, as_index=False)["value"].first().rename(columns={"value": "parameters"})
+
+
+@dataclass(frozen=True, eq=False)
+class WindowComparison:
+    """The windows (role window), the recurrences sized to match them (role recurrence), and their pairs
+    (window_against_recurrence)."""
+
+    windows: str
+    recurrences: str
+    pairs: pd.DataFrame
+    attractor_prob: float | None  # the windows' corpus option: how likely a noun between has the other number
+
+    @property
+    def beyond(self) -> pd.DataFrame:
+        """The pairs whose window has dependencies beyond its width."""
+        return self.pairs[self.pairs["beyond"]]
+
+    @property
+    def compared(self) -> pd.DataFrame:
+        """The pairs with dependencies beyond the window and seeds that learned on both sides: the only ones
+        a claim is made on."""
+        rows = self.beyond[(self.beyond["ff_learned"] > 0) & (self.beyond["rnn_learned"] > 0)]
+        return rows.dropna(subset=["ff_within", "ff_beyond", "rnn_within", "rnn_beyond"])
+
+    @property
+    def state(self) -> str:
+        if self.compared.empty:
+            return NOTHING_COMPARED
+        return RECURRENCE_NOT_LEARNED if (self.compared["rnn_within"] < LEARNED).all() else COMPARED
+
+    @property
+    def nearest_noun_informs(self) -> bool:
+        """Whether a noun between head and verb more likely has the head's number than not, so that a window
+        beyond its width has a better guess than a coin."""
+        return self.attractor_prob is not None and self.attractor_prob < 0.5
+
+    @property
+    def judged(self) -> pd.DataFrame:
+        """The pairs beyond the window whose window and nearest-noun heuristic both have an accuracy there."""
+        return self.beyond.dropna(subset=["ff_beyond", "nearest_noun_beyond"])
+
+    @property
+    def below_heuristic(self) -> int:
+        """Of the judged windows, how many score below the nearest-noun heuristic beyond their width."""
+        return int((self.judged["ff_beyond"] < self.judged["nearest_noun_beyond"]).sum())
+
+    @property
+    def near_chance(self) -> int:
+        """Of the compared windows, how many are below LEARNED beyond their width."""
+        return int((self.compared["ff_beyond"] < LEARNED).sum())
+
+    @property
+    def recurrence_better(self) -> int:
+        """Of the compared pairs, in how many the recurrence beats the window beyond the window's width."""
+        return int((self.compared["rnn_beyond"] > self.compared["ff_beyond"]).sum())
+
+
+def window_comparison(results: str | Path | None = None) -> WindowComparison | None:
+    """None unless both a window study and a recurrence study have results here."""
+    windows, recurrences = window_studies(results)
+    if not (windows and recurrences):
+        return None
+    options = study_about(windows, results).get("fixed", {}).get("corpus_options", {})
+    pairs = window_against_recurrence(windows, recurrences, results)
+    return WindowComparison(windows, recurrences, pairs, options.get("attractor_prob"))
+
+
+def window_display(comparison: WindowComparison) -> pd.DataFrame:
+    """Each window with its matched recurrence: both sizes, both sides' seeds and accuracy within and beyond."""
+    pairs = comparison.pairs
+    return pd.DataFrame(
+        {
+            "n-1": pairs["context"],
+            "window parameters": [integer(v) for v in pairs["ff_parameters"]],
+            "RNN H": pairs["hidden"],
+            "RNN parameters": [integer(v) for v in pairs["rnn_parameters"]],
+            "ratio": [fixed(v, 3) for v in pairs["ratio"]],
+            "window learned": [count_of(k, n) for k, n in zip(pairs["ff_learned"], pairs["ff_runs"], strict=True)],
+            "RNN learned": [count_of(k, n) for k, n in zip(pairs["rnn_learned"], pairs["rnn_runs"], strict=True)],
+            "window within": [accuracy(v) for v in pairs["ff_within"]],
+            "window beyond": [accuracy(v) for v in pairs["ff_beyond"]],
+            "RNN within": [accuracy(v) for v in pairs["rnn_within"]],
+            "RNN beyond": [accuracy(v) for v in pairs["rnn_beyond"]],
+        }
+    )
