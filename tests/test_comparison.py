@@ -413,6 +413,24 @@ def test_crossover_figure_marks_the_analytic_tie(tmp_path):
     assert (tmp_path / "crossover.png").stat().st_size > 0
 
 
+def test_crossover_ticks_label_every_minor_tick_only_on_a_short_axis():
+    """From 400k to 2M (0.7 decades) the minor ticks at 4-9 x 10^5 would crowd: only 500k is labelled among
+    them, beside the major 1M and the minor 2M. From 600k to 1.5M (0.4 decades) they are far enough apart, and
+    1M is the only major tick, so every minor one is labelled."""
+    import matplotlib.pyplot as plt
+
+    from rnnbench.plots import _minor_count_labels
+
+    fig, ax = plt.subplots()
+    ax.set_xscale("log")
+    label = _minor_count_labels(ax)
+    ax.set_xlim(4e5, 2e6)
+    assert [label(v, None) for v in (4e5, 5e5, 6e5, 7e5, 8e5, 9e5, 2e6)] == ["", "500k", "", "", "", "", "2M"]
+    ax.set_xlim(6e5, 1.5e6)
+    assert [label(v, None) for v in (6e5, 7e5, 8e5, 9e5)] == ["600k", "700k", "800k", "900k"]
+    plt.close(fig)
+
+
 def test_the_reference_summary_keeps_a_dynamic_row_apart_from_the_static_seeds():
     from rnnbench.book.published import reference_runs
 

@@ -343,6 +343,30 @@ def _fixed_metadata(path: str) -> dict | None:
     return {"CreationDate": None} if path.endswith(".pdf") else None
 
 
+def _short_count(value: float) -> str:
+    """A parameter count as a tick label: 250k, 1.2M."""
+    return f"{value / 1e6:g}M" if value >= 1e6 else f"{value / 1e3:g}k"
+
+
+# Minor ticks of a log axis sit at 2-9 times each power of ten; past half a decade, labelling all of them runs
+# 700k, 800k and 900k into each other, so only those led by these digits are labelled.
+LABELLED_MINOR_DIGITS = (2, 3, 5)
+
+
+def _minor_count_labels(ax: plt.Axes) -> matplotlib.ticker.Formatter:
+    """The x axis's minor tick labels: every one where the axis spans less than half a decade (too few major
+    ticks to read it by), else those led by LABELLED_MINOR_DIGITS."""
+
+    def label(value: float, _position) -> str:
+        low, high = ax.get_xlim()
+        if np.log10(high / low) < 0.5:
+            return _short_count(value)
+        leading = round(value / 10 ** np.floor(np.log10(value)))
+        return _short_count(value) if leading in LABELLED_MINOR_DIGITS else ""
+
+    return matplotlib.ticker.FuncFormatter(label)
+
+
 def crossover_figure(table: pd.DataFrame, *, title: str = "", source: str = "") -> plt.Figure:
     """Test perplexity against parameter count, both families (rnnbench.comparison.crossover_table, one scale).
 
@@ -406,10 +430,9 @@ def crossover_figure(table: pd.DataFrame, *, title: str = "", source: str = "") 
         for size in group["rnn_equivalent_parameters"].dropna().unique():
             ax.axvline(float(size), color=color, linestyle=":", linewidth=1)
     ax.set_xscale("log")
-    # Sizes span less than a decade or two: every labelled tick in short form (250k, 1.2M), not 2.05 × 10⁵.
-    short = matplotlib.ticker.FuncFormatter(lambda v, _: f"{v / 1e6:g}M" if v >= 1e6 else f"{v / 1e3:g}k")
-    ax.xaxis.set_major_formatter(short)
-    ax.xaxis.set_minor_formatter(short)
+    # Sizes span less than a decade or two: labelled ticks in short form (250k, 1.2M), not 2.05 × 10⁵.
+    ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: _short_count(v)))
+    ax.xaxis.set_minor_formatter(_minor_count_labels(ax))
     ax.tick_params(axis="x", which="both", labelsize=7)
     ax.set_xlabel("parameters")
     ax.set_ylabel(METRIC_LABELS["test_ppl"])
