@@ -659,3 +659,20 @@ def test_each_cut_is_set_beside_full_sentence_bptt_on_the_same_probes(tmp_path):
     assert cuts[columns].values.tolist() == [[2, 2, 0.9, 0.7, 30, 10], [2, 3, 0.8, 0.6, 5, 15]]
     assert cuts[["full_within", "full_across"]].iloc[0].tolist() == [0.95, 0.85]
     assert cuts[["full_within", "full_across"]].iloc[1].isna().all()
+
+
+def test_the_units_table_prints_the_silent_share_in_per_cent():
+    """activation_agreement's ReLU networks: 12, 12 and 22 of 64 units silent are shares 0.1875, 0.1875 and
+    0.34375, so a mean of 0.2396, printed 24.0% (18.8% to 34.4%); a setting with no seed that learned has none."""
+    from rnnbench.ablations import unit_summary
+
+    units = pd.DataFrame(
+        {
+            "activation": ["relu"] * 3 + ["sigmoid"],
+            "silent_fraction": [0.1875, 0.1875, 0.34375, 0.0],
+            "outcome": ["learned"] * 3 + ["did not learn"],
+        }
+    )
+    table = ab.silent_units_display(unit_summary(units, ["activation"])).set_index("activation")
+    assert table.loc["relu", ["silent units, mean", "min", "max"]].tolist() == ["24.0%", "18.8%", "34.4%"]
+    assert table.loc["sigmoid", ["runs", "learned", "silent units, mean"]].tolist() == [1, 0, "–"]

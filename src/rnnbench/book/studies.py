@@ -21,7 +21,7 @@ import pandas as pd
 from rnnbench import paths
 from rnnbench.ablations import setting_table
 from rnnbench.book.figures import STAGING_DIR, stage_figure
-from rnnbench.book.format import Markdown, fixed, integer, label_slug, sig
+from rnnbench.book.format import Markdown, fixed, integer, label_slug, percent, sig
 from rnnbench.book.results import missing_result, results_root, study_about, study_names, study_summary
 from rnnbench.outcome import COUNT_COLUMNS
 
@@ -135,6 +135,16 @@ def measured_cell(row: pd.Series, metric: str, digits: int = 3) -> str:
 def accuracy(value: float) -> str:
     """An accuracy as the sections print it: three decimals, or – where no seed learned."""
     return str(fixed(value, 3)) if not math.isnan(value) else "–"
+
+
+def silent_units_display(summary: pd.DataFrame) -> pd.DataFrame:
+    """A units summary (rnnbench.ablations.unit_summary) as the units table prints it: the shares of silent
+    units, fractions there, as percentages; – where no seed learned."""
+    shares = ["silent_mean", "silent_min", "silent_max"]
+    table = summary.rename(columns={"seeds_learned": "learned"})
+    for column in shares:
+        table[column] = [Markdown("–") if math.isnan(v) else percent(100 * v) for v in summary[column]]
+    return table.rename(columns={"silent_mean": "silent units, mean", "silent_min": "min", "silent_max": "max"})
 
 
 def column_or_nan(table: pd.DataFrame, name: str) -> pd.Series:
