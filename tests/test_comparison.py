@@ -413,10 +413,10 @@ def test_crossover_figure_marks_the_analytic_tie(tmp_path):
     assert (tmp_path / "crossover.png").stat().st_size > 0
 
 
-def test_crossover_ticks_label_every_minor_tick_only_on_a_short_axis():
-    """From 400k to 2M (0.7 decades) the minor ticks at 4-9 x 10^5 would crowd: only 500k is labelled among
-    them, beside the major 1M and the minor 2M. From 600k to 1.5M (0.4 decades) they are far enough apart, and
-    1M is the only major tick, so every minor one is labelled."""
+def test_crossover_ticks_label_the_models_range_and_thin_out_over_decades():
+    """PTB's models lie between 1.1M and 3.8M (half a decade): the minor ticks at 1.2M, 1.5M, 2M and 3M are all
+    labelled, so the crowded 1.1M-1.7M stretch is read off directly. From 10k to 10M (three decades) only the
+    ticks at 2 and 5 times a power of ten keep a label."""
     import matplotlib.pyplot as plt
 
     from rnnbench.plots import _minor_count_labels
@@ -424,10 +424,10 @@ def test_crossover_ticks_label_every_minor_tick_only_on_a_short_axis():
     fig, ax = plt.subplots()
     ax.set_xscale("log")
     label = _minor_count_labels(ax)
-    ax.set_xlim(4e5, 2e6)
-    assert [label(v, None) for v in (4e5, 5e5, 6e5, 7e5, 8e5, 9e5, 2e6)] == ["", "500k", "", "", "", "", "2M"]
-    ax.set_xlim(6e5, 1.5e6)
-    assert [label(v, None) for v in (6e5, 7e5, 8e5, 9e5)] == ["600k", "700k", "800k", "900k"]
+    ax.set_xlim(1.1e6, 3.8e6)
+    assert [label(v, None) for v in (1.2e6, 1.5e6, 2e6, 3e6)] == ["1.2M", "1.5M", "2M", "3M"]
+    ax.set_xlim(1e4, 1e7)
+    assert [label(v, None) for v in (1.2e5, 1.5e5, 2e5, 3e5, 5e5, 7e5)] == ["", "", "200k", "", "500k", ""]
     plt.close(fig)
 
 

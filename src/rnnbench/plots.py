@@ -348,21 +348,24 @@ def _short_count(value: float) -> str:
     return f"{value / 1e6:g}M" if value >= 1e6 else f"{value / 1e3:g}k"
 
 
-# Minor ticks of a log axis sit at 2-9 times each power of ten; past half a decade, labelling all of them runs
-# 700k, 800k and 900k into each other, so only those led by these digits are labelled.
-LABELLED_MINOR_DIGITS = (2, 3, 5)
+# Where the minor ticks of a parameter-count axis sit, as multiples of each power of ten. The models of one
+# corpus often lie within a factor of two (1.1M to 1.7M on PTB), where ticks only at 2-9 times a power of ten
+# would leave them unlabelled; at 1.2 and 1.5 they are read off directly. Over more than a decade these crowd,
+# and only the ticks at LABELLED_MINOR (times a power of ten) keep a label.
+MINOR_SUBS = (1.2, 1.5, 2, 3, 5, 7)
+LABELLED_MINOR = (2, 5)
 
 
 def _minor_count_labels(ax: plt.Axes) -> matplotlib.ticker.Formatter:
-    """The x axis's minor tick labels: every one where the axis spans less than half a decade (too few major
-    ticks to read it by), else those led by LABELLED_MINOR_DIGITS."""
+    """The x axis's minor tick labels: every one where the axis spans a decade or less, else those at
+    LABELLED_MINOR times a power of ten."""
 
     def label(value: float, _position) -> str:
         low, high = ax.get_xlim()
-        if np.log10(high / low) < 0.5:
+        if np.log10(high / low) <= 1:
             return _short_count(value)
-        leading = round(value / 10 ** np.floor(np.log10(value)))
-        return _short_count(value) if leading in LABELLED_MINOR_DIGITS else ""
+        multiple = round(value / 10 ** np.floor(np.log10(value)), 1)
+        return _short_count(value) if multiple in LABELLED_MINOR else ""
 
     return matplotlib.ticker.FuncFormatter(label)
 
@@ -397,7 +400,7 @@ def crossover_figure(table: pd.DataFrame, *, title: str = "", source: str = "") 
         _seed_ranges(ax, rnn, "black")
         for row in rnn.itertuples():
             ax.annotate(
-                f"H={row.hidden}",
+                f"H={row.hidden:g}",
                 (row.parameters, row.test_ppl),
                 textcoords="offset points",
                 xytext=(4, -10),
@@ -418,12 +421,14 @@ def crossover_figure(table: pd.DataFrame, *, title: str = "", source: str = "") 
             edgecolors=[color],
             zorder=3,
         )
-        for row in group.itertuples():
+        # Neighbouring windows differ by one word's weights and often by little perplexity: labels alternate
+        # above and below their points so that two close ones do not print over each other.
+        for i, row in enumerate(group.itertuples()):
             ax.annotate(
-                f"n-1={row.context}",
+                f"n-1={row.context:g}",
                 (row.parameters, row.test_ppl),
                 textcoords="offset points",
-                xytext=(3, 3),
+                xytext=(3, 3) if i % 2 == 0 else (3, -9),
                 fontsize=7,
                 color=color,
             )
@@ -432,6 +437,7 @@ def crossover_figure(table: pd.DataFrame, *, title: str = "", source: str = "") 
     ax.set_xscale("log")
     # Sizes span less than a decade or two: labelled ticks in short form (250k, 1.2M), not 2.05 × 10⁵.
     ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: _short_count(v)))
+    ax.xaxis.set_minor_locator(matplotlib.ticker.LogLocator(base=10, subs=MINOR_SUBS))
     ax.xaxis.set_minor_formatter(_minor_count_labels(ax))
     ax.tick_params(axis="x", which="both", labelsize=7)
     ax.set_xlabel("parameters")
