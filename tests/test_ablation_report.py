@@ -676,3 +676,20 @@ def test_the_units_table_prints_the_silent_share_in_per_cent():
     table = ab.silent_units_display(unit_summary(units, ["activation"])).set_index("activation")
     assert table.loc["relu", ["silent units, mean", "min", "max"]].tolist() == ["24.0%", "18.8%", "34.4%"]
     assert table.loc["sigmoid", ["runs", "learned", "silent units, mean"]].tolist() == [1, 0, "–"]
+
+
+def test_the_speed_table_prints_each_settings_steps_over_the_seeds_that_learned():
+    """activation_ptb's measured counts: tanh 406, 405, 404 steps, the sigmoid 606, 606, 649; every ReLU run
+    diverged, so its setting has runs but no steps."""
+    from rnnbench.ablations import speed_summary
+
+    speed = pd.DataFrame(
+        {
+            "activation": ["tanh"] * 3 + ["sigmoid"] * 3 + ["relu"] * 3,
+            "steps_to_target": [406, 405, 404, 606, 606, 649] + [float("nan")] * 3,
+            "outcome": ["learned"] * 6 + ["diverged"] * 3,
+        }
+    )
+    table = ab.speed_display(speed_summary(speed, ["activation"])).set_index("activation")
+    assert table["steps to the target"].tolist() == ["405 (404–406)", "620 (606–649)", "–"]
+    assert table["learned"].tolist() == [3, 3, 0] and table["runs"].tolist() == [3, 3, 3]

@@ -13,8 +13,10 @@ from rnnbench.ablations import (
     learning_table,
     matched_pairs,
     reach_table,
+    running_loss,
     runs_frame,
     setting_table,
+    speed_table,
     study_extras,
     trace_table,
 )
@@ -267,6 +269,31 @@ def test_each_window_is_paired_with_the_rnn_of_the_nearest_parameter_count():
         matched_pairs(ff, rnn.iloc[0:0])
 
 
+def test_steps_to_the_loss_every_learned_run_reaches():
+    """Window 2. tanh's losses 5, 5, 4, 4, 3, 3 run 5, 4.5, 4, 3.5, 3 from step 2, lowest 3; sigmoid's 5, 5, 5, 5,
+    4, 4 run 5, 5, 5, 4.5, 4, lowest 4. The target is the higher lowest, 4 (perplexity e^4 = 54.598): tanh reaches
+    it at step 4, the sigmoid at step 6. The relu run did not learn and gets no count, though its loss fell to 2."""
+    losses = {"tanh": [5, 5, 4, 4, 3, 3], "sigmoid": [5, 5, 5, 5, 4, 4], "relu": [5, 4, 3, 2, 2, 2]}
+    runs = pd.DataFrame(
+        {
+            "run_id": list(losses),
+            "activation": list(losses),
+            "seed": [1, 1, 1],
+            "outcome": ["learned", "learned", "did not learn"],
+            "diverged": [False] * 3,
+        }
+    )
+    steps = {run: pd.DataFrame({"step": range(1, 7), "loss": loss}) for run, loss in losses.items()}
+    table = speed_table(runs, steps, ["activation"], window=2).set_index("activation")
+    assert table["lowest_loss"].tolist() == [3.0, 4.0, 2.0]
+    assert set(table["target_loss"]) == {4.0} and table["target_ppl"].iloc[0] == pytest.approx(54.59815)
+    assert table.loc["tanh", "steps_to_target"] == 4 and table.loc["sigmoid", "steps_to_target"] == 6
+    assert math.isnan(table.loc["relu", "steps_to_target"]) and table["steps"].tolist() == [6, 6, 6]
+    # a thinned steps.csv has no running mean over steps
+    with pytest.raises(ValueError, match="thinned"):
+        running_loss(pd.DataFrame({"step": [1, 3, 5], "loss": [5, 4, 3]}), window=2)
+
+
 def test_extras_follow_what_the_study_is():
     assert study_extras("agreement", ["bptt"], "agreement_accuracy") == ["distance"]
     assert study_extras("agreement", ["clip_mode", "lr"], "agreement_accuracy") == ["distance", "trace"]
@@ -277,3 +304,6 @@ def test_extras_follow_what_the_study_is():
     # runs that cut the gradient within sentences: the probes each cut separates from their head, and the others
     assert study_extras("agreement", ["bptt"], "agreement_accuracy", sentence_cuts=True) == ["distance", "cuts"]
     assert study_extras("agreement", ["bptt"], "test_ppl", sentence_cuts=True) == ["learning"]
+    # an Elman study of activations: its dead units and its steps to a common training loss
+    assert study_extras("ptb", ["activation"], "test_ppl") == ["learning", "units", "speed"]
+    assert study_extras("ptb", ["activation"], "test_ppl", family="ff") == ["learning"]

@@ -456,7 +456,7 @@ def test_roles_are_not_run_settings_and_a_misspelt_one_names_the_key():
         load_config(bare)
 
 
-def test_the_findings_wait_for_the_units_tables_they_read():
+def test_the_findings_wait_for_the_units_and_speed_tables_they_read():
     from rnnbench import paths
 
     merged = merge_config_files(CONFIG_FILES)
@@ -464,8 +464,9 @@ def test_the_findings_wait_for_the_units_tables_they_read():
     config = load_config(merged)
     inputs = paths.findings_inputs(config, [])
     results = config.results_dir
-    for study in ("activation_ptb", "activation_agreement"):  # role activation_training: relu_dies reads units.csv
+    for study in ("activation_ptb", "activation_agreement"):  # role activation_training: units.csv, speed.csv
         assert paths.study_extra_table(results, study, "units") in inputs
+        assert paths.study_extra_table(results, study, "speed") in inputs
     assert paths.study_extra_table(results, "truncation_agreement", "distance") not in inputs  # read per run instead
 
 
@@ -514,14 +515,25 @@ def test_the_book_links_each_claim_to_the_sections_its_evidence_has(tmp_path):
 ACTIVATION_ABOUT = {"family": "rnn", "corpus": "ptb", "metric": "test_ppl", "vary": ["activation"]}
 
 
-def activation_folder(root, valid, silent, name="activation_ptb", outcome="learned", diverged=()):
+# Steps to the study's target training loss (speed.csv), per activation and seed, unless a test says otherwise.
+STEPS_TO_TARGET = {"tanh": [400, 405, 410], "sigmoid": [600, 610, 605], "relu": [300, 310, 320]}
+
+
+def activation_folder(root, valid, silent, name="activation_ptb", outcome="learned", diverged=(), steps=None):
     """A study of three activations, three seeds each: ``valid`` activation -> validation perplexities per seed,
-    ``silent`` activation -> each seed's share of silent units (units.csv, 100 units). The runs of the activations
-    in ``diverged`` diverged: so their outcome says, and their units were never counted."""
-    runs, units = [], []
+    ``silent`` activation -> each seed's share of silent units (units.csv, 100 units), ``steps`` activation ->
+    each seed's optimiser steps to a training perplexity of 300 (speed.csv; STEPS_TO_TARGET if not given). The
+    runs of the activations in ``diverged`` diverged: so their outcome says, and their units were never counted."""
+    steps = steps or STEPS_TO_TARGET
+    runs, units, speed = [], [], []
     for act, values in valid.items():
         state = "diverged" if act in diverged else outcome
         for seed, (ppl, share) in enumerate(zip(values, silent[act], strict=True), start=1):
+            reached = steps[act][seed - 1] if state == "learned" else math.nan
+            speed.append(
+                {"run_id": f"{act}-{seed}", "activation": act, "seed": seed, "target_ppl": 300.0}
+                | {"steps_to_target": reached, "outcome": state, "diverged": act in diverged}
+            )
             run_id = f"{act}-{seed}"
             metrics = {"valid_ppl": ppl, "test_ppl": ppl * 0.95}
             runs.append({"run_id": run_id, "seed": seed, "activation": act, "outcome": state, "metrics": metrics})
@@ -534,6 +546,7 @@ def activation_folder(root, valid, silent, name="activation_ptb", outcome="learn
             )
     write_study(root, name, ACTIVATION_ABOUT, runs)
     pd.DataFrame(units).to_csv(Path(root) / "studies" / name / "units.csv", index=False)
+    pd.DataFrame(speed).to_csv(Path(root) / "studies" / name / "speed.csv", index=False)
     return Roles(studies={"activation_training": (name,)})
 
 
@@ -545,20 +558,32 @@ def test_a_sigmoid_network_measurably_behind_tanh_after_equal_training_holds(tmp
         {"tanh": [250, 255, 245], "sigmoid": [300, 310, 305], "relu": [260, 270, 265]},
         {"tanh": [0, 0, 0], "sigmoid": [0, 0, 0], "relu": [0.1, 0.12, 0.08]},
     )
+    # steps to the target, sigmoid (600, 610, 605) against tanh (400, 405, 410): the same spread, 200 +- 11.335
     finding = judge(claim("zero_centred_faster"), Evidence(tmp_path, roles))
     assert finding.verdict == HOLDS
-    assert (
-        finding.value
-        == "activation_ptb, sigmoid against tanh: valid_ppl 305 against 250, sigmoid − tanh +55 [+43.7, +66.3]"
+    assert finding.value == (
+        "activation_ptb, sigmoid against tanh: valid_ppl 305 against 250, sigmoid − tanh +55 [+43.7, +66.3]; "
+        "activation_ptb, steps to a training loss both reach, sigmoid against tanh: steps to training perplexity "
+        "300: 605 against 405, sigmoid − tanh +200 [+189, +211]"
     )
     # the same spread at equal means is no measurable change, and the claim fails
     level = activation_folder(
         tmp_path / "level",
         {"tanh": [250, 255, 245], "sigmoid": [252, 248, 250], "relu": [260, 270, 265]},
         {"tanh": [0, 0, 0], "sigmoid": [0, 0, 0], "relu": [0, 0, 0]},
+        steps={"tanh": [400, 405, 410], "sigmoid": [402, 398, 405], "relu": [300, 310, 320]},
     )
     finding = judge(claim("zero_centred_faster"), Evidence(tmp_path / "level", level))
     assert finding.verdict == FAILS and stats.NO_CHANGE in finding.reason
+    # behind after equal training but no slower to the target: the claim holds in part
+    part = activation_folder(
+        tmp_path / "part",
+        {"tanh": [250, 255, 245], "sigmoid": [300, 310, 305], "relu": [260, 270, 265]},
+        {"tanh": [0, 0, 0], "sigmoid": [0, 0, 0], "relu": [0, 0, 0]},
+        steps={"tanh": [400, 405, 410], "sigmoid": [300, 310, 305], "relu": [300, 310, 320]},
+    )
+    finding = judge(claim("zero_centred_faster"), Evidence(tmp_path / "part", part))
+    assert finding.verdict == PARTLY and "the other way" in finding.reason
 
 
 def test_relu_units_that_die_in_training_hold_and_none_dying_fails(tmp_path):

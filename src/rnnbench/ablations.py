@@ -7,6 +7,8 @@ how their gradient norms moved step by step, and their measurements aggregated o
                       seed's runs, one per combination of varied settings, each with its outcome
     learning_table    language-model studies: every run's validation perplexity epoch by epoch, against the
                       training tokens it had read and the seconds it had trained (epochs.csv)
+    speed_table       activation studies: the optimiser steps each run took until its training loss first
+                      reached a level every learned run of the study reaches (steps.csv)
     setting_table     any study: each measurement's mean, min and max over the seeds that learned, per
                       varied setting, with how many learned, failed and diverged
     reach_table       accuracy on the dependencies a setting can span (distance <= width) and beyond
@@ -45,8 +47,8 @@ def study_extras(
     """The extra tables of a study: "distance" (agreement accuracy on the agreement corpus), "trace" (a study
     that varies clipping), "learning" (a study measured by perplexity), "cuts" (an agreement study with runs
     whose gradient is cut within sentences, ``sentence_cuts``: accuracy on the probes each cut separates from
-    their head and on the others, rnnbench.cuts), "units" (an Elman study that varies the activation: the hidden
-    units that pass no gradient, rnnbench.units)."""
+    their head and on the others, rnnbench.cuts), "units" and "speed" (an Elman study that varies the activation:
+    the hidden units that pass no gradient, rnnbench.units; the steps to a common training loss, speed_table)."""
     extras = []
     if corpus in DISTANCE_CORPORA and metric == "agreement_accuracy":
         extras.append("distance")
@@ -57,7 +59,7 @@ def study_extras(
     if metric in PERPLEXITY_METRICS:
         extras.append("learning")
     if "activation" in vary and family == "rnn":
-        extras.append("units")
+        extras += ["units", "speed"]
     return extras
 
 
@@ -226,6 +228,74 @@ def learning_table(runs: pd.DataFrame, epochs: Mapping[str, pd.DataFrame], vary:
         )
     columns = ["run_id", *vary, "seed", *LEARNING_COLUMNS, "outcome", "diverged"]
     return pd.concat(frames, ignore_index=True)[columns] if frames else pd.DataFrame(columns=columns)
+
+
+# How fast a run's training loss falls: a step's loss is over one batch and noisy, so the loss is read as its mean
+# over the last SPEED_WINDOW steps. The target is the highest of the learned runs' lowest running losses: the
+# level every learned run of the study reaches, so each has a count and the slowest reaches it last.
+SPEED_WINDOW = 50
+
+
+def running_loss(steps: pd.DataFrame, window: int = SPEED_WINDOW) -> pd.Series:
+    """A run's training loss (steps.csv) as its mean over the last ``window`` steps, indexed by step; NaN before
+    the first full window. The steps must be every step (steps.csv thinned past steps_max_rows is refused)."""
+    ordered = steps.sort_values("step")
+    step = ordered["step"].to_numpy()
+    if len(step) and not (np.diff(step) == 1).all():
+        raise ValueError("steps.csv is thinned (its steps are not consecutive): no running mean over steps")
+    return pd.Series(ordered["loss"].rolling(window).mean().to_numpy(), index=step)
+
+
+def steps_to(running: pd.Series, target: float) -> float:
+    """The first step whose running loss is at or below ``target``; NaN if none is."""
+    reached = running.index[running.to_numpy() <= target]
+    return float(reached[0]) if len(reached) else math.nan
+
+
+SPEED_COLUMNS = ("lowest_loss", "target_loss", "target_ppl", "steps_to_target", "steps")
+
+
+def speed_table(
+    runs: pd.DataFrame, steps: Mapping[str, pd.DataFrame], vary: Sequence[str], window: int = SPEED_WINDOW
+) -> pd.DataFrame:
+    """Per run: run_id, <vary...>, seed, its lowest running training loss (running_loss), the study's target
+    (the highest lowest loss of a learned run, and its perplexity), the steps the run took to reach it (NaN for
+    a run that did not learn or diverged), its steps in all, outcome and diverged. Every run reads its study's
+    batches in the same order, so steps compare."""
+    running = {run: running_loss(steps[run], window) for run in runs["run_id"]}
+    lowest = {run: float(r.min()) if r.notna().any() else math.nan for run, r in running.items()}
+    ok = learned(runs["outcome"])
+    floors = [lowest[run] for run in runs.loc[ok, "run_id"] if not math.isnan(lowest[run])]
+    target = max(floors) if floors else math.nan
+    rows = []
+    for run, good in zip(runs.itertuples(index=False), ok, strict=True):
+        rows.append(
+            {
+                "run_id": run.run_id,
+                **{k: getattr(run, k) for k in [*vary, "seed"]},
+                "lowest_loss": lowest[run.run_id],
+                "target_loss": target,
+                "target_ppl": math.exp(target) if not math.isnan(target) else math.nan,
+                "steps_to_target": steps_to(running[run.run_id], target) if good else math.nan,
+                "steps": len(running[run.run_id]),
+                "outcome": run.outcome,
+                "diverged": run.diverged,
+            }
+        )
+    columns = ["run_id", *vary, "seed", *SPEED_COLUMNS, "outcome", "diverged"]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def speed_summary(speed: pd.DataFrame, vary: Sequence[str]) -> pd.DataFrame:
+    """Per combination of varied settings, from a study's speed table (speed_table): runs and how many learned,
+    and the steps to the study's target over the learned ones (mean, min, max; NaN when none learned)."""
+    rows = []
+    for key, group in speed.groupby(list(vary), sort=False):
+        keys = dict(zip(vary, key if isinstance(key, tuple) else (key,), strict=True))
+        steps = group.loc[learned(group["outcome"]), "steps_to_target"].dropna()
+        stats = {f"steps_{s}": float(getattr(steps, s)()) if len(steps) else math.nan for s in ("mean", "min", "max")}
+        rows.append({**keys, "runs": len(group), "seeds_learned": len(steps), **stats})
+    return pd.DataFrame(rows, columns=[*vary, "runs", "seeds_learned", "steps_mean", "steps_min", "steps_max"])
 
 
 def unit_summary(units: pd.DataFrame, vary: Sequence[str]) -> pd.DataFrame:

@@ -457,7 +457,8 @@ def study_extra_table(
     cache_dir: str | None = None,
 ) -> None:
     """A study's table beyond its summary (rnnbench.ablations, rnnbench.cuts): ``kind`` "distance" reads each
-    run's agreement.csv, "trace" each traced run's steps.csv, "learning" each run's epochs.csv, "cuts" each run's
+    run's agreement.csv, "trace" each traced run's steps.csv, "learning" each run's epochs.csv, "speed" each run's
+    steps.csv, "cuts" each run's
     model.pt (its probes scored again, on the corpus read from ``data_dir`` and ``cache_dir``); ``run_files`` maps
     run id -> that file (rnnbench.paths.EXTRA_TABLES). Each run's outcome is the one its ``summary`` (summary.csv)
     holds, so every table marks the same failed runs."""
@@ -479,6 +480,9 @@ def study_extra_table(
     elif kind == "cuts":
         table = cuts.cut_table(runs, _cut_accuracies(runs, run_files, data_dir=data_dir, cache_dir=cache_dir), vary)
         inputs, producer = [run_files[r] for r in runs.loc[~runs["diverged"], "run_id"]], "rnnbench.cuts.cut_table"
+    elif kind == "speed":
+        inputs = [run_files[r] for r in runs["run_id"]]
+        table = ablations.speed_table(runs, {r: pd.read_csv(run_files[r]) for r in runs["run_id"]}, vary)
     elif kind == "units":
         table = units.unit_table(runs, _silent_units(runs, run_files, data_dir=data_dir, cache_dir=cache_dir), vary)
         inputs, producer = [run_files[r] for r in runs.loc[~runs["diverged"], "run_id"]], "rnnbench.units.unit_table"

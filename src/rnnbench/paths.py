@@ -129,6 +129,7 @@ EXTRA_TABLES = {
     "learning": run_epochs,
     "cuts": run_model,
     "units": run_model,
+    "speed": run_steps,
 }
 # The kinds that read each run's weights (and so its corpus) again.
 MODEL_EXTRAS = frozenset(kind for kind, run_file in EXTRA_TABLES.items() if run_file is run_model)
@@ -250,8 +251,9 @@ LEARNING_CURVES_FIGURE = "learning_curves"
 FINDINGS_TABLE = "findings"
 
 
-# The extra tables of a study the findings read beside its summary: units.csv, for the dead ReLU units.
-FINDINGS_EXTRAS = ("units",)
+# The extra tables of a study the findings read beside its summary: units.csv, for the dead ReLU units, and
+# speed.csv, for which activation trains faster.
+FINDINGS_EXTRAS = ("units", "speed")
 
 
 def study_extra_kinds(config: Config, name: str) -> list[str]:

@@ -147,6 +147,16 @@ def silent_units_display(summary: pd.DataFrame) -> pd.DataFrame:
     return table.rename(columns={"silent_mean": "silent units, mean", "silent_min": "min", "silent_max": "max"})
 
 
+def speed_display(summary: pd.DataFrame) -> pd.DataFrame:
+    """A speed summary (rnnbench.ablations.speed_summary) as the speed table prints it: the steps to the target,
+    mean and range over the seeds that learned; – where none did."""
+    steps = [
+        spread(m, lo, hi) for m, lo, hi in zip(*(summary[f"steps_{s}"] for s in ("mean", "min", "max")), strict=True)
+    ]
+    table = summary.drop(columns=["steps_mean", "steps_min", "steps_max"]).rename(columns={"seeds_learned": "learned"})
+    return table.assign(**{"steps to the target": steps})
+
+
 def column_or_nan(table: pd.DataFrame, name: str) -> pd.Series:
     """A column the benchmarks may lack (a build without them): NaN throughout then."""
     return table[name] if name in table else pd.Series(math.nan, index=table.index)

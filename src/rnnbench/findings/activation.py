@@ -1,7 +1,9 @@
 """The chapter's claims about the activation of a trained recurrence, judged on studies by role.
 
 zero_centred   (activation_training)  after the same training tokens in the same order, the sigmoid network is
-               measurably worse than the tanh network on validation: tanh's states, centred on zero, trained faster
+               measurably worse than the tanh network on validation, and takes measurably more optimiser steps
+               to a training loss both reach (studies/<name>/speed.csv, rnnbench.ablations.speed_table):
+               tanh's states, centred on zero, trained faster
 relu_dies      (activation_training)  a measurable share of a trained ReLU network's hidden units pass no gradient
                at any step of the validation split (studies/<name>/units.csv, rnnbench.units)
 relu_unbounded (activation_training)  with nothing to cap its states, every ReLU run diverges where no tanh run of the
@@ -53,9 +55,36 @@ def zero_centred(ev: Evidence) -> Judged:
             f"{metric} {num(means[OFF_CENTRE])} against {num(means[ZERO_CENTRED])}, "
             f"{OFF_CENTRE} − {ZERO_CENTRED} {interval(iv)}"
         )
-        note = "" if slower else (stats.NO_CHANGE if stats.direction(iv) == stats.NO_CHANGE else "the other way")
-        parts.append(Part(label, HOLDS if slower else FAILS, value, note))
+        parts.append(Part(label, HOLDS if slower else FAILS, value, "" if slower else _not_slower(iv)))
+    for name in ev.studies("activation_training"):
+        parts.append(_steps_to_target(ev, name))
     return Judged(tuple(read), tuple(parts))
+
+
+def _not_slower(iv) -> str:
+    return stats.NO_CHANGE if stats.direction(iv) == stats.NO_CHANGE else "the other way"
+
+
+def _steps_to_target(ev: Evidence, name: str) -> Part:
+    """The sigmoid's optimiser steps to the study's target training loss against tanh's (speed.csv)."""
+    table = ev.study_extra(name, "speed")
+    label = f"{name}, steps to a training loss both reach, {OFF_CENTRE} against {ZERO_CENTRED}"
+    at = {act: table[table["activation"] == act] for act in (ZERO_CENTRED, OFF_CENTRE)}
+    if any(group.empty for group in at.values()):
+        return Part(label, NOT_SHOWN, note=f"the study has no {OFF_CENTRE} or no {ZERO_CENTRED} runs")
+    taken = {act: learned(group)["steps_to_target"].dropna() for act, group in at.items()}
+    iv = stats.difference(taken[OFF_CENTRE], taken[ZERO_CENTRED])
+    if iv is None:
+        notes = [f"{act}: {_seeds_note(at[act], taken[act])}" for act in at if len(taken[act]) < 2]
+        return Part(label, NOT_SHOWN, note="; ".join(notes))
+    slower = stats.direction(iv) == "above"
+    means = {act: float(values.mean()) for act, values in taken.items()}
+    target = float(table["target_ppl"].iloc[0])
+    value = (
+        f"steps to training perplexity {num(target)}: {num(means[OFF_CENTRE])} against {num(means[ZERO_CENTRED])}, "
+        f"{OFF_CENTRE} − {ZERO_CENTRED} {interval(iv)}"
+    )
+    return Part(label, HOLDS if slower else FAILS, value, "" if slower else _not_slower(iv))
 
 
 def relu_unbounded(ev: Evidence) -> Judged:

@@ -4,6 +4,7 @@ the lessons'. Each quote is the seed's own words (tests/test_findings.py finds e
 
 from __future__ import annotations
 
+from rnnbench.ablations import SPEED_WINDOW
 from rnnbench.findings import activation, clipping, decay, truncation, window
 from rnnbench.findings.evidence import Evidence
 from rnnbench.findings.registry import (
@@ -136,8 +137,8 @@ CLAIMS: tuple[Claim, ...] = (
         CHAPTER,
         "States that average to zero train faster than states that average to $0.5$.",
         (_study("activation_training"),),
-        "per study: validation perplexity (or the study's metric) after the same training tokens, sigmoid minus tanh, seed means of learned runs",
-        f"holds if the sigmoid network is measurably worse than the tanh network after equal training (Welch {PCT} interval)",
+        f"per study: validation perplexity (or the study's metric) after the same training tokens, and the optimiser steps until the training loss's running mean over {SPEED_WINDOW} steps first reaches the highest level every learned run reaches; sigmoid minus tanh, seed means of learned runs",
+        f"holds if the sigmoid network is measurably worse than the tanh network after equal training, and takes measurably more steps to that loss (Welch {PCT} interval each)",
         activation.zero_centred,
     ),
     Claim(
