@@ -289,9 +289,12 @@ def test_steps_to_the_loss_every_learned_run_reaches():
     assert set(table["target_loss"]) == {4.0} and table["target_ppl"].iloc[0] == pytest.approx(54.59815)
     assert table.loc["tanh", "steps_to_target"] == 4 and table.loc["sigmoid", "steps_to_target"] == 6
     assert math.isnan(table.loc["relu", "steps_to_target"]) and table["steps"].tolist() == [6, 6, 6]
-    # a thinned steps.csv has no running mean over steps
+    # a thinned steps.csv has no running mean over steps, and the error names the run and the setting to raise
+    thinned = pd.DataFrame({"step": [1, 3, 5], "loss": [5, 4, 3]})
     with pytest.raises(ValueError, match="thinned"):
-        running_loss(pd.DataFrame({"step": [1, 3, 5], "loss": [5, 4, 3]}), window=2)
+        running_loss(thinned, window=2)
+    with pytest.raises(ValueError, match="run sigmoid: steps.csv is thinned .* steps_max_rows"):
+        speed_table(runs, {**steps, "sigmoid": thinned}, ["activation"], window=2)
 
 
 def test_extras_follow_what_the_study_is():

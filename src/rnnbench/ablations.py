@@ -242,7 +242,10 @@ def running_loss(steps: pd.DataFrame, window: int = SPEED_WINDOW) -> pd.Series:
     ordered = steps.sort_values("step")
     step = ordered["step"].to_numpy()
     if len(step) and not (np.diff(step) == 1).all():
-        raise ValueError("steps.csv is thinned (its steps are not consecutive): no running mean over steps")
+        raise ValueError(
+            "steps.csv is thinned (its steps are not consecutive), so its loss has no running mean over steps: "
+            "give the run a steps_max_rows of at least its number of steps"
+        )
     return pd.Series(ordered["loss"].rolling(window).mean().to_numpy(), index=step)
 
 
@@ -262,7 +265,12 @@ def speed_table(
     (the highest lowest loss of a learned run, and its perplexity), the steps the run took to reach it (NaN for
     a run that did not learn or diverged), its steps in all, outcome and diverged. Every run reads its study's
     batches in the same order, so steps compare."""
-    running = {run: running_loss(steps[run], window) for run in runs["run_id"]}
+    running = {}
+    for run in runs["run_id"]:
+        try:
+            running[run] = running_loss(steps[run], window)
+        except ValueError as error:
+            raise ValueError(f"run {run}: {error}") from None
     lowest = {run: float(r.min()) if r.notna().any() else math.nan for run, r in running.items()}
     ok = learned(runs["outcome"])
     floors = [lowest[run] for run in runs.loc[ok, "run_id"] if not math.isnan(lowest[run])]
