@@ -576,8 +576,8 @@ def test_a_sigmoid_network_measurably_behind_tanh_after_equal_training_holds(tmp
         "level": (level_ppl, level_steps, FAILS, stats.NO_CHANGE),
         "part": (None, faster_steps, PARTLY, "the other way"),
     }
+    behind = {"tanh": [250, 255, 245], "sigmoid": [300, 310, 305], "relu": [260, 270, 265]}
     for case, (valid, steps, verdict, why) in cases.items():
-        behind = {"tanh": [250, 255, 245], "sigmoid": [300, 310, 305], "relu": [260, 270, 265]}
         roles = activation_folder(tmp_path / case, valid or behind, silent, steps=steps)
         finding = judge(claim("zero_centred_faster"), Evidence(tmp_path / case, roles))
         assert finding.verdict == verdict and why in finding.reason, case
