@@ -439,7 +439,7 @@ def crossover_figure(table: pd.DataFrame, *, title: str = "", source: str = "") 
     ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: _short_count(v)))
     ax.xaxis.set_minor_locator(matplotlib.ticker.LogLocator(base=10, subs=MINOR_SUBS))
     ax.xaxis.set_minor_formatter(_minor_count_labels(ax))
-    ax.tick_params(axis="x", which="both", labelsize=7)
+    ax.tick_params(axis="x", which="both", labelsize=7, length=3)  # one length: labels on one line
     ax.set_xlabel("parameters")
     ax.set_ylabel(METRIC_LABELS["test_ppl"])
     lines = textwrap.wrap(title, 70)
