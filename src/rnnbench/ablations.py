@@ -263,8 +263,8 @@ def speed_table(
 ) -> pd.DataFrame:
     """Per run: run_id, <vary...>, seed, its lowest running training loss (running_loss), the study's target
     (the highest lowest loss of a learned run, and its perplexity), the steps the run took to reach it (NaN for
-    a run that did not learn or diverged), its steps in all, outcome and diverged. Every run reads its study's
-    batches in the same order, so steps compare."""
+    a run that did not learn or diverged), its steps in all, outcome and diverged. The runs of a study train on
+    the same data in batches of the same size, so their steps compare."""
     running = {}
     for run in runs["run_id"]:
         try:
@@ -296,36 +296,28 @@ def speed_table(
 
 def speed_summary(speed: pd.DataFrame, vary: Sequence[str]) -> pd.DataFrame:
     """Per combination of varied settings, from a study's speed table (speed_table): runs and how many learned,
-    and the steps to the study's target over the learned ones (mean, min, max; NaN when none learned)."""
-    rows = []
-    for key, group in speed.groupby(list(vary), sort=False):
-        keys = dict(zip(vary, key if isinstance(key, tuple) else (key,), strict=True))
-        steps = group.loc[learned(group["outcome"]), "steps_to_target"].dropna()
-        stats = {f"steps_{s}": float(getattr(steps, s)()) if len(steps) else math.nan for s in ("mean", "min", "max")}
-        rows.append({**keys, "runs": len(group), "seeds_learned": len(steps), **stats})
-    return pd.DataFrame(rows, columns=[*vary, "runs", "seeds_learned", "steps_mean", "steps_min", "steps_max"])
+    and the steps to the study's target over the learned ones (steps_mean, _min, _max; NaN when none learned)."""
+    return _spread_over_learned(speed, vary, "steps_to_target", "steps")
 
 
 def unit_summary(units: pd.DataFrame, vary: Sequence[str]) -> pd.DataFrame:
     """Per combination of varied settings, from a study's units table (rnnbench.units.unit_table): runs measured
-    and how many learned, and the share of silent hidden units over the learned ones (mean, min, max; NaN when
-    none learned)."""
+    and how many learned, and the share of silent hidden units over the learned ones (silent_mean, _min, _max;
+    NaN when none learned)."""
+    return _spread_over_learned(units, vary, "silent_fraction", "silent")
+
+
+def _spread_over_learned(table: pd.DataFrame, vary: Sequence[str], column: str, name: str) -> pd.DataFrame:
+    """Per combination of ``vary``: runs, seeds_learned (the learned runs with a value of ``column``) and that
+    column's <name>_mean, _min and _max over them."""
+    stats = ("mean", "min", "max")
     rows = []
-    for key, group in units.groupby(list(vary), sort=False):
+    for key, group in table.groupby(list(vary), sort=False):
         keys = dict(zip(vary, key if isinstance(key, tuple) else (key,), strict=True))
-        shares = group.loc[learned(group["outcome"]), "silent_fraction"]
-        rows.append(
-            {
-                **keys,
-                "runs": len(group),
-                "seeds_learned": len(shares),
-                "silent_mean": float(shares.mean()) if len(shares) else math.nan,
-                "silent_min": float(shares.min()) if len(shares) else math.nan,
-                "silent_max": float(shares.max()) if len(shares) else math.nan,
-            }
-        )
-    columns = [*vary, "runs", "seeds_learned", "silent_mean", "silent_min", "silent_max"]
-    return pd.DataFrame(rows, columns=columns)
+        values = group.loc[learned(group["outcome"]), column].dropna()
+        spread = {f"{name}_{s}": float(getattr(values, s)()) if len(values) else math.nan for s in stats}
+        rows.append({**keys, "runs": len(group), "seeds_learned": len(values), **spread})
+    return pd.DataFrame(rows, columns=[*vary, "runs", "seeds_learned", *(f"{name}_{s}" for s in stats)])
 
 
 def clipping_from_steps(steps: pd.DataFrame) -> dict[str, float]:

@@ -458,8 +458,8 @@ def study_extra_table(
 ) -> None:
     """A study's table beyond its summary (rnnbench.ablations, rnnbench.cuts): ``kind`` "distance" reads each
     run's agreement.csv, "trace" each traced run's steps.csv, "learning" each run's epochs.csv, "speed" each run's
-    steps.csv, "cuts" each run's
-    model.pt (its probes scored again, on the corpus read from ``data_dir`` and ``cache_dir``); ``run_files`` maps
+    steps.csv, "cuts" and "units" each run's model.pt (its probes scored again, or its units counted, on the corpus
+    read from ``data_dir`` and ``cache_dir``); ``run_files`` maps
     run id -> that file (rnnbench.paths.EXTRA_TABLES). Each run's outcome is the one its ``summary`` (summary.csv)
     holds, so every table marks the same failed runs."""
     from rnnbench import ablations, cuts, units
