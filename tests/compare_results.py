@@ -19,7 +19,7 @@ from pathlib import Path
 import pandas as pd
 
 # Columns of tables/benchmarks.csv and metrics of studies/*/summary.csv that are measurements of the machine.
-TIMING_COLUMNS = ("wall_seconds", "max_rss_mb", "cpu_seconds", "mean_load")
+TIMING_COLUMNS = ("wall_seconds", "max_rss_mb", "cpu_seconds")
 TIMING_METRICS = ("train_seconds", "tokens_per_second")
 # Provenance fields that change with every build of the same results.
 PROVENANCE_VOLATILE = ("created", "git_commit")

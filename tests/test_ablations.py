@@ -252,6 +252,26 @@ def test_setting_table_averages_the_seeds_that_learned_and_counts_the_rest(three
     assert math.isnan(table.loc[1.0, "diverged_step_mean"])
 
 
+def test_a_seed_whose_test_column_stuck_is_counted_and_left_out_of_the_test_mean():
+    # Three seeds that learned. Seed 3's worst test column read at 46,146 against a median column of 257 (above
+    # 5 x 257 = 1,285): its test perplexity, 439, is that column's doing. Seed 1's worst, 320, is within it.
+    def with_columns(ppl, valid, worst, median):
+        return {**measured(ppl, valid), "test_column_worst": worst, "test_column_median": median}
+
+    summary = summary_rows(
+        [
+            ("k1", 35.0, 1, "learned", with_columns(230.0, 280.0, 320.0, 250.0)),
+            ("k2", 35.0, 2, "learned", with_columns(226.0, 279.0, 300.0, 240.0)),
+            ("k3", 35.0, 3, "learned", with_columns(439.3, 279.7, 46_146.0, 257.0)),
+        ]
+    )
+    row = setting_table(summary, ["lr"], ["test_ppl", "valid_ppl"]).iloc[0]
+    assert (row["seeds_learned"], row["seeds_stuck"]) == (3, 1)
+    assert row["test_ppl_mean"] == pytest.approx(228.0)  # (230 + 226) / 2, not (230 + 226 + 439.3) / 3
+    assert row["test_ppl_max"] == 230.0
+    assert row["valid_ppl_mean"] == pytest.approx((280.0 + 279.0 + 279.7) / 3)  # validation read it fine
+
+
 def test_setting_table_refuses_a_summary_without_outcomes(three_seeds):
     with pytest.raises(ValueError, match="no 'outcome' column.*rule study_summary"):
         setting_table(three_seeds.drop(columns="outcome"), ["lr"], ["test_ppl"])

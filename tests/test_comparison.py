@@ -69,6 +69,9 @@ def test_status_reads_how_the_run_ended():
     assert run_status({**cfg, "schedule": "constant"}, _metrics(epochs=3)) == "epoch cap"
     assert run_status({**cfg, "eval_tokens": 2000}, _metrics(epochs=3)) == "subset"
     assert run_status(cfg, _metrics(diverged=True, test_ppl=None)) == "diverged"
+    # one of ten test columns at 46,146 against a median of 250: its perplexity is not the model's reading
+    assert run_status(cfg, _metrics(epochs=14, test_column_worst=46146.0, test_column_median=250.0)) == "stuck column"
+    assert run_status(cfg, _metrics(epochs=14, test_column_worst=330.0, test_column_median=250.0)) == "converged"
 
 
 # -------------------------------------------------------------------------------------------------

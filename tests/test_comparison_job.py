@@ -34,6 +34,8 @@ def _run(results: Path, i: int, **settings) -> tuple[str, dict]:
         "parameters": 1_000 * 2**i,
         "train_seconds": 10.0 + 5 * i,
         "tokens_per_second": 1e4,
+        "cpu_seconds": 19.0 + i,
+        "peak_rss_mb": 400.0,
         "clipped_fraction": 0.0,
     }
     folder = Path(paths.run_dir(str(results), cfg.run_id))

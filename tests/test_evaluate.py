@@ -120,6 +120,33 @@ def test_stream_evaluation_carries_the_state_across_segments():
     assert short.n_tokens == whole.n_tokens and short.nll_sum == pytest.approx(whole.nll_sum, rel=1e-12)
 
 
+def test_a_stream_is_scored_column_by_column_and_the_columns_add_up():
+    tokens = stream(41)
+    lik = stream_likelihood(uniform_model("rnn"), tokens, batch_size=4, bptt=3, by_column=True)
+    # T = 10 rows per column, 9 predictions each, every one -log(1/7): each column 9 ln 7, perplexity 7
+    assert [c.n_tokens for c in lik.columns] == [9, 9, 9, 9]
+    for column in lik.columns:
+        assert column.nll_sum == pytest.approx(9 * math.log(V), rel=1e-12)
+        assert column.perplexity == pytest.approx(V, rel=1e-12)
+    assert sum(c.nll_sum for c in lik.columns) == pytest.approx(lik.nll_sum, rel=1e-12)
+
+
+@pytest.mark.parametrize("family", ["rnn", "lstm"])
+def test_a_column_read_among_others_scores_as_it_does_alone(family):
+    # Column b of batchify holds tokens b T .. b T + T - 1 and is read from h_0 = 0: the same as that slice read
+    # alone, in one column. The other columns share the recurrence's batch, never its state.
+    torch.manual_seed(0)
+    model = build_model(ModelConfig(family, V, embed_dim=4, hidden=5, output="full")).double()
+    tokens = stream(41)
+    together = stream_likelihood(model, tokens, batch_size=4, bptt=3, by_column=True)
+    assert together.nll_sum == pytest.approx(stream_likelihood(model, tokens, batch_size=4, bptt=3).nll_sum, rel=1e-12)
+    for b, column in enumerate(together.columns):
+        alone = stream_likelihood(model, tokens[b * 10 : (b + 1) * 10], batch_size=1, bptt=3)
+        assert alone.n_tokens == column.n_tokens == 9
+        assert column.nll_sum == pytest.approx(alone.nll_sum, rel=1e-12)
+    assert len({round(c.nll_sum, 9) for c in together.columns}) == 4  # a real model: four different columns
+
+
 # --- the agreement probe ---------------------------------------------------------------------------------
 
 

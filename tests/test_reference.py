@@ -86,13 +86,19 @@ def test_collect_copies_the_small_outputs_of_finished_runs_and_their_provenance(
     assert list(table["test_ppl"]) == [121.0]
 
 
-def test_cpu_seconds_come_from_the_job_record_when_it_covers_every_epoch():
+def test_cpu_seconds_are_the_runs_own_count_and_else_come_from_the_job_record_when_it_covers_every_epoch():
     epochs = pd.DataFrame({"seconds": [100.0, 110.0]})  # 210 s of training, wall
-    assert cpu_seconds(epochs, None) == (210.0, "epochs (wall)")
+    job = pd.DataFrame({"s": [230.0], "cpu_time": [180.0]})
+    # a run that counted its own CPU time (over every call that trained it): that count, whatever the job saw
+    assert cpu_seconds({"cpu_seconds": 226.5}, epochs, job) == (226.5, "run")
+    assert cpu_seconds({}, epochs, None) == (210.0, "epochs (wall)")
     # one job of 230 s covered both epochs: its 180 s of CPU are the run's (a busy machine: wall > CPU)
-    assert cpu_seconds(epochs, pd.DataFrame({"s": [230.0], "cpu_time": [180.0]})) == (180.0, "job")
+    assert cpu_seconds({}, epochs, job) == (180.0, "job")
     # a resumed run's last job (90 s) saw only part of it: the epochs' wall time bounds its CPU
-    assert cpu_seconds(epochs, pd.DataFrame({"s": [90.0], "cpu_time": [85.0]})) == (210.0, "epochs (wall)")
+    assert cpu_seconds({"cpu_seconds": None}, epochs, pd.DataFrame({"s": [90.0], "cpu_time": [85.0]})) == (
+        210.0,
+        "epochs (wall)",
+    )
 
 
 def test_a_reference_run_is_stale_once_its_study_or_the_run_id_code_moves_on(tmp_path):

@@ -119,8 +119,9 @@ def test_summarize_study_needs_one_metrics_file_per_run(study_runs):
 BENCHMARK_HEADER = "s\th:m:s\tmax_rss\tmax_vms\tmax_uss\tmax_pss\tio_in\tio_out\tmean_load\tcpu_time\n"
 
 
-def test_benchmark_table_reads_snakemake_benchmark_files(tmp_path):
-    # Snakemake writes one row per repeat; "NA" where it could not sample the process
+def test_benchmark_table_takes_wall_time_from_snakemake_and_cpu_time_and_memory_from_the_run(tmp_path):
+    # Snakemake writes one row per repeat; "NA" where it could not sample the process. Its CPU time (240.1,
+    # 9.5) and memory (812.3, 500.0) are samples and are not read: the run's own counts are.
     a = tmp_path / "a.tsv"
     a.write_text(BENCHMARK_HEADER + "125.5\t0:02:05\t812.3\t2048.0\t800.1\t801.2\t1.5\t0.2\t97.4\t240.1\n")
     b = tmp_path / "b.tsv"
@@ -129,20 +130,26 @@ def test_benchmark_table_reads_snakemake_benchmark_files(tmp_path):
         + "10.0\t0:00:10\t500.0\t900.0\t490.0\t491.0\t0.1\t0.0\t50.0\t9.5\n"
         + "12.0\t0:00:12\tNA\tNA\tNA\tNA\tNA\tNA\tNA\tNA\n"
     )
-    table = benchmark_table(["rnn-ptb-aaaaaaaaaa", "ff-ptb-bbbbbbbbbb"], [a, b])
-    assert list(table.columns) == ["rule", "run_id", "repeat", "wall_seconds", "max_rss_mb", "cpu_seconds", "mean_load"]
+    metrics_a = write_json(tmp_path / "a.json", {"cpu_seconds": 248.0, "peak_rss_mb": 830.5})
+    metrics_b = write_json(tmp_path / "b.json", {"cpu_seconds": 11.5, "peak_rss_mb": 512.0})
+    table = benchmark_table(["rnn-ptb-aaaaaaaaaa", "ff-ptb-bbbbbbbbbb"], [a, b], [metrics_a, metrics_b])
+    assert list(table.columns) == ["rule", "run_id", "repeat", "wall_seconds", "cpu_seconds", "max_rss_mb"]
     assert table["run_id"].tolist() == ["rnn-ptb-aaaaaaaaaa", "ff-ptb-bbbbbbbbbb", "ff-ptb-bbbbbbbbbb"]
     assert table["repeat"].tolist() == [0, 0, 1] and (table["rule"] == "train").all()
     assert table["wall_seconds"].tolist() == [125.5, 10.0, 12.0]
-    assert table["max_rss_mb"].iloc[0] == 812.3 and table["cpu_seconds"].iloc[0] == 240.1
-    assert math.isnan(table["max_rss_mb"].iloc[2])
+    assert (table["cpu_seconds"].iloc[0], table["max_rss_mb"].iloc[0]) == (248.0, 830.5)
+    # the run's metrics are its last repeat's: an earlier repeat has no count of its own
+    assert math.isnan(table["cpu_seconds"].iloc[1]) and table["cpu_seconds"].iloc[2] == 11.5
 
 
-def test_benchmark_table_without_jobs_has_the_key_columns(tmp_path):
-    assert list(benchmark_table([], []).columns) == ["rule", "run_id", "repeat"]
-    old = tmp_path / "old.tsv"  # an older Snakemake without cpu_time: that column is just absent
+def test_benchmark_table_without_jobs_or_counts_has_the_key_columns(tmp_path):
+    assert list(benchmark_table([], [], []).columns) == ["rule", "run_id", "repeat"]
+    old = tmp_path / "old.tsv"  # a run trained before runs counted their cost: unknown, not zero
     old.write_text("s\th:m:s\tmax_rss\n3.0\t0:00:03\t100.0\n")
-    assert list(benchmark_table(["r"], [old]).columns) == ["rule", "run_id", "repeat", "wall_seconds", "max_rss_mb"]
+    metrics = write_json(tmp_path / "old.json", {"test_ppl": 150.0})
+    table = benchmark_table(["r"], [old], [metrics])
+    assert list(table.columns) == ["rule", "run_id", "repeat", "wall_seconds", "cpu_seconds", "max_rss_mb"]
+    assert table["cpu_seconds"].isna().all() and table["max_rss_mb"].isna().all()
 
 
 def test_corpus_table_is_one_row_per_corpus_and_statistic(tmp_path):

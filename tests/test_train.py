@@ -3,6 +3,7 @@
 import json
 import logging
 import math
+import time
 from pathlib import Path
 
 import numpy as np
@@ -45,6 +46,7 @@ EPOCHS_COLUMNS = [
 ]
 RUN_FILES = ("config.json", "epochs.csv", "steps.csv", "metrics.json", "model.pt")
 TIMING_COLUMNS = ["seconds", "tokens_per_second"]
+COST_METRICS = ("train_seconds", "tokens_per_second", "cpu_seconds", "peak_rss_mb")  # the machine's, not the run's
 
 
 def tiny(**settings) -> RunConfig:
@@ -660,6 +662,28 @@ def test_resumed_run_ends_exactly_like_an_uninterrupted_one(settings, tmp_path, 
     pd.testing.assert_frame_equal(split_steps, whole_steps)
 
 
+def test_a_run_counts_its_own_cpu_time_and_a_resumed_run_adds_what_its_checkpoint_carries(tmp_path, cache_dir):
+    cfg = tiny(max_epochs=2)
+    before = time.process_time()
+    whole = train_run(cfg, tmp_path / "whole", cache_dir=cache_dir)
+    spent = time.process_time() - before
+    assert 0 < whole["cpu_seconds"] <= spent  # this call's CPU time, not the process's since it started
+    assert whole["peak_rss_mb"] > 0
+
+    train_run(cfg, tmp_path / "split", cache_dir=cache_dir, epoch_limit=1)
+    checkpoint = tmp_path / "split" / "checkpoint.pt"
+    saved = torch.load(checkpoint, weights_only=False)
+    assert 0 < saved["state"]["cpu_seconds"] <= spent
+    # As if the first call had taken 1000 CPU seconds and 5 GB: the resumed run adds its own call's time to them.
+    saved["state"].update(cpu_seconds=1000.0, peak_rss_mb=5000.0)
+    torch.save(saved, checkpoint)
+    before = time.process_time()
+    resumed = train_run(cfg, tmp_path / "split", cache_dir=cache_dir)
+    second_call = time.process_time() - before
+    assert 1000.0 < resumed["cpu_seconds"] <= 1000.0 + second_call
+    assert resumed["peak_rss_mb"] == 5000.0  # the larger of the calls' peaks
+
+
 @pytest.mark.parametrize("key", ["clip", "divergence_norm"])
 def test_a_run_with_an_infinite_setting_resumes_from_its_config_json(key, tmp_path, cache_dir):
     cfg = tiny(**{key: math.inf})
@@ -838,7 +862,7 @@ def test_records_do_not_depend_on_how_often_they_are_read_back(settings, tmp_pat
         metrics = train_run(tiny(**settings), tmp_path / str(every), cache_dir=cache_dir)
         _, epochs, steps = read_run(tmp_path / str(every))
         runs[every] = (
-            {k: v for k, v in metrics.items() if k not in ("train_seconds", "tokens_per_second")},
+            {k: v for k, v in metrics.items() if k not in COST_METRICS},
             epochs.drop(columns=TIMING_COLUMNS),
             steps,
         )

@@ -30,6 +30,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from rnnbench.columns import stuck
 from rnnbench.metrics import PERPLEXITY_METRICS
 from rnnbench.outcome import COUNT_COLUMNS, learned, require_outcome, seed_counts
 from rnnbench.progress import training_progress
@@ -341,10 +342,12 @@ def clipping_from_steps(steps: pd.DataFrame) -> dict[str, float]:
 def setting_table(summary: pd.DataFrame, vary: Sequence[str], metrics: Sequence[str]) -> pd.DataFrame:
     """Per combination of varied settings, from a study's summary (with its outcome column):
 
-        <vary...>, runs, seeds_learned, seeds_failed, diverged_runs, <metric>_mean, _min, _max per metric
+        <vary...>, runs, seeds_learned, seeds_failed, diverged_runs, seeds_stuck, <metric>_mean, _min, _max per metric
 
     Each metric's mean, min and max are over the seeds that learned (rnnbench.outcome): a run that did not
     learn or diverged is counted, not averaged in, and a setting none of whose seeds learned has NaN there.
+    ``seeds_stuck`` counts the seeds that learned but whose test perplexity is one evaluation column's doing
+    (rnnbench.columns); test perplexity's mean and range leave them out.
     ``diverged_step`` alone is taken over the runs that diverged (its earliest step is ``_min``): it measures
     the divergence itself.
     """
@@ -354,12 +357,18 @@ def setting_table(summary: pd.DataFrame, vary: Sequence[str], metrics: Sequence[
     values = summary.pivot_table(index="run_id", columns="metric", values="value", aggfunc="first", dropna=False)
     wide = keys.merge(values.reset_index(), on="run_id", how="left")
     wide["learned"] = learned(wide["outcome"])
+    unknown = pd.Series(math.nan, index=wide.index)
+    worst, middle = (wide.get(c, unknown) for c in ("test_column_worst", "test_column_median"))
+    wide["stuck"] = [stuck(w, m) for w, m in zip(worst, middle, strict=True)]
     rows = []
     for values, group in wide.groupby(vary, sort=False):
         values = values if isinstance(values, tuple) else (values,)
         row = {**dict(zip(vary, values, strict=True)), **seed_counts(group["outcome"])}
+        row["seeds_stuck"] = int((group["learned"] & group["stuck"]).sum())
         for metric in metrics:
             taken = group[group["outcome"] == "diverged"] if metric == "diverged_step" else group[group["learned"]]
+            if metric == "test_ppl":
+                taken = taken[~taken["stuck"]]
             column = taken[metric].dropna() if metric in taken else pd.Series(dtype=float)
             for stat in ("mean", "min", "max"):
                 row[f"{metric}_{stat}"] = float(getattr(column, stat)()) if len(column) else math.nan

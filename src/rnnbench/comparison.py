@@ -7,7 +7,7 @@ corpus's statistics (results/corpora/*.json) and the training jobs' benchmark ta
 outputs is a copy of an input or computed from inputs; none is typed here.
 
     our_runs(records)                      one row per run: settings, status, perplexity, size, time
-    with_job_times(ours, benchmarks)       each run's training job's wall and CPU time beside it
+    with_job_times(ours, benchmarks)       each run's training job's wall time and the run's CPU time beside it
     comparison_table(published, ours)      published rows and ours side by side, each of ours with the
                                            published row of its corpus and family it is measured against
     crossover_table(ours, corpus)          both families' test perplexity against parameter count, with the
@@ -26,6 +26,7 @@ perplexity can stand beside a published one:
     subset      it was evaluated on part of the test split (smoke runs): no ratio to a published number,
                 though it compares with our other runs of the same config (the same slice)
     diverged    no perplexity
+    stuck column  its test perplexity is one evaluation column's doing (rnnbench.columns): shown, never compared
     stale       a reference run whose id the current config and code no longer give (rnnbench.reference):
                 shown, never set against a published number
 
@@ -46,13 +47,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from rnnbench.columns import stuck
 from rnnbench.params import crossover_context, ff_minus_rnn
 from rnnbench.progress import training_progress
 from rnnbench.published import COLUMNS as PUBLISHED_COLUMNS
 from rnnbench.published import reference_rows
 
 SCALES = ("reference", "paper", "short")
-STATUSES = ("converged", "epoch cap", "subset", "diverged", "stale")
+STATUSES = ("converged", "epoch cap", "subset", "diverged", "stuck column", "stale")
 VOCAB_TOLERANCE = 0.05  # relative difference of |V| up to which two perplexities are set against each other
 # Runs whose perplexities compare with each other (one config evaluates all its runs on the same tokens).
 MEASURED = ("converged", "epoch cap", "subset")
@@ -167,6 +169,8 @@ def run_status(config: Mapping[str, Any], metrics: Mapping[str, Any], stale: str
         return "stale"
     if metrics.get("diverged"):
         return "diverged"
+    if stuck(metrics.get("test_column_worst"), metrics.get("test_column_median")):
+        return "stuck column"
     if config.get("eval_tokens") is not None:
         return "subset"
     if config.get("schedule") == "mikolov" and metrics["epochs"] < config["max_epochs"]:
@@ -253,7 +257,7 @@ def our_runs(records: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
 
 
 def with_job_times(ours: pd.DataFrame, benchmarks: pd.DataFrame) -> pd.DataFrame:
-    """``ours`` with each run's training job's wall and CPU seconds from the benchmark table
+    """``ours`` with each run's training job's wall seconds and the run's CPU seconds from the benchmark table
     (rnnbench.summary.benchmark_table: rule, run_id, wall_seconds, cpu_seconds; the last repeat counts).
     A run without a record keeps what it had (a reference run its recorded CPU time), else NaN: its time is
     unknown, not zero."""

@@ -34,6 +34,8 @@ def perplexity(mean_nll: float) -> float:
 class Likelihood:
     nll_sum: float
     n_tokens: int
+    # A stream's, read in parallel columns: each column's own (they add up to the whole, up to float rounding).
+    columns: tuple[Likelihood, ...] = ()
 
     @property
     def mean_nll(self) -> float:
@@ -45,18 +47,31 @@ class Likelihood:
 
 
 @torch.no_grad()
-def stream_likelihood(model, stream: np.ndarray, *, batch_size: int, bptt: int) -> Likelihood:
+def stream_likelihood(model, stream: np.ndarray, *, batch_size: int, bptt: int, by_column: bool = False) -> Likelihood:
     """Total NLL of a token stream read by a recurrent model in columns and segments, the state carried
-    from each segment to the next, as truncated-BPTT training reads it."""
+    from each segment to the next, as truncated-BPTT training reads it; ``by_column``: with each column's own.
+
+    Each column is read from h_0 = 0 at its first token (batchify cuts the stream into ``batch_size`` of them),
+    so a model that falls into a state it never leaves from one of those starts has one column far worse than the
+    rest: its columns tell (rnnbench.columns). Scoring them apart takes about three times as long (ten columns of
+    a 10k-word adaptive softmax, on one thread), so training's validation passes do without."""
     model.eval()
     data = batchify(stream, batch_size)  # (T, B)
     state = model.init_state(batch_size)
-    nll_sum, n_tokens = torch.zeros((), dtype=torch.float64), 0  # summed on the tensor side: no sync per batch
+    # Summed on the tensor side, in float64: no sync per batch. Without columns, this is the sum dynamic
+    # evaluation takes at B = 1 (rnnbench.dynamic), to the last bit.
+    width = batch_size if by_column else 1
+    nll_sums, counts = torch.zeros(width, dtype=torch.float64), np.zeros(width, dtype=np.int64)
     for inputs, targets in bptt_segments(data, bptt):  # (t, B), (t, B)
-        mean, n, state = model.nll(inputs, targets, state)
-        nll_sum += mean.double() * n
-        n_tokens += n
-    return Likelihood(float(nll_sum), n_tokens)
+        if by_column:
+            means, n, state = model.nll_by_column(inputs, targets, state)
+        else:
+            mean, k, state = model.nll(inputs, targets, state)
+            means, n = [mean], [k]
+        nll_sums += torch.stack([mean.double() * k for mean, k in zip(means, n, strict=True)])
+        counts += n
+    columns = tuple(Likelihood(total, int(k)) for total, k in zip(nll_sums.tolist(), counts, strict=True))
+    return Likelihood(float(nll_sums.sum()), int(counts.sum()), columns if by_column else ())
 
 
 @torch.no_grad()

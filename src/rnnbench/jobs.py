@@ -230,6 +230,7 @@ def book_figure(
 def benchmark_table(
     run_ids: Sequence[str],
     benchmark_files: Sequence[str],
+    metric_files: Sequence[str],
     out: str,
     *,
     provenance_file: str,
@@ -237,9 +238,12 @@ def benchmark_table(
 ) -> None:
     from rnnbench.summary import benchmark_table as gather
 
-    write_csv(out, gather(run_ids, benchmark_files))
+    write_csv(out, gather(run_ids, benchmark_files, metric_files))
     write_provenance(
-        provenance_file, producer="rnnbench.summary.benchmark_table", inputs=list(benchmark_files), **provenance
+        provenance_file,
+        producer="rnnbench.summary.benchmark_table",
+        inputs=[*benchmark_files, *metric_files],
+        **provenance,
     )
 
 
@@ -384,7 +388,8 @@ def comparison_tables(
     ]
     epochs = {run_id: pd.read_csv(paths.run_epochs(results, run_id)) for run_id in runs}
     epochs |= {run.run_id: run.epochs for run in reference}
-    ours = cmp.with_job_times(cmp.our_runs(records), benchmark_table(list(runs), benchmark_files))
+    run_metrics = [paths.run_metrics(results, run_id) for run_id in runs]
+    ours = cmp.with_job_times(cmp.our_runs(records), benchmark_table(list(runs), benchmark_files, run_metrics))
     crossover = cmp.crossover_table(ours, crossover_corpus) if crossover_corpus else cmp.crossover_table(ours.iloc[0:0])
     tables = {
         "comparison": (

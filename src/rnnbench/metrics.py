@@ -11,6 +11,8 @@ GRAD_NORM_QUANTILES = {"grad_norm_q05": 0.05, "grad_norm_median": 0.5, "grad_nor
 # Metrics every run reports (metrics.json), in the order the summary lists them.
 RUN_METRICS = (
     "test_ppl",
+    "test_column_worst",
+    "test_column_median",
     "valid_ppl",
     "agreement_accuracy",
     "epochs",
@@ -20,6 +22,8 @@ RUN_METRICS = (
     "parameters",
     "train_seconds",
     "tokens_per_second",
+    "cpu_seconds",
+    "peak_rss_mb",
     "clipped_fraction",
     *GRAD_NORM_QUANTILES,
     "clip_cosine_mean",
@@ -28,6 +32,8 @@ RUN_METRICS = (
 # How a metric reads in a figure, a table or a sentence.
 METRIC_LABELS = {
     "test_ppl": "test perplexity",
+    "test_column_worst": "worst test column's perplexity",
+    "test_column_median": "median test column's perplexity",
     "valid_ppl": "validation perplexity",
     "agreement_accuracy": "agreement accuracy",
     "epochs": "epochs",
@@ -37,6 +43,8 @@ METRIC_LABELS = {
     "parameters": "parameters",
     "train_seconds": "training seconds",
     "tokens_per_second": "training tokens per second",
+    "cpu_seconds": "CPU seconds",
+    "peak_rss_mb": "peak memory (MB)",
     "clipped_fraction": "fraction of steps clipped",
     "grad_norm_q05": f"pre-clip gradient norm, {GRAD_NORM_QUANTILES['grad_norm_q05']:.0%} quantile",
     "grad_norm_median": "median pre-clip gradient norm",

@@ -97,7 +97,9 @@ class Reading:
     def _full_epoch_steps(self) -> int:
         raise NotImplementedError
 
-    def likelihood(self, model, split: str) -> Likelihood:
+    def likelihood(self, model, split: str, *, by_column: bool = False) -> Likelihood:
+        """The split's likelihood as this run reads it; ``by_column``: with each evaluation column's own, where the
+        split is read in parallel columns (a stream; rnnbench.columns)."""
         raise NotImplementedError
 
     def agreement(self, model, split: str) -> pd.DataFrame:
@@ -126,9 +128,13 @@ class StreamReading(Reading):
     def next_state(self, state):
         return detach_state(state)
 
-    def likelihood(self, model, split: str) -> Likelihood:
+    def likelihood(self, model, split: str, *, by_column: bool = False) -> Likelihood:
         return stream_likelihood(
-            model, self.eval_stream(split), batch_size=self.cfg.eval_batch_size, bptt=self.cfg.bptt
+            model,
+            self.eval_stream(split),
+            batch_size=self.cfg.eval_batch_size,
+            bptt=self.cfg.bptt,
+            by_column=by_column,
         )
 
     def agreement(self, model, split: str) -> pd.DataFrame:
@@ -154,7 +160,7 @@ class SentenceReading(Reading):
     def _full_epoch_steps(self) -> int:
         return math.ceil(len(self._starts("train", self.train)) / self.cfg.batch_size)
 
-    def likelihood(self, model, split: str) -> Likelihood:
+    def likelihood(self, model, split: str, *, by_column: bool = False) -> Likelihood:
         stream = self.eval_stream(split)
         return sentence_likelihood(model, stream, self._starts(split, stream), batch_size=self.cfg.eval_batch_size)
 
@@ -181,7 +187,7 @@ class WindowReading(Reading):
     def _full_epoch_steps(self) -> int:
         return math.ceil(max(len(self.train) - self.cfg.context, 0) / self.cfg.batch_size)
 
-    def likelihood(self, model, split: str) -> Likelihood:
+    def likelihood(self, model, split: str, *, by_column: bool = False) -> Likelihood:
         return window_likelihood(model, self.eval_stream(split), context=self.cfg.context)
 
     def agreement(self, model, split: str) -> pd.DataFrame:

@@ -134,13 +134,17 @@ def stale_runs(runs: Sequence[ReferenceRun], repository: str | Path) -> dict[str
     return stale
 
 
-def cpu_seconds(epochs: pd.DataFrame, benchmark: pd.DataFrame | None) -> tuple[float, str]:
-    """(seconds, how they were measured) of a one-thread run's CPU time.
+def cpu_seconds(metrics: dict, epochs: pd.DataFrame, benchmark: pd.DataFrame | None) -> tuple[float, str]:
+    """(seconds, how they were measured) of a run's CPU time.
 
-    "job": Snakemake's record of the training job, whose wall time covers every epoch (the run was never
-    resumed), so its CPU time is the whole run's, validation and test included. "epochs (wall)": the run was
-    resumed across jobs, so no record covers it all; its epochs' training seconds are wall time, an upper bound
-    of one thread's CPU time (equal on an idle core, larger on a busy machine)."""
+    "run": the run's own count (metrics.json ``cpu_seconds``), over every call that trained it, resumed or not.
+    Runs trained before the runs counted their own: "job", Snakemake's record of the training job, whose wall
+    time covers every epoch (the run was never resumed), so its CPU time is the whole run's, validation and test
+    included, short of what its last 30-second sample missed; "epochs (wall)": the run was resumed across jobs,
+    so no record covers it all; its epochs' training seconds are wall time, an upper bound of one thread's CPU
+    time (equal on an idle core, larger on a busy machine)."""
+    if metrics.get("cpu_seconds") is not None:
+        return float(metrics["cpu_seconds"]), "run"
     trained = float(epochs["seconds"].sum()) if "seconds" in epochs else math.nan
     if (
         benchmark is not None
@@ -198,7 +202,13 @@ def collect(
                     "commit": commit,
                     "command": command,
                     "packages": dict(packages),
-                    **dict(zip(("cpu_seconds", "cpu_measured_by"), cpu_seconds(epochs, benchmark), strict=True)),
+                    **dict(
+                        zip(
+                            ("cpu_seconds", "cpu_measured_by"),
+                            cpu_seconds(_read_json(source / "metrics.json"), epochs, benchmark),
+                            strict=True,
+                        )
+                    ),
                     "threads": cfg.threads,
                     # The split and vocabulary it was measured on, for the comparison with a paper's.
                     "corpus": _read_json(corpus_stats) if corpus_stats.is_file() else None,

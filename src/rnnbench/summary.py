@@ -20,8 +20,11 @@ from rnnbench.metrics import RUN_METRICS
 
 FAMILY_NAMES = {"ff": "feed-forward n-gram", "rnn": "Elman RNN", "lstm": "LSTM"}
 
-# Snakemake benchmark columns worth keeping, with clearer names.
-BENCHMARK_COLUMNS = {"s": "wall_seconds", "max_rss": "max_rss_mb", "cpu_time": "cpu_seconds", "mean_load": "mean_load"}
+# Snakemake's benchmark is trusted for a job's wall time only. Its CPU time and memory are those of the job's
+# processes sampled every 30 s after the first 15 s, the last sample's: a 31-second job can show half its CPU
+# time. The run counts both itself (metrics.json), and the table takes them from there.
+BENCHMARK_WALL = {"s": "wall_seconds"}
+RUN_COST = {"cpu_seconds": "cpu_seconds", "peak_rss_mb": "max_rss_mb"}
 
 
 def study_record(config: Config, name: str) -> dict[str, object]:
@@ -98,12 +101,22 @@ def unigram_perplexities(baselines: pd.DataFrame) -> dict[str, float]:
     return {str(k): float(v) for k, v in zip(rows["corpus_key"], rows["perplexity"], strict=True)}
 
 
-def benchmark_table(run_ids: Sequence[str], benchmark_files: Sequence[str | Path]) -> pd.DataFrame:
-    """Time and peak memory of every training job, from Snakemake's benchmark records."""
+def benchmark_table(
+    run_ids: Sequence[str], benchmark_files: Sequence[str | Path], metric_files: Sequence[str | Path]
+) -> pd.DataFrame:
+    """Per training job: its wall seconds (Snakemake's benchmark record, one row per repeat) and the run's own
+    CPU seconds and peak memory in MB (its metrics.json, on the last repeat's row: the metrics are that repeat's;
+    NaN for a run trained before runs counted them)."""
     frames = []
-    for run_id, path in zip(run_ids, benchmark_files, strict=True):
-        record = pd.read_csv(path, sep="\t")
-        kept = record[[c for c in BENCHMARK_COLUMNS if c in record.columns]].rename(columns=BENCHMARK_COLUMNS)
+    for run_id, bench_path, metrics_path in zip(run_ids, benchmark_files, metric_files, strict=True):
+        record = pd.read_csv(bench_path, sep="\t")
+        kept = record[[c for c in BENCHMARK_WALL if c in record.columns]].rename(columns=BENCHMARK_WALL)
+        metrics = json.loads(Path(metrics_path).read_text(encoding="utf-8"))
+        for key, column in RUN_COST.items():
+            value = metrics.get(key)
+            kept[column] = float("nan")
+            if len(kept) and value is not None:
+                kept.loc[kept.index[-1], column] = float(value)
         frames.append(kept.assign(rule="train", run_id=run_id, repeat=range(len(kept))))
     table = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["rule", "run_id", "repeat"])
     return table[["rule", "run_id", "repeat", *[c for c in table.columns if c not in ("rule", "run_id", "repeat")]]]

@@ -7,8 +7,9 @@ One run = one resolved ``RunConfig`` trained into one directory::
         epochs.csv      per epoch: lr, train/valid perplexity, time, tokens/s, clipping statistics
         steps.csv       per optimiser step (evenly thinned): loss, pre-clip gradient norm, clipped flag,
                         cosine between the clipped and the unclipped update
-        metrics.json    final test perplexity, divergence (step and reason), parameter count, speed,
-                        share of steps clipped, pre-clip gradient-norm quantiles, mean clip cosine
+        metrics.json    final test perplexity (and each evaluation column's, for a stream), divergence (step
+                        and reason), parameter count, speed, CPU time and peak memory, share of steps
+                        clipped, pre-clip gradient-norm quantiles, mean clip cosine
         agreement.csv   per-distance agreement accuracy (synthetic corpus only)
         model.pt        state_dict + config of the best epoch (never a pickled module)
         snapshots/      epoch-000.pt (the initialisation) and epoch-<k>.pt, the weights at the end of
@@ -44,8 +45,11 @@ import json
 import logging
 import math
 import random
+import resource
 import shutil
+import sys
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -57,6 +61,7 @@ import torch
 from rnnbench import locations, optim
 from rnnbench.allocator import retain_freed_memory
 from rnnbench.clipping import Clipped, clip_gradients, clip_gradients_  # noqa: F401 (re-exported)
+from rnnbench.columns import worst_and_median
 from rnnbench.config import RunConfig
 from rnnbench.data.corpora import load_corpus
 from rnnbench.divergence import step_divergence, validation_divergence
@@ -149,6 +154,16 @@ class TrainingState:
     epochs: list[dict[str, Any]] | None = None
     steps: list[StepRecord] | None = None
     divergence: Divergence | None = None
+    # The run's cost in the calls before this one (a resumed run), up to their last checkpoint: the work after it
+    # was lost and is done again, so it is not counted twice.
+    cpu_seconds: float = 0.0
+    peak_rss_mb: float = 0.0
+
+
+def peak_rss_mb() -> float:
+    """This process's peak resident memory so far, in MB (getrusage: kilobytes on Linux, bytes on macOS)."""
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak / 2**20 if sys.platform == "darwin" else peak / 2**10
 
 
 def make_optimizer(cfg: RunConfig, model: torch.nn.Module) -> optim.Optimizer:
@@ -174,6 +189,9 @@ def train_run(
     A directory holding another configuration's run is refused before anything in it is touched, and a
     call that fails before its first checkpoint leaves no directory behind that it created.
     """
+    # The run counts its own CPU time: Snakemake's benchmark samples a job's process every 30 s after its first
+    # 15 s and keeps the last sample, which leaves out up to 30 s of a job's CPU time.
+    cpu_start = time.process_time()
     out = Path(out_dir)
     if problem := locations.unwritable(out):  # known now, not after the corpus has loaded
         raise ValueError(f"run directory {out} {problem}; allowed: a folder that is new or holds this run")
@@ -187,7 +205,7 @@ def train_run(
     model = build_model(ModelConfig.from_run(cfg, len(corpus.vocab)))
     created = not out.exists()
     try:
-        return _train(cfg, out, reading, model, epoch_limit)
+        return _train(cfg, out, reading, model, epoch_limit, cpu_start)
     except Exception:
         if created and not (out / "checkpoint.pt").exists():
             shutil.rmtree(out, ignore_errors=True)
@@ -209,7 +227,9 @@ def _refuse_other_run(out: Path, cfg: RunConfig) -> None:
         )
 
 
-def _train(cfg: RunConfig, out: Path, reading: Reading, model, epoch_limit: int | None) -> dict[str, Any]:
+def _train(
+    cfg: RunConfig, out: Path, reading: Reading, model, epoch_limit: int | None, cpu_start: float
+) -> dict[str, Any]:
     optimizer = make_optimizer(cfg, model)
     schedule = Schedule(cfg.schedule, cfg.lr, cfg.min_improvement)
     state = TrainingState(epochs=[], steps=[])
@@ -225,6 +245,12 @@ def _train(cfg: RunConfig, out: Path, reading: Reading, model, epoch_limit: int 
         log.info("resuming %s after epoch %d", cfg.run_id, state.epoch)
     else:
         _save_snapshot(out, cfg, model, 0)
+    earlier_cpu, earlier_peak = state.cpu_seconds, state.peak_rss_mb
+
+    def count_cost() -> None:
+        state.cpu_seconds = earlier_cpu + time.process_time() - cpu_start
+        state.peak_rss_mb = max(earlier_peak, peak_rss_mb())
+
     # Also on resuming: a workflow rerun deletes an interrupted job's declared outputs, config.json among them.
     write_json(out / "config.json", {"run_id": cfg.run_id, **cfg.to_json()})
 
@@ -253,9 +279,10 @@ def _train(cfg: RunConfig, out: Path, reading: Reading, model, epoch_limit: int 
         state.epochs.append(row)
         state.epoch += 1
         epochs_this_call += 1
+        count_cost()
         _save_checkpoint(checkpoint_path, cfg, model, optimizer, schedule, state, best_weights)
 
-    metrics = _finish(cfg, out, model, reading, state, best_weights)
+    metrics = _finish(cfg, out, model, reading, state, best_weights, count_cost)
     checkpoint_path.unlink(missing_ok=True)
     return metrics
 
@@ -351,12 +378,15 @@ def step_statistics(steps: list[StepRecord], diverged_step: int | None) -> dict[
     }
 
 
-def _finish(cfg, out: Path, model, reading: Reading, state: TrainingState, best_weights) -> dict[str, Any]:
-    """Evaluate the best epoch's weights on test and write every output file of the run."""
+def _finish(
+    cfg, out: Path, model, reading: Reading, state: TrainingState, best_weights, count_cost: Callable[[], None]
+) -> dict[str, Any]:
+    """Evaluate the best epoch's weights on test and write every output file of the run; ``count_cost`` brings the
+    state's CPU seconds and peak memory up to now."""
     model.load_state_dict(best_weights)
     diverged = state.divergence is not None
     completed = [e for e in state.epochs if not math.isnan(e["valid_ppl"])]  # not the diverged one
-    test = reading.likelihood(model, "test") if not diverged else None
+    test = reading.likelihood(model, "test", by_column=True) if not diverged else None
     taken = [s for s in state.steps if not diverged or s.step != state.divergence.step]
     metrics: dict[str, Any] = {
         "run_id": cfg.run_id,
@@ -374,11 +404,19 @@ def _finish(cfg, out: Path, model, reading: Reading, state: TrainingState, best_
         "clipped_fraction": float(np.mean([s.clipped for s in taken])) if taken else None,
         **step_statistics(state.steps, state.divergence.step if diverged else None),
     }
+    if test is not None and test.columns:  # read as a stream: whether one column made the number
+        metrics["test_column_ppl"] = [column.perplexity for column in test.columns]
+        metrics["test_column_worst"], metrics["test_column_median"] = worst_and_median(metrics["test_column_ppl"])
     if reading.corpus.probes is not None and not diverged:
         table = reading.agreement(model, "test")
         write_csv(out / "agreement.csv", table)
         metrics["agreement_accuracy"] = float((table["accuracy"] * table["n"]).sum() / table["n"].sum())
         metrics["agreement_probes"] = int(table["n"].sum())  # the accuracy's sample size (rnnbench.outcome)
+    count_cost()
+    # From train_run's start to here, over every call that trained the run: the corpus read, training, every
+    # evaluation; not the interpreter's start-up before it.
+    metrics["cpu_seconds"] = state.cpu_seconds
+    metrics["peak_rss_mb"] = state.peak_rss_mb
     kept = thin_steps(state.steps, cfg.steps_max_rows, keep=metrics["diverged_step"])
     write_csv(out / "epochs.csv", pd.DataFrame(state.epochs))
     write_csv(out / "steps.csv", pd.DataFrame([asdict(s) for s in kept], columns=list(StepRecord.__dataclass_fields__)))
@@ -441,6 +479,9 @@ def _load_checkpoint(path: Path, cfg: RunConfig):
             epochs=raw["epochs"],
             steps=[StepRecord(**s) for s in raw["steps"]],
             divergence=Divergence(**raw["divergence"]) if raw["divergence"] else None,
+            # Absent from a checkpoint written before the run counted its cost: those calls go uncounted.
+            cpu_seconds=raw.get("cpu_seconds", 0.0),
+            peak_rss_mb=raw.get("peak_rss_mb", 0.0),
         )
         schedule = Schedule(**saved["schedule"])
         torch.set_rng_state(saved["rng"]["torch"])

@@ -51,9 +51,11 @@ rule corpus_table:
 
 
 rule benchmark_table:
-    """Wall time and peak memory of every training job (Snakemake's benchmark records)."""
+    """Wall time of every training job (Snakemake's benchmark records), CPU time and peak memory of its run
+    (the run's own count, metrics.json)."""
     input:
         benchmarks=[paths.train_benchmark(RESULTS_DIR, run_id) for run_id in sorted(RUNS)],
+        metrics=[paths.run_metrics(RESULTS_DIR, run_id) for run_id in sorted(RUNS)],
     output:
         table=report(
             paths.table(RESULTS_DIR, "benchmarks"),

@@ -31,6 +31,7 @@ STATUS_TEXT = {
     "epoch cap": "stopped at its epoch cap",
     "subset": "measured on part of the test split",
     "diverged": "diverged",
+    "stuck column": "its test perplexity one evaluation column's doing",
 }
 CORPUS_NAMES = {"ptb": "Penn Treebank", "brown": "Brown"}
 CORPUS_SHORT = {"ptb": "PTB", "brown": "Brown"}

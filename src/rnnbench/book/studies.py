@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Sequence
 from pathlib import Path
 
 import pandas as pd
@@ -23,6 +24,7 @@ from rnnbench.ablations import setting_table
 from rnnbench.book.figures import STAGING_DIR, stage_figure
 from rnnbench.book.format import Markdown, fixed, integer, label_slug, percent, sig
 from rnnbench.book.results import missing_result, results_root, study_about, study_names, study_summary
+from rnnbench.columns import stuck
 from rnnbench.outcome import COUNT_COLUMNS
 
 # Accuracy below this counts as not learned (two verb forms: chance is 0.5; a few hundred probes per
@@ -126,10 +128,59 @@ def count_of(count: int, runs: int) -> str:
 
 
 def measured_cell(row: pd.Series, metric: str, digits: int = 3) -> str:
-    """A setting's metric as a table cell: mean (range) over the seeds that learned, or "none learned"."""
+    """A setting's metric as a table cell: mean (range) over the seeds that learned, or "none learned". Test
+    perplexity is over those seeds whose test columns did not stick (rnnbench.columns), the others counted."""
     if row["seeds_learned"] == 0:
         return "none learned"
-    return spread(row[f"{metric}_mean"], row[f"{metric}_min"], row[f"{metric}_max"], digits)
+    stuck = int(row.get("seeds_stuck", 0)) if metric == "test_ppl" else 0
+    if stuck == row["seeds_learned"]:
+        return f"{integer(stuck)} stuck column{'s' if stuck > 1 else ''}"
+    cell = spread(row[f"{metric}_mean"], row[f"{metric}_min"], row[f"{metric}_max"], digits)
+    return Markdown(f"{cell}; {integer(stuck)} stuck, left out") if stuck else cell
+
+
+STUCK_COLUMNS = (
+    "run_id",
+    "study",
+    "setting",
+    "seed",
+    "test_ppl",
+    "valid_ppl",
+    "test_column_worst",
+    "test_column_median",
+)
+
+
+def stuck_runs(studies: Sequence[str], results: str | Path | None = None) -> pd.DataFrame:
+    """The runs of ``studies`` that learned but whose test perplexity is one evaluation column's doing
+    (rnnbench.columns), each once: its study, its varied settings in words ("bptt = 35"), seed, test and
+    validation perplexity, and its worst and median test column."""
+    rows = []
+    for study in studies:
+        vary = [v for v in study_about(study, results)["vary"] if v != "seed"]
+        summary = study_summary(study, results)
+        wide = summary.pivot_table(index="run_id", columns="metric", values="value", aggfunc="first", dropna=False)
+        keys = summary.drop_duplicates("run_id").set_index("run_id")
+        for run_id, run in keys[keys["outcome"] == "learned"].iterrows():
+            got = wide.loc[run_id] if run_id in wide.index else pd.Series(dtype=float)
+            worst, median = got.get("test_column_worst", math.nan), got.get("test_column_median", math.nan)
+            if not stuck(worst, median):
+                continue
+            rows.append(
+                {
+                    "run_id": run_id,
+                    "study": study,
+                    "setting": ", ".join(
+                        f"{v} = {run[v]:g}" if isinstance(run[v], float) else f"{v} = {run[v]}" for v in vary
+                    ),
+                    "seed": int(run["seed"]),
+                    "test_ppl": float(got["test_ppl"]),
+                    "valid_ppl": float(got.get("valid_ppl", math.nan)),
+                    "test_column_worst": float(worst),
+                    "test_column_median": float(median),
+                }
+            )
+    return pd.DataFrame(rows, columns=list(STUCK_COLUMNS)).drop_duplicates("run_id")
 
 
 def accuracy(value: float) -> str:

@@ -4,6 +4,7 @@ tokens ──embedding──► x ──dropout──► core (ff hidden layer |
                                                                                   │
                       forward: log-probs over the vocabulary ◄──────────────────────┤
                       nll:     mean -log p(target), targets == -100 skipped ◄─────────┘
+                               (nll_by_column: the same, per column of a (T, B) batch)
 """
 
 from __future__ import annotations
@@ -102,6 +103,19 @@ class LanguageModel(nn.Module):
         h, state, extra = self.features(tokens, state, cut_every)
         total, n = self.output.nll_sum(h, targets, extra)
         return total / max(n, 1), n, state
+
+    def nll_by_column(
+        self, tokens: torch.Tensor, targets: torch.Tensor, state: State = None
+    ) -> tuple[list[torch.Tensor], list[int], State]:
+        """`nll` of (t, B) ``tokens`` column by column: (each column's mean -log p(target), each column's number
+        of targets, new state). The columns are read together, in one recurrence, and scored apart."""
+        h, state, extra = self.features(tokens, state)  # (t, B, H)
+        means, counts = [], []
+        for b in range(tokens.shape[1]):
+            total, n = self.output.nll_sum(h[:, b], targets[:, b], None if extra is None else extra[:, b])
+            means.append(total / max(n, 1))
+            counts.append(n)
+        return means, counts, state
 
     def count_parameters(self) -> int:
         return count(self.shapes())
