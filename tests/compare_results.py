@@ -18,9 +18,11 @@ from pathlib import Path
 
 import pandas as pd
 
+from rnnbench.metrics import MACHINE_METRICS
+
 # Columns of tables/benchmarks.csv and metrics of studies/*/summary.csv that are measurements of the machine.
 TIMING_COLUMNS = ("wall_seconds", "max_rss_mb", "cpu_seconds")
-TIMING_METRICS = ("train_seconds", "tokens_per_second")
+TIMING_METRICS = tuple(sorted(MACHINE_METRICS))
 # Provenance fields that change with every build of the same results.
 PROVENANCE_VOLATILE = ("created", "git_commit")
 

@@ -27,6 +27,8 @@ import pytest
 import yaml
 from checkout import copy_checkout
 
+from rnnbench.metrics import MACHINE_METRICS
+
 REPO = Path(__file__).resolve().parents[1]
 SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
 LOCAL_SLURM = REPO / "workflow" / "scripts" / "local-slurm.sh"
@@ -93,7 +95,8 @@ def tables(results: Path) -> dict[str, pd.DataFrame]:
         if path.stem == "benchmarks" or ("by" in frame and frame["by"].astype(str).str.contains(TIMING).any()):
             frame = frame[[c for c in ("run_id", "setting") if c in frame]]
         if "metric" in frame:
-            frame = frame[~frame["metric"].astype(str).str.contains(TIMING)]
+            machine = frame["metric"].isin(MACHINE_METRICS) | frame["metric"].astype(str).str.contains(TIMING)
+            frame = frame[~machine]
         frame = frame.drop(columns=[c for c in frame.columns if TIMING.search(c)]).reset_index(drop=True)
         found[str(path.relative_to(results))] = frame
     return found

@@ -14,6 +14,7 @@ import torch
 from rnnbench import optim
 from rnnbench.config import RunConfig
 from rnnbench.data import load_corpus
+from rnnbench.metrics import MACHINE_METRICS
 from rnnbench.reading import detach_state, split_stream
 from rnnbench.train import (
     Schedule,
@@ -46,7 +47,6 @@ EPOCHS_COLUMNS = [
 ]
 RUN_FILES = ("config.json", "epochs.csv", "steps.csv", "metrics.json", "model.pt")
 TIMING_COLUMNS = ["seconds", "tokens_per_second"]
-COST_METRICS = ("train_seconds", "tokens_per_second", "cpu_seconds", "peak_rss_mb")  # the machine's, not the run's
 
 
 def tiny(**settings) -> RunConfig:
@@ -862,7 +862,7 @@ def test_records_do_not_depend_on_how_often_they_are_read_back(settings, tmp_pat
         metrics = train_run(tiny(**settings), tmp_path / str(every), cache_dir=cache_dir)
         _, epochs, steps = read_run(tmp_path / str(every))
         runs[every] = (
-            {k: v for k, v in metrics.items() if k not in COST_METRICS},
+            {k: v for k, v in metrics.items() if k not in MACHINE_METRICS},
             epochs.drop(columns=TIMING_COLUMNS),
             steps,
         )

@@ -29,6 +29,9 @@ RUN_METRICS = (
     "clip_cosine_mean",
 )
 
+# Metrics that measure the machine, not the model: two runs of one config differ in them, on one machine or two.
+MACHINE_METRICS = frozenset({"train_seconds", "tokens_per_second", "cpu_seconds", "peak_rss_mb"})
+
 # How a metric reads in a figure, a table or a sentence.
 METRIC_LABELS = {
     "test_ppl": "test perplexity",
