@@ -339,6 +339,18 @@ def clipping_from_steps(steps: pd.DataFrame) -> dict[str, float]:
 # Measurements over seeds, and matched sizes
 
 
+def per_run(summary: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
+    """One row per run of a study's long summary: run_id, the ``keys`` columns, every metric, ``learned``
+    (rnnbench.outcome) and ``stuck`` (its test perplexity one evaluation column's doing, rnnbench.columns)."""
+    values = summary.pivot_table(index="run_id", columns="metric", values="value", aggfunc="first", dropna=False)
+    wide = summary.drop_duplicates("run_id")[["run_id", *keys]].merge(values.reset_index(), on="run_id", how="left")
+    wide["learned"] = learned(wide["outcome"])
+    unknown = pd.Series(math.nan, index=wide.index)
+    worst, middle = (wide.get(c, unknown) for c in ("test_column_worst", "test_column_median"))
+    wide["stuck"] = [stuck(w, m) for w, m in zip(worst, middle, strict=True)]
+    return wide
+
+
 def setting_table(summary: pd.DataFrame, vary: Sequence[str], metrics: Sequence[str]) -> pd.DataFrame:
     """Per combination of varied settings, from a study's summary (with its outcome column):
 
@@ -353,13 +365,7 @@ def setting_table(summary: pd.DataFrame, vary: Sequence[str], metrics: Sequence[
     """
     vary = list(vary)
     require_outcome(summary)
-    keys = summary.drop_duplicates("run_id")[["run_id", *vary, "seed", "outcome"]]
-    values = summary.pivot_table(index="run_id", columns="metric", values="value", aggfunc="first", dropna=False)
-    wide = keys.merge(values.reset_index(), on="run_id", how="left")
-    wide["learned"] = learned(wide["outcome"])
-    unknown = pd.Series(math.nan, index=wide.index)
-    worst, middle = (wide.get(c, unknown) for c in ("test_column_worst", "test_column_median"))
-    wide["stuck"] = [stuck(w, m) for w, m in zip(worst, middle, strict=True)]
+    wide = per_run(summary, [*vary, "seed", "outcome"])
     rows = []
     for values, group in wide.groupby(vary, sort=False):
         values = values if isinstance(values, tuple) else (values,)

@@ -20,11 +20,10 @@ from pathlib import Path
 import pandas as pd
 
 from rnnbench import paths
-from rnnbench.ablations import setting_table
+from rnnbench.ablations import per_run, setting_table
 from rnnbench.book.figures import STAGING_DIR, stage_figure
 from rnnbench.book.format import Markdown, fixed, integer, label_slug, percent, sig
 from rnnbench.book.results import missing_result, results_root, study_about, study_names, study_summary
-from rnnbench.columns import stuck
 from rnnbench.outcome import COUNT_COLUMNS
 
 # Accuracy below this counts as not learned (two verb forms: chance is 0.5; a few hundred probes per
@@ -155,32 +154,19 @@ def stuck_runs(studies: Sequence[str], results: str | Path | None = None) -> pd.
     """The runs of ``studies`` that learned but whose test perplexity is one evaluation column's doing
     (rnnbench.columns), each once: its study, its varied settings in words ("bptt = 35"), seed, test and
     validation perplexity, and its worst and median test column."""
-    rows = []
+    frames = []
     for study in studies:
         vary = [v for v in study_about(study, results)["vary"] if v != "seed"]
-        summary = study_summary(study, results)
-        wide = summary.pivot_table(index="run_id", columns="metric", values="value", aggfunc="first", dropna=False)
-        keys = summary.drop_duplicates("run_id").set_index("run_id")
-        for run_id, run in keys[keys["outcome"] == "learned"].iterrows():
-            got = wide.loc[run_id] if run_id in wide.index else pd.Series(dtype=float)
-            worst, median = got.get("test_column_worst", math.nan), got.get("test_column_median", math.nan)
-            if not stuck(worst, median):
-                continue
-            rows.append(
-                {
-                    "run_id": run_id,
-                    "study": study,
-                    "setting": ", ".join(
-                        f"{v} = {run[v]:g}" if isinstance(run[v], float) else f"{v} = {run[v]}" for v in vary
-                    ),
-                    "seed": int(run["seed"]),
-                    "test_ppl": float(got["test_ppl"]),
-                    "valid_ppl": float(got.get("valid_ppl", math.nan)),
-                    "test_column_worst": float(worst),
-                    "test_column_median": float(median),
-                }
-            )
-    return pd.DataFrame(rows, columns=list(STUCK_COLUMNS)).drop_duplicates("run_id")
+        runs = per_run(study_summary(study, results), [*vary, "seed", "outcome"])
+        runs = runs[runs["learned"] & runs["stuck"]]
+        setting = [
+            ", ".join(f"{v} = {run[v]:g}" if isinstance(run[v], float) else f"{v} = {run[v]}" for v in vary)
+            for _, run in runs.iterrows()
+        ]
+        frames.append(runs.assign(study=study, setting=setting, seed=runs["seed"].astype(int)))
+    found = [f for f in frames if len(f)]
+    table = pd.concat(found, ignore_index=True) if found else pd.DataFrame(columns=list(STUCK_COLUMNS))
+    return table[list(STUCK_COLUMNS)].drop_duplicates("run_id")
 
 
 def accuracy(value: float) -> str:
