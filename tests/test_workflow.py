@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -200,6 +201,94 @@ def test_a_run_output_deleted_by_hand_is_made_again_by_the_same_command(tmp_path
     code = cli.main(["outputs", str(REPO / "config" / "config.yaml"), *configs, "--check"])
     out = capsys.readouterr().out
     assert code == 1 and f"MISSING  {run / 'metrics.json'}" in out.splitlines()
+
+
+def touch_a_finished_build(configs: list[str], cwd: Path = REPO, env: dict[str, str] | None = None) -> None:
+    """Every output of ``configs`` made (a placeholder each) and recorded by Snakemake as built by its job, with the
+    params and code of today's rules, without training anything."""
+    planned = snakemake("results", "-n", "--forceall", configfiles=configs, cwd=cwd, env=env)
+    assert planned.returncode == 0, planned.stdout + planned.stderr
+    for path in declared_outputs(planned.stdout):
+        (cwd / path).parent.mkdir(parents=True, exist_ok=True)
+        (cwd / path).write_text("x")
+    # --forceall: every job recorded, its params and code among them, not only those whose outputs were older
+    touched = snakemake(
+        "results", "--touch", "--forceall", "--cores", "1", "--nolock", configfiles=configs, cwd=cwd, env=env
+    )
+    assert touched.returncode == 0, touched.stdout + touched.stderr
+    assert "Nothing to be done" in snakemake("results", "-n", configfiles=configs, cwd=cwd, env=env).stdout
+
+
+def test_a_config_file_adding_a_study_reruns_only_what_reads_the_study(tmp_path):
+    """The config files, command and checkout are a job's provenance, not its params: a new file adding a study
+    plans that study's runs, tables and figures, the table of every run's cost and the findings that read it;
+    nothing else again."""
+    from rnnbench.config import load_config, merge_config_files
+
+    results, configs = tiny_extra_config(tmp_path)
+    touch_a_finished_build(configs)
+    # Two more hidden sizes of a study the build has, on its corpus: a new corpus would rightly rebuild the
+    # corpus and baseline tables and every summary that reads them.
+    built = load_config(merge_config_files([REPO / "config" / "config.yaml", *configs])).studies["recurrence_agreement"]
+    added = tmp_path / "added.yaml"
+    added.write_text(
+        yaml.safe_dump(
+            {
+                "studies": {
+                    "tiny_added_hidden": {
+                        "description": "two more hidden sizes",
+                        "family": "rnn",
+                        "corpus": "agreement",
+                        "fixed": built.fixed,
+                        "vary": {"hidden": [6, 7]},
+                        "seeds": [1],
+                        "metric": "agreement_accuracy",
+                    }
+                }
+            }
+        )
+    )
+    dry = snakemake("results", "-n", configfiles=[*configs, str(added)])
+    assert dry.returncode == 0, dry.stdout + dry.stderr
+    assert jobs_by_rule(dry.stdout) == {
+        "benchmark_table": 1,
+        "findings_table": 1,  # it reads the cost of every run (benchmarks.csv)
+        "results": 1,
+        "study_extra_figure": 2,
+        "study_extra_table": 1,
+        "study_figure": 1,
+        "study_summary": 1,
+        "train": 2,
+        "total": 10,
+    }
+    assert "tiny_added_hidden" in dry.stdout and "missing provenance/metadata" not in dry.stdout
+
+
+def test_a_built_checkout_copied_to_another_folder_plans_no_job(tmp_path):
+    """Moving the checkout (and, as CI does, pointing RNNBENCH_CACHE at the copy's cache) reruns nothing."""
+    first, second = tmp_path / "first", tmp_path / "second"
+    first.mkdir()
+    for name in ("Snakefile", "config", "workflow", "reports", "reference"):
+        source = REPO / name
+        (shutil.copytree if source.is_dir() else shutil.copy2)(source, first / name)
+    (first / "profiles").symlink_to(os.readlink(REPO / "profiles"))
+    (first / "config" / "tiny.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "results_dir": "results/tiny",
+                "run_overrides": {"max_steps_per_epoch": 5, "train_tokens": 5000, "eval_tokens": 2000},
+            }
+        )
+    )
+    configs = ["config/smoke.yaml", "config/tiny.yaml"]
+    touch_a_finished_build(configs, cwd=first, env={"RNNBENCH_CACHE": str(first / "data" / "cache")})
+    shutil.copytree(first, second, symlinks=True)  # times kept: the outputs stay newer than their inputs
+
+    dry = snakemake(
+        "results", "-n", configfiles=configs, cwd=second, env={"RNNBENCH_CACHE": str(second / "data/cache")}
+    )
+    assert dry.returncode == 0, dry.stdout + dry.stderr
+    assert "Nothing to be done" in dry.stdout, dry.stdout
 
 
 def test_a_new_study_in_the_config_gets_its_jobs_table_and_figure(tmp_path):

@@ -20,7 +20,9 @@ folder must never remove code. Every check is made before any job starts (`rnnbe
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 ENVIRONMENT = {"data_dir": "RNNBENCH_DATA", "cache_dir": "RNNBENCH_CACHE"}
 DEFAULTS: dict[str, str | None] = {"data_dir": None, "cache_dir": "data/cache"}
@@ -52,6 +54,19 @@ def resolve(key: str, given: str | os.PathLike | None, where: str) -> tuple[str 
         return expand(os.environ[variable]), variable
     default = DEFAULTS[key]
     return (expand(default) if default is not None else None), "the default"
+
+
+def job_folders(config: Mapping[str, Any]) -> dict[str, str | None]:
+    """The data and cache folders of a workflow job, from the merged config by the rule above: ``data_dir`` as
+    the config gives it (None: the corpus loader falls back to $RNNBENCH_DATA, then downloads), ``cache_dir``
+    resolved. A job resolves them itself instead of receiving them as rule params: a param that changes reruns
+    the job, and where the corpora lie changes nothing a job computes (every file is checked against its
+    digest, every cache entry is keyed by the corpus and its options), so moving them must rerun nothing."""
+    data_dir = config.get("data_dir")
+    return {
+        "data_dir": expand(data_dir) if data_dir is not None else None,
+        "cache_dir": resolve("cache_dir", config.get("cache_dir"), "config.cache_dir")[0],
+    }
 
 
 def expand(folder: str | os.PathLike) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import platform
 import subprocess
 from collections.abc import Mapping, Sequence
@@ -19,6 +20,12 @@ from pathlib import Path
 from typing import Any
 
 from rnnbench.io import write_json
+
+# The config files of a workflow run, in merge order, as JSON: the Snakefile sets it when it is parsed (again in
+# each cluster job, which parses it again), and every job script inherits it. Config files, command and checkout
+# describe how a job was run, not what it computes, so they reach the job here and not as rule params, where a
+# new file on the command line or a checkout in another folder would rerun every job.
+CONFIG_FILES_VARIABLE = "RNNBENCH_CONFIG_FILES"
 
 PACKAGES = ("rnnbench", "torch", "numpy", "pandas", "seaborn", "matplotlib", "snakemake")
 
@@ -81,6 +88,35 @@ def record(
         "producer": producer,
         "inputs": list(inputs),
         "created": datetime.now(UTC).isoformat(timespec="seconds"),
+    }
+
+
+def share_config_files(files: Sequence[str]) -> None:
+    """Make the workflow's config files known to every job it starts (``CONFIG_FILES_VARIABLE``)."""
+    os.environ[CONFIG_FILES_VARIABLE] = json.dumps(list(files))
+
+
+def checkout_of(scriptdir: str | Path) -> str:
+    """The checkout of a workflow job: the folder above its script folder (``workflow/scripts``), wherever the
+    working directory is (``--directory`` may point elsewhere)."""
+    return str(Path(scriptdir).resolve().parents[1])
+
+
+def job_fields(config: Mapping[str, Any], rule: str, scriptdir: str | Path) -> dict[str, Any]:
+    """The fields of ``record`` that say how a workflow job was run: the merged ``config``, the config files
+    (``CONFIG_FILES_VARIABLE``), the command, and the checkout (``checkout_of`` the job's script folder)."""
+    shared = os.environ.get(CONFIG_FILES_VARIABLE)
+    if shared is None:
+        raise RuntimeError(
+            f"{CONFIG_FILES_VARIABLE} is not set: a workflow job's script is started by Snakemake, whose Snakefile "
+            "sets it; run the rule through snakemake"
+        )
+    files = json.loads(shared)
+    return {
+        "config": config,
+        "config_files": files,
+        "command": "snakemake " + " ".join(f"--configfile {f}" for f in files) + f" (rule {rule})",
+        "checkout": checkout_of(scriptdir),
     }
 
 

@@ -25,9 +25,6 @@ rule decay_analysis:
     params:
         record=lambda wc: analysis_config(wc.analysis).record(analysis_points(wc.analysis)),
         points=lambda wc: analysis_job_points(wc.analysis),
-        data_dir=DATA_DIR,
-        cache_dir=CACHE_DIR,
-        provenance=provenance_for("decay_analysis"),
     script:
         "../scripts/decay_analysis.py"
 
@@ -60,7 +57,5 @@ rule analysis_figure:
     localrule: True
     conda:
         "../envs/rnnbench.yaml"
-    params:
-        provenance=provenance_for("analysis_figure"),
     script:
         "../scripts/analysis_figure.py"

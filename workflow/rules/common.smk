@@ -15,11 +15,6 @@ WORKED_TABLES = list(TABLES) if CFG.tables["worked"] else []
 RESULTS = paths.expected_outputs(CFG, WORKED_TABLES)
 FINDINGS_ROLES = Roles.from_config(CFG)  # role -> the studies and analyses that carry it (rnnbench.findings)
 REPORT = paths.report_book(RESULTS_DIR)  # the book of these results, under <results_dir>/report/
-# The cache folder as the config resolved it (its value, else $RNNBENCH_CACHE, else data/cache: rnnbench.locations);
-# the data folder as the config gives it, resolved by each job with the same rule. Both are rule params, and a
-# param whose value changes reruns the job: null has always been the data folder's.
-CACHE_DIR = CFG.cache_dir
-DATA_DIR = CFG.data_dir  # None: the loader falls back to $RNNBENCH_DATA, then downloads
 # At most one training run per core of this machine, whatever --cores says. Snakemake starts jobs until their
 # threads fill --cores, so `--cores 8` on 2 cores would train eight one-thread runs at once, time-sliced, each
 # evicting the others' working sets (output layer, gradients, Adam's moments) from the cache. Measured with four
@@ -31,7 +26,9 @@ DATA_DIR = CFG.data_dir  # None: the loader falls back to $RNNBENCH_DATA, then d
 TRAINING_SLOTS = max(1, (os.cpu_count() or 1) // CFG.threads)
 if workflow.local_exec and "training_slots" not in workflow.global_resources:
     workflow.register_resource("training_slots", TRAINING_SLOTS)
-# CONFIG_FILES (the Snakefile): the config files in the order they were merged, for provenance.
+# CONFIG_FILES (the Snakefile): the config files in the order they were merged, for messages. A job's provenance
+# and its data and cache folders are not rule params: a changed param reruns a job, and neither says what it
+# computes (rnnbench.provenance.job_fields, rnnbench.locations.job_folders).
 
 
 wildcard_constraints:
@@ -72,15 +69,3 @@ def study_points(study):
 
 def study_metric_files(wildcards):
     return [paths.run_metrics(RESULTS_DIR, cfg.run_id) for _, cfg in study_points(wildcards.study)]
-
-
-def provenance_for(rule):
-    """Config files, command and code checkout of a job's provenance record. The config itself reaches the
-    job as `snakemake.config`, not as a param: a param would make every table rerun when any study changes.
-    The checkout is the Snakefile's folder, not the working directory (`--directory` may point elsewhere)."""
-    files = " ".join(f"--configfile {f}" for f in CONFIG_FILES)
-    return {
-        "config_files": CONFIG_FILES,
-        "command": f"snakemake {files} (rule {rule})",
-        "checkout": workflow.basedir,
-    }

@@ -6,9 +6,13 @@ for _study in COMPARISON.study_names():
     for _, _cfg in study_points(_study):
         COMPARISON_RUNS.setdefault(_cfg.run_id, []).append(_study)
 COMPARISON_CORPORA = sorted({run_config(run_id).corpus_key for run_id in COMPARISON_RUNS})
-# The paper-scale reference results kept in the repository (rnnbench.reference), beside this config's runs.
+# The paper-scale reference results kept in the repository (rnnbench.reference), beside this config's runs. The
+# folder is named relative to the working directory, as every other input is: its files are inputs, and a set of
+# input paths that changes reruns the job, so an absolute path would rerun it whenever the checkout moves.
 REFERENCE_DIR = (
-    os.path.join(workflow.basedir, COMPARISON.reference) if COMPARISON and COMPARISON.reference is not None else None
+    os.path.relpath(os.path.join(workflow.basedir, COMPARISON.reference))
+    if COMPARISON and COMPARISON.reference is not None
+    else None
 )
 
 
@@ -80,8 +84,6 @@ rule comparison:
         scale=COMPARISON.scale,
         crossover=COMPARISON.crossover,
         reference=lambda wc: REFERENCE_DIR,  # its files are the rule's inputs; the folder names where they sit
-        repository=lambda wc: workflow.basedir,  # whose config files the reference runs are checked against
-        provenance=provenance_for("comparison"),
     script:
         "../scripts/comparison.py"
 
@@ -106,7 +108,6 @@ rule crossover_figure:
         "../envs/rnnbench.yaml"
     params:
         title=f"Test perplexity against parameter count on {COMPARISON.crossover} ({COMPARISON.scale} runs)",
-        provenance=provenance_for("crossover_figure"),
     script:
         "../scripts/crossover_figure.py"
 
@@ -129,7 +130,5 @@ rule learning_curves_figure:
     localrule: True
     conda:
         "../envs/rnnbench.yaml"
-    params:
-        provenance=provenance_for("learning_curves_figure"),
     script:
         "../scripts/learning_curves_figure.py"

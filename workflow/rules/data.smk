@@ -13,7 +13,5 @@ rule prepare_corpus:
     params:
         corpus=lambda wc: corpus_run(wc.corpus_key).corpus,
         options=lambda wc: dict(corpus_run(wc.corpus_key).corpus_options),
-        data_dir=DATA_DIR,
-        cache_dir=CACHE_DIR,
     script:
         "../scripts/prepare_corpus.py"

@@ -29,7 +29,5 @@ rule dynamic_evaluation:
         runtime=120,
     params:
         settings=DYNAMIC.record() if DYNAMIC else {},
-        data_dir=DATA_DIR,
-        cache_dir=CFG.cache_dir,
     script:
         "../scripts/dynamic_evaluation.py"

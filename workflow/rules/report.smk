@@ -16,8 +16,6 @@ rule book_figure:
     localrule: True
     conda:
         "../envs/rnnbench.yaml"
-    params:
-        provenance=provenance_for("book_figure"),
     script:
         "../scripts/book_figure.py"
 

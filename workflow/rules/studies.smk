@@ -27,7 +27,6 @@ rule study_summary:
         record=lambda wc: study_record(CFG, wc.study),
         points=lambda wc: [point for point, _ in study_points(wc.study)],
         runs=lambda wc: [cfg.settings() for _, cfg in study_points(wc.study)],
-        provenance=provenance_for("study_summary"),
     script:
         "../scripts/study_summary.py"
 
@@ -51,8 +50,6 @@ rule study_figure:
     localrule: True
     conda:
         "../envs/rnnbench.yaml"
-    params:
-        provenance=provenance_for("study_figure"),
     script:
         "../scripts/study_figure.py"
 
@@ -111,9 +108,6 @@ rule study_extra_table:
         run_files=lambda wc: {
             cfg.run_id: paths.EXTRA_TABLES[wc.kind](RESULTS_DIR, cfg.run_id) for _, cfg in study_points(wc.study)
         },
-        data_dir=DATA_DIR,
-        cache_dir=CACHE_DIR,
-        provenance=provenance_for("study_extra_table"),
     script:
         "../scripts/study_extra_table.py"
 
@@ -140,7 +134,5 @@ rule study_extra_figure:
     localrule: True
     conda:
         "../envs/rnnbench.yaml"
-    params:
-        provenance=provenance_for("study_extra_figure"),
     script:
         "../scripts/study_extra_figure.py"

@@ -19,8 +19,6 @@ rule worked_table:
     resources:
         mem_mb=2000,
         runtime=15,
-    params:
-        provenance=provenance_for("worked_table"),
     script:
         "../scripts/worked_table.py"
 
@@ -45,7 +43,6 @@ rule corpus_table:
         "../envs/rnnbench.yaml"
     params:
         corpus_keys=sorted(CORPORA),
-        provenance=provenance_for("corpus_table"),
     script:
         "../scripts/corpus_table.py"
 
@@ -72,7 +69,6 @@ rule benchmark_table:
         "../envs/rnnbench.yaml"
     params:
         run_ids=sorted(RUNS),
-        provenance=provenance_for("benchmark_table"),
     script:
         "../scripts/benchmark_table.py"
 
@@ -122,9 +118,6 @@ rule baseline_tables:
             for key in sorted(CORPORA)
         },
         order=CFG.tables["kn_order"],
-        data_dir=DATA_DIR,
-        cache_dir=CFG.cache_dir,
-        provenance=provenance_for("baseline_tables"),
     script:
         "../scripts/baseline_tables.py"
 
@@ -152,6 +145,5 @@ rule findings_table:
         # a function of the job, as Snakemake's lint asks of a path prefix of its inputs
         results=lambda wc: RESULTS_DIR,
         roles=FINDINGS_ROLES.record(),
-        provenance=provenance_for("findings_table"),
     script:
         "../scripts/findings_table.py"

@@ -31,10 +31,9 @@ rule train:
         mem_mb=4000,
         runtime=720,
     params:
-        # Without `threads`: more cores must not make Snakemake think the run's settings changed (a changed
-        # param reruns the job; so would a newer scripts/train.py, so that shim changes only when it must).
+        # The run's settings only (a changed param reruns the job; so would a newer scripts/train.py, so that shim
+        # changes only when it must): not `threads`, since more cores must not make Snakemake think the run's
+        # settings changed, nor the data and cache folders, which the job resolves (locations.job_folders).
         run=lambda wc: run_config(wc.run_id).settings(),
-        data_dir=DATA_DIR,
-        cache_dir=CACHE_DIR,
     script:
         "../scripts/train.py"

@@ -1,5 +1,7 @@
 from rnnbench import jobs
+from rnnbench.locations import job_folders
 from rnnbench.paths import BASELINE_TABLES
+from rnnbench.provenance import job_fields
 
 jobs.log_to(snakemake.log[0])
 jobs.baseline_tables(
@@ -7,8 +9,7 @@ jobs.baseline_tables(
     list(snakemake.input.stats),
     {name: snakemake.output[name] for name in BASELINE_TABLES},
     order=snakemake.params.order,
-    data_dir=snakemake.params.data_dir,
-    cache_dir=snakemake.params.cache_dir,
+    **job_folders(snakemake.config),
     provenance_files={name: snakemake.output[f"provenance_{name}"] for name in BASELINE_TABLES},
-    provenance={**snakemake.params.provenance, "config": snakemake.config},
+    provenance=job_fields(snakemake.config, snakemake.rule, snakemake.scriptdir),
 )

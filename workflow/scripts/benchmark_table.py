@@ -1,4 +1,5 @@
 from rnnbench import jobs
+from rnnbench.provenance import job_fields
 
 jobs.log_to(snakemake.log[0])
 jobs.benchmark_table(
@@ -7,5 +8,5 @@ jobs.benchmark_table(
     list(snakemake.input.metrics),
     snakemake.output.table,
     provenance_file=snakemake.output.provenance,
-    provenance={**snakemake.params.provenance, "config": snakemake.config},
+    provenance=job_fields(snakemake.config, snakemake.rule, snakemake.scriptdir),
 )

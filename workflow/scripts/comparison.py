@@ -1,5 +1,6 @@
 from rnnbench import jobs
 from rnnbench.paths import COMPARISON_TABLES
+from rnnbench.provenance import checkout_of, job_fields
 
 jobs.log_to(snakemake.log[0])
 jobs.comparison_tables(
@@ -11,7 +12,7 @@ jobs.comparison_tables(
     scale=snakemake.params.scale,
     crossover_corpus=snakemake.params.crossover,
     reference_dir=snakemake.params.reference,
-    repository=snakemake.params.repository,
+    repository=checkout_of(snakemake.scriptdir),  # whose config files the reference runs are checked against
     provenance_files={name: snakemake.output[f"provenance_{name}"] for name in COMPARISON_TABLES},
-    provenance={**snakemake.params.provenance, "config": snakemake.config},
+    provenance=job_fields(snakemake.config, snakemake.rule, snakemake.scriptdir),
 )

@@ -1,11 +1,12 @@
 from rnnbench import jobs
+from rnnbench.locations import job_folders
+from rnnbench.provenance import job_fields
 
 jobs.log_to(snakemake.log[0])
 jobs.decay_analysis(
     snakemake.params.record,
     snakemake.params.points,
     dict(snakemake.output.items()),
-    data_dir=snakemake.params.data_dir,
-    cache_dir=snakemake.params.cache_dir,
-    provenance={**snakemake.params.provenance, "config": snakemake.config},
+    **job_folders(snakemake.config),
+    provenance=job_fields(snakemake.config, snakemake.rule, snakemake.scriptdir),
 )

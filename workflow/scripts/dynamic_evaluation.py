@@ -1,6 +1,7 @@
 from pathlib import Path
 
 from rnnbench import jobs
+from rnnbench.locations import job_folders
 
 jobs.log_to(snakemake.log[0])
 jobs.dynamic_evaluation(
@@ -8,6 +9,5 @@ jobs.dynamic_evaluation(
     snakemake.output.record,
     dict(snakemake.params.settings),
     threads=snakemake.threads,
-    data_dir=snakemake.params.data_dir,
-    cache_dir=snakemake.params.cache_dir,
+    **job_folders(snakemake.config),
 )

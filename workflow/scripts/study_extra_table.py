@@ -1,4 +1,6 @@
 from rnnbench import jobs
+from rnnbench.locations import job_folders
+from rnnbench.provenance import job_fields
 
 jobs.log_to(snakemake.log[0])
 jobs.study_extra_table(
@@ -9,7 +11,6 @@ jobs.study_extra_table(
     dict(snakemake.params.run_files),
     snakemake.output.table,
     provenance_file=snakemake.output.provenance,
-    provenance={**snakemake.params.provenance, "config": snakemake.config},
-    data_dir=snakemake.params.data_dir,
-    cache_dir=snakemake.params.cache_dir,
+    provenance=job_fields(snakemake.config, snakemake.rule, snakemake.scriptdir),
+    **job_folders(snakemake.config),
 )

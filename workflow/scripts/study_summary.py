@@ -1,4 +1,5 @@
 from rnnbench import jobs
+from rnnbench.provenance import job_fields
 
 jobs.log_to(snakemake.log[0])
 jobs.study_summary(
@@ -9,6 +10,6 @@ jobs.study_summary(
     snakemake.output.table,
     record_file=snakemake.output.record,
     provenance_file=snakemake.output.provenance,
-    provenance={**snakemake.params.provenance, "config": snakemake.config},
+    provenance=job_fields(snakemake.config, snakemake.rule, snakemake.scriptdir),
     baselines=next(iter(snakemake.input.baselines), None),
 )

@@ -1,9 +1,10 @@
 from rnnbench import jobs
+from rnnbench.provenance import job_fields
 
 jobs.log_to(snakemake.log[0])
 jobs.worked_table(
     snakemake.wildcards.name,
     snakemake.output.table,
     provenance_file=snakemake.output.provenance,
-    provenance={**snakemake.params.provenance, "config": snakemake.config},
+    provenance=job_fields(snakemake.config, snakemake.rule, snakemake.scriptdir),
 )
