@@ -883,3 +883,131 @@ def test_a_corpus_preparation_version_enters_the_run_id_only_above_1():
     assert brown.identity() == brown.settings() | {"corpus_preparation": 2}
     assert ptb.identity() == ptb.settings()
     assert "corpus_preparation" not in brown.to_dict()  # config.json holds settings, not the version
+
+
+# --- a config past the caps that keep its check cheap is refused before it is validated or expanded ---------
+
+
+def alias_chain(links: int, width: int = 10) -> str:
+    """YAML whose last anchor expands to width**(links + 1) scalars, under a valid key (a study's description)."""
+    lines = ["anchors:", f"  - &a0 [{', '.join(['x'] * width)}]"]
+    lines += [f"  - &a{i} [{', '.join([f'*a{i - 1}'] * width)}]" for i in range(1, links + 1)]
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # nine links of ten aliases: 10**10 scalars; refused at the line of the node whose copies pass the cap
+        (alias_chain(9), r"f\.yaml:6: expands to more than 100,000 YAML nodes \(aliases counted as the copies they "),
+        ("a: &a [1, *a]\n", r"f\.yaml:1: an alias refers to a node that contains it; allowed: no cycles"),
+        (
+            "studies:\n  s:\n    description: " + "y" * 5000 + "\n",
+            r"f\.yaml:3: 'y{60}'\.\.\. \(5,000 characters\) is too long; allowed: at most 4,096 characters",
+        ),
+    ],
+)
+def test_a_config_file_past_a_cap_is_refused_at_once_naming_the_file_and_line(tmp_path, text, expected):
+    path = tmp_path / "f.yaml"
+    path.write_text(text)
+    for check in (check_config_files, lambda p: merge_config_files(p), lambda p: load_config(p[0])):
+        with pytest.raises(ConfigError, match=expected) as caught:
+            check([path])
+        assert len(str(caught.value)) < 300
+
+
+def test_an_alias_chain_below_the_cap_loads_as_yaml_defines_it(tmp_path):
+    path = tmp_path / "f.yaml"
+    path.write_text(alias_chain(3))  # 10**4 scalars: within the cap
+    assert read_yaml(path) == yaml.safe_load(path.read_text())
+
+
+def test_a_config_file_larger_than_the_cap_is_refused_before_it_is_read(tmp_path):
+    path = tmp_path / "big.yaml"
+    path.write_text("# padding\n" * 100_001)  # 1,000,010 bytes
+    with pytest.raises(ConfigError) as caught:
+        check_config_files([path])
+    assert (
+        str(caught.value) == f"{path}: 1,000,010 bytes is too large for a config file; allowed: at most 1,000,000 bytes"
+    )
+
+
+@pytest.mark.parametrize(
+    ("config", "expected"),
+    [
+        (
+            {"studies": {f"s{i}": RNN_PTB for i in range(201)}},
+            "config.studies: 201 entries are too many; allowed: at most 200",
+        ),
+        (
+            {
+                "studies": {
+                    "a": {**RNN_PTB, "vary": {"hidden": list(range(1, 1001))}},
+                    "b": {**RNN_PTB, "seeds": list(range(501))},
+                }
+            },
+            "config.studies: 2 studies expand to 2,002 runs (the largest, studies.b, to 1,002: its varied values times "
+            "its seeds); allowed: at most 2,000 runs in one config",
+        ),
+        # a value is quoted by its start only
+        (
+            {"run": {"hidden": "9" * 1000}},
+            f"config.run.hidden: '{'9' * 60}'... (1,000 characters) has the wrong type; expected integer",
+        ),
+        (
+            {"run": {"activation": "t" * 1000}},
+            f"config.run.activation: '{'t' * 60}'... (1,000 characters) is not allowed; allowed values: 'tanh', ",
+        ),
+        (
+            {"run": {"adaptive_cutoffs": {str(i): i for i in range(100_000)}}},
+            "config.run.adaptive_cutoffs: a dict of 100,000 items has the wrong type; expected array",
+        ),
+    ],
+)
+def test_a_config_past_a_cap_or_with_a_long_value_is_refused_quoting_only_its_start(config, expected):
+    message = error_of(config)
+    assert expected in message
+    assert len(message) < 400
+
+
+# --- the comparison's reference folder must hold reference runs --------------------------------------------
+
+
+COMPARED = {
+    "studies": {"rnn_s": {"family": "rnn", "corpus": "ptb", "vary": {"hidden": [50]}}},
+}
+
+
+@pytest.mark.parametrize(
+    ("make", "problem"),
+    [
+        (lambda root: None, "is not a folder (found nothing at {folder})"),
+        (lambda root: (root / "ref").write_text("x"), "is not a folder (found a file at {folder})"),
+        (lambda root: (root / "ref").mkdir(), "holds no reference runs (no runs/<run_id>/ folder under {folder})"),
+        (
+            lambda root: (root / "ref" / "runs").mkdir(parents=True),
+            "holds no reference runs (no runs/<run_id>/ folder under {folder})",
+        ),
+    ],
+)
+def test_a_reference_folder_that_is_missing_or_empty_is_refused_at_load(tmp_path, make, problem):
+    make(tmp_path)
+    config = {**COMPARED, "comparison": {"studies": {"ptb": {"rnn": ["rnn_s"]}}, "reference": "ref"}}
+    with pytest.raises(ConfigError) as caught:
+        load_config(config, checkout=tmp_path)
+    assert str(caught.value) == (
+        f"comparison.reference: 'ref' {problem.format(folder=tmp_path / 'ref')}; allowed: a folder of reference runs "
+        "as `rnnbench reference collect` writes them, relative to the workflow's folder, or null for none"
+    )
+
+
+def test_an_absolute_reference_folder_is_read_as_given_and_null_means_none(tmp_path):
+    comparison = {"studies": {"ptb": {"rnn": ["rnn_s"]}}}
+    with pytest.raises(ConfigError, match="comparison.reference: '/nonexistent/ref' is not a folder"):
+        load_config({**COMPARED, "comparison": {**comparison, "reference": "/nonexistent/ref"}}, checkout=tmp_path)
+    assert load_config({**COMPARED, "comparison": {**comparison, "reference": None}}, checkout=tmp_path)
+    (tmp_path / "ref" / "runs" / "rnn-ptb-0123456789").mkdir(parents=True)
+    loaded = load_config({**COMPARED, "comparison": {**comparison, "reference": str(tmp_path / "ref")}}, checkout=REPO)
+    assert loaded.comparison.reference == str(tmp_path / "ref")
+    # without a comparison, the default reference folder is never read
+    assert load_config(COMPARED, checkout=tmp_path).comparison.reference == "reference"

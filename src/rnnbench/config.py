@@ -19,6 +19,7 @@ import dataclasses
 import hashlib
 import itertools
 import json
+import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
@@ -33,6 +34,7 @@ from rnnbench.configfile import (
     check_config_files,
     config_files_in_merge_order,
     merge_config_files,
+    quoted,
     read_yaml,
 )
 from rnnbench.schema import (
@@ -71,6 +73,11 @@ NON_SEMANTIC_SETTINGS = ("threads",)
 # that value a setting is left out of `RunConfig.settings`, and so of the run id, so that no earlier run changes
 # id; any other value enters it and makes a new run.
 ADDED_AFTER_IDS = {"segments": "stream", "weight_decay": 0.0}
+
+# Runs a config's studies may expand to (each combination of varied values times each seed, before shared runs
+# are counted once): each is checked when the config loads (a few milliseconds apiece) and becomes a job of the
+# DAG. Ten times config/config.yaml's 183, which takes under a second to check; 2,000 take about five.
+MAX_RUNS = 2_000
 
 
 @dataclass(frozen=True)
@@ -303,6 +310,7 @@ def load_config(source: str | Path | Mapping[str, Any], *, checkout: str | Path 
         cache_dir, cache_named, checkout, "e.g. data/cache", "the cache in the working directory", writable=False
     )
     studies = {name: _study(name, body) for name, body in resolved["studies"].items()}
+    _check_run_count(studies)
     config = Config(
         data_dir=locations.expand(resolved["data_dir"]) if resolved["data_dir"] is not None else None,
         cache_dir=cache_dir,
@@ -329,6 +337,7 @@ def load_config(source: str | Path | Mapping[str, Any], *, checkout: str | Path 
             f"{data_named}: {data_dir!r} is not a folder (found {found} there); allowed: a folder holding "
             f"ptb/ and brown/, or {instead}"
         )
+    _check_reference(config.comparison, checkout)
     for name in studies:  # expand now, so a bad varied value fails before any job
         config.study_runs(name)
     for name in config.analyses:  # likewise an analysis's study, snapshots and figure settings
@@ -353,6 +362,37 @@ def _output_folder(
         shown = f"{folder!r}" + (f" ({expanded})" if expanded != folder else "")
         raise ConfigError(f"{named}: {shown} {problem}; {allowed}")
     return expanded
+
+
+def _check_run_count(studies: Mapping[str, Study]) -> None:
+    """Refuse a config whose studies expand to more than MAX_RUNS runs, counted before any is expanded."""
+    counts = {name: math.prod(map(len, s.vary.values())) * len(s.seeds) for name, s in studies.items()}
+    if sum(counts.values()) > MAX_RUNS:
+        largest = max(counts, key=counts.__getitem__)
+        raise ConfigError(
+            f"config.studies: {len(counts):,} studies expand to {sum(counts.values()):,} runs (the largest, "
+            f"studies.{largest}, to {counts[largest]:,}: its varied values times its seeds); allowed: at most "
+            f"{MAX_RUNS:,} runs in one config"
+        )
+
+
+def _check_reference(comparison: Comparison, checkout: str | Path | None) -> None:
+    """The comparison's reference folder (relative to the workflow's folder, as its rule reads it) must hold
+    reference runs: a folder that is missing or holds none would silently leave every reference row out."""
+    if not comparison or comparison.reference is None:
+        return
+    folder = Path(checkout if checkout is not None else ".") / locations.expand(comparison.reference)
+    runs = folder / "runs"  # rnnbench.reference's layout (not imported: it needs pandas)
+    if not folder.is_dir():
+        problem = f"is not a folder (found {'a file' if folder.exists() else 'nothing'} at {folder})"
+    elif not (runs.is_dir() and any(p.is_dir() for p in runs.iterdir())):
+        problem = f"holds no reference runs (no runs/<run_id>/ folder under {folder})"
+    else:
+        return
+    raise ConfigError(
+        f"comparison.reference: {quoted(comparison.reference)} {problem}; allowed: a folder of reference runs as "
+        f"`rnnbench reference collect` writes them, relative to the workflow's folder, or null for none"
+    )
 
 
 def _check_cache(config: Config, named: str) -> None:
