@@ -15,6 +15,7 @@ from rnnbench.config import (
     ConfigError,
     RunConfig,
     check_config_files,
+    check_training_slots,
     config_files_in_merge_order,
     load_config,
     merge_config_files,
@@ -1011,3 +1012,84 @@ def test_an_absolute_reference_folder_is_read_as_given_and_null_means_none(tmp_p
     assert loaded.comparison.reference == str(tmp_path / "ref")
     # without a comparison, the default reference folder is never read
     assert load_config(COMPARED, checkout=tmp_path).comparison.reference == "reference"
+
+
+# --- a study is defined in one config file and refined in later ones, never defined twice --------------------
+
+
+@pytest.mark.parametrize(
+    ("texts", "defines"),
+    [
+        # the two --configfile files of one study: merged, they would train {family: ff, vary: {hidden, context}}
+        (
+            [
+                "threads: 1\n",
+                "studies:\n  s: {family: rnn, vary: {hidden: [16]}}\n",
+                "studies:\n  s: {family: ff, vary: {context: [2]}}\n",
+            ],
+            ("2.yaml", "family", "1.yaml"),
+        ),
+        # a --configfile redefining a study of the defaults, with the same family but another corpus
+        (
+            ["studies:\n  s: {family: rnn, corpus: ptb, vary: {hidden: [16]}}\n", "studies:\n  s: {corpus: brown}\n"],
+            ("1.yaml", "corpus", "0.yaml"),
+        ),
+        # even a definition equal in family and corpus: its vary would be merged with the first's
+        (
+            [
+                "studies:\n  s: {family: rnn, corpus: ptb, vary: {hidden: [16]}}\n",
+                "studies:\n  s: {family: rnn, corpus: ptb, vary: {bptt: [5]}}\n",
+            ],
+            ("1.yaml", "corpus and family", "0.yaml"),
+        ),
+    ],
+)
+def test_a_study_defined_in_two_config_files_is_refused_naming_both(tmp_path, texts, defines):
+    paths = []
+    for i, text in enumerate(texts):
+        paths.append(tmp_path / f"{i}.yaml")
+        paths[-1].write_text(text)
+    later, given, earlier = defines
+    expected = (
+        f"studies.s: {tmp_path / later} defines it ({given} given), and so does {tmp_path / earlier}; the files merge "
+        "key by key, so one study would mix the settings of both. Allowed: a later file refines a study without its "
+        "family and corpus; give the new study another name"
+    )
+    for check in (check_config_files, merge_config_files):
+        with pytest.raises(ConfigError) as caught:
+            check(paths)
+        assert str(caught.value) == expected
+
+
+def test_a_later_config_file_refines_a_study_key_by_key(tmp_path):
+    default, extra = tmp_path / "config.yaml", tmp_path / "extra.yaml"
+    default.write_text("studies:\n  s: {family: rnn, corpus: ptb, fixed: {hidden: 64, bptt: 5}, vary: {lr: [1]}}\n")
+    extra.write_text(
+        "studies:\n  s: {fixed: {bptt: 7}, seeds: [2, 3]}\n  t: {family: ff, corpus: ptb, vary: {context: [2]}}\n"
+    )
+    check_config_files([default, extra])
+    merged = merge_config_files([default, extra])
+    assert merged["studies"]["s"] == {
+        "family": "rnn",
+        "corpus": "ptb",
+        "fixed": {"hidden": 64, "bptt": 7},
+        "vary": {"lr": [1]},
+        "seeds": [2, 3],
+    }
+    assert [cfg.bptt for _, cfg in load_config(merged).study_runs("s")] == [7, 7]
+
+
+@pytest.mark.parametrize("given", [0, -3, 1.5, "two", True])
+def test_training_slots_below_1_or_not_a_count_are_refused(given):
+    with pytest.raises(ConfigError) as caught:
+        check_training_slots(given, 2)
+    assert str(caught.value) == (
+        f"--resources training_slots={given!r}: below 1, Snakemake would scale each training job's need down to it "
+        "and start every run at once; allowed: an integer >= 1 (training runs at once; without the option, 2: one "
+        "per core)"
+    )
+
+
+@pytest.mark.parametrize("given", [None, 1, 8])
+def test_training_slots_given_or_not_are_accepted(given):
+    check_training_slots(given, 2)

@@ -54,6 +54,7 @@ __all__ = [  # the config files' functions are part of this module's interface
     "RunConfig",
     "Study",
     "check_settings",
+    "check_training_slots",
     "checked_corpus_options",
     "check_config_files",
     "config_files_in_merge_order",
@@ -289,6 +290,19 @@ class Config:
     def all_runs(self) -> dict[str, RunConfig]:
         """Every run of every study, keyed by run id (shared runs appear once)."""
         return {cfg.run_id: cfg for name in self.studies for _, cfg in self.study_runs(name)}
+
+
+def check_training_slots(given: Any, default: int) -> None:
+    """``--resources training_slots=N`` (workflow/rules/common.smk): how many training runs may run at once. None:
+    not given (``default``, one per core, applies)."""
+    if given is None:
+        return
+    if isinstance(given, bool) or not isinstance(given, int) or given < 1:
+        raise ConfigError(
+            f"--resources training_slots={quoted(given)}: below 1, Snakemake would scale each training job's need "
+            f"down to it and start every run at once; allowed: an integer >= 1 (training runs at once; without "
+            f"the option, {default}: one per core)"
+        )
 
 
 def load_config(source: str | Path | Mapping[str, Any], *, checkout: str | Path | None = None) -> Config:

@@ -162,17 +162,47 @@ def config_files_in_merge_order(default: str | Path, given: Sequence[str | Path]
 
 def check_config_files(paths: Sequence[str | Path]) -> None:
     """Read each config file with `read_yaml`, for its errors only: a config that another loader merged (the
-    workflow's, by Snakemake) is checked for what that loader lets through, duplicate keys above all."""
-    for path in dict.fromkeys(Path(p) for p in paths):
-        read_yaml(path)
+    workflow's, by Snakemake) is checked for what that loader lets through: duplicate keys above all, and a
+    study defined in two files (`check_study_sources`)."""
+    files = list(dict.fromkeys(Path(p) for p in paths))
+    check_study_sources([(path, read_yaml(path)) for path in files])
+
+
+def check_study_sources(files: Sequence[tuple[str | Path, Mapping[str, Any]]]) -> None:
+    """A study is defined in one config file and refined in later ones; ``files`` in merge order.
+
+    The files are merged key by key (Snakemake's rule, `merge_config_files`), so a study written in two files
+    becomes one study of both: ``{family: rnn, vary: {hidden: [16]}}`` then ``{family: ff, vary: {context: [2]}}``
+    trains ``{family: ff, vary: {hidden: [16], context: [2]}}``, which neither file defines. Hence the rule: the
+    file that writes a study's family and corpus defines it; a later file may refine it (its fixed and varied
+    settings, seeds, description: what config/smoke.yaml and config/paper.yaml do to config/config.yaml's
+    studies), merged key by key, but never writes its family or corpus again. A file that does is defining a
+    second study under a name already taken, and is refused, naming both files.
+    """
+    first_written: dict[str, str | Path] = {}
+    for path, data in files:
+        studies = data.get("studies")
+        for name, body in studies.items() if isinstance(studies, Mapping) else ():
+            defines = sorted(k for k in ("family", "corpus") if isinstance(body, Mapping) and k in body)
+            if name in first_written and defines:
+                raise ConfigError(
+                    f"studies.{name}: {path} defines it ({' and '.join(defines)} given), and so does "
+                    f"{first_written[name]}; the files merge key by key, so one study would mix the settings of "
+                    f"both. Allowed: a later file refines a study without its family and corpus; give the new "
+                    f"study another name"
+                )
+            first_written.setdefault(name, path)
 
 
 def merge_config_files(paths: Sequence[str | Path], overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Later files over earlier ones, dictionaries merged key by key (Snakemake's ``--configfile`` rule),
-    then ``overrides`` (Snakemake's ``--config KEY=VALUE``). Each file is read by `read_yaml`."""
+    then ``overrides`` (Snakemake's ``--config KEY=VALUE``). Each file is read by `read_yaml`, their studies
+    checked by `check_study_sources`."""
+    files = [(path, read_yaml(path)) for path in paths]
+    check_study_sources(files)
     merged: dict[str, Any] = {}
-    for path in paths:
-        _deep_update(merged, read_yaml(path))
+    for _, data in files:
+        _deep_update(merged, data)
     _deep_update(merged, overrides or {})
     return merged
 
