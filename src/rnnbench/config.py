@@ -315,12 +315,12 @@ def load_config(source: str | Path | Mapping[str, Any], *, checkout: str | Path 
     top = schema()["properties"]
     resolved = {key: raw.get(key, prop.get("default")) for key, prop in top.items()}
     checkout = checkout if checkout is not None else locations.package_checkout()
-    results_dir = _output_folder(
+    results_dir = output_folder(
         resolved["results_dir"], "config.results_dir", checkout, "e.g. results/<name>", "every output at /runs, /tables"
     )
     cache_dir, cache_named = locations.resolve("cache_dir", resolved["cache_dir"], "config.cache_dir")
     # whether the cache can be written is asked once the corpora it must hold are known (_check_cache)
-    _output_folder(
+    output_folder(
         cache_dir, cache_named, checkout, "e.g. data/cache", "the cache in the working directory", writable=False
     )
     studies = {name: _study(name, body) for name, body in resolved["studies"].items()}
@@ -360,7 +360,7 @@ def load_config(source: str | Path | Mapping[str, Any], *, checkout: str | Path 
     return config
 
 
-def _output_folder(
+def output_folder(
     folder: str, named: str, checkout: str | Path | None, example: str, if_empty: str, *, writable: bool = True
 ) -> str:
     """``folder`` (``~`` expanded) if outputs may go there, else a ConfigError naming ``named`` (rnnbench.locations);
