@@ -1018,7 +1018,7 @@ def test_an_absolute_reference_folder_is_read_as_given_and_null_means_none(tmp_p
 
 
 @pytest.mark.parametrize(
-    ("texts", "defines"),
+    ("texts", "expected"),
     [
         # the two --configfile files of one study: merged, they would train {family: ff, vary: {hidden, context}}
         (
@@ -1027,33 +1027,32 @@ def test_an_absolute_reference_folder_is_read_as_given_and_null_means_none(tmp_p
                 "studies:\n  s: {family: rnn, vary: {hidden: [16]}}\n",
                 "studies:\n  s: {family: ff, vary: {context: [2]}}\n",
             ],
-            ("2.yaml", "family", "1.yaml"),
+            "studies.s.family: {2} gives 'ff' for the study {1} defines with family 'rnn'",
         ),
-        # a --configfile redefining a study of the defaults, with the same family but another corpus
+        # a --configfile giving a study of the defaults another corpus
         (
             ["studies:\n  s: {family: rnn, corpus: ptb, vary: {hidden: [16]}}\n", "studies:\n  s: {corpus: brown}\n"],
-            ("1.yaml", "corpus", "0.yaml"),
+            "studies.s.corpus: {1} gives 'brown' for the study {0} defines with corpus 'ptb'",
         ),
-        # even a definition equal in family and corpus: its vary would be merged with the first's
+        # a refinement in between does not hide the first definition
         (
             [
                 "studies:\n  s: {family: rnn, corpus: ptb, vary: {hidden: [16]}}\n",
-                "studies:\n  s: {family: rnn, corpus: ptb, vary: {bptt: [5]}}\n",
+                "studies:\n  s: {family: rnn, seeds: [2]}\n",
+                "studies:\n  s: {family: lstm}\n",
             ],
-            ("1.yaml", "corpus and family", "0.yaml"),
+            "studies.s.family: {2} gives 'lstm' for the study {0} defines with family 'rnn'",
         ),
     ],
 )
-def test_a_study_defined_in_two_config_files_is_refused_naming_both(tmp_path, texts, defines):
+def test_a_study_given_another_family_or_corpus_by_a_later_file_is_refused_naming_both(tmp_path, texts, expected):
     paths = []
     for i, text in enumerate(texts):
         paths.append(tmp_path / f"{i}.yaml")
         paths[-1].write_text(text)
-    later, given, earlier = defines
-    expected = (
-        f"studies.s: {tmp_path / later} defines it ({given} given), and so does {tmp_path / earlier}; the files merge "
-        "key by key, so one study would mix the settings of both. Allowed: a later file refines a study without its "
-        "family and corpus; give the new study another name"
+    expected = expected.format(*paths) + (
+        "; the files merge key by key, so one study would mix the settings of both. Allowed: a later file refines a "
+        "study and keeps its family and corpus; give the new study another name"
     )
     for check in (check_config_files, merge_config_files):
         with pytest.raises(ConfigError) as caught:
@@ -1065,7 +1064,7 @@ def test_a_later_config_file_refines_a_study_key_by_key(tmp_path):
     default, extra = tmp_path / "config.yaml", tmp_path / "extra.yaml"
     default.write_text("studies:\n  s: {family: rnn, corpus: ptb, fixed: {hidden: 64, bptt: 5}, vary: {lr: [1]}}\n")
     extra.write_text(
-        "studies:\n  s: {fixed: {bptt: 7}, seeds: [2, 3]}\n  t: {family: ff, corpus: ptb, vary: {context: [2]}}\n"
+        "studies:\n  s: {family: rnn, fixed: {bptt: 7}, seeds: [2, 3]}\n  t: {family: ff, corpus: ptb, vary: {context: [2]}}\n"
     )
     check_config_files([default, extra])
     merged = merge_config_files([default, extra])

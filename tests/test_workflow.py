@@ -126,9 +126,7 @@ def test_a_study_defined_in_two_configfiles_fails_before_any_job_naming_both(tmp
     output = result.stdout + result.stderr
     assert result.returncode != 0 and "Job stats" not in output
     named = [os.path.relpath(path, REPO) for path in (second, first)]  # as the workflow lists its config files
-    assert (
-        f"studies.s: {named[0]} defines it (corpus and family given), and so does {named[1]}; the files merge" in output
-    )
+    assert f"studies.s.family: {named[0]} gives 'ff' for the study {named[1]} defines with family 'rnn'" in output
 
 
 @pytest.mark.parametrize(

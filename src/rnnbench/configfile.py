@@ -163,35 +163,37 @@ def config_files_in_merge_order(default: str | Path, given: Sequence[str | Path]
 def check_config_files(paths: Sequence[str | Path]) -> None:
     """Read each config file with `read_yaml`, for its errors only: a config that another loader merged (the
     workflow's, by Snakemake) is checked for what that loader lets through: duplicate keys above all, and a
-    study defined in two files (`check_study_sources`)."""
+    study given another family or corpus by a later file (`check_study_sources`)."""
     files = list(dict.fromkeys(Path(p) for p in paths))
     check_study_sources([(path, read_yaml(path)) for path in files])
 
 
 def check_study_sources(files: Sequence[tuple[str | Path, Mapping[str, Any]]]) -> None:
-    """A study is defined in one config file and refined in later ones; ``files`` in merge order.
+    """A study's family and corpus are given by the first config file that gives them; ``files`` in merge order.
 
     The files are merged key by key (Snakemake's rule, `merge_config_files`), so a study written in two files
     becomes one study of both: ``{family: rnn, vary: {hidden: [16]}}`` then ``{family: ff, vary: {context: [2]}}``
-    trains ``{family: ff, vary: {hidden: [16], context: [2]}}``, which neither file defines. Hence the rule: the
-    file that writes a study's family and corpus defines it; a later file may refine it (its fixed and varied
-    settings, seeds, description: what config/smoke.yaml and config/paper.yaml do to config/config.yaml's
-    studies), merged key by key, but never writes its family or corpus again. A file that does is defining a
-    second study under a name already taken, and is refused, naming both files.
+    trains ``{family: ff, vary: {hidden: [16], context: [2]}}``, which neither file defines. Hence the rule: a
+    later file may refine a study (its fixed and varied settings, seeds, description: what config/smoke.yaml and
+    config/paper.yaml do to config/config.yaml's studies), merged key by key, and may restate its family and
+    corpus; one that gives another family or corpus is defining a second study under a name already taken, and
+    is refused, naming both files.
     """
-    first_written: dict[str, str | Path] = {}
+    given: dict[tuple[str, str], tuple[Any, str | Path]] = {}  # (study, family or corpus) -> (value, file)
     for path, data in files:
         studies = data.get("studies")
         for name, body in studies.items() if isinstance(studies, Mapping) else ():
-            defines = sorted(k for k in ("family", "corpus") if isinstance(body, Mapping) and k in body)
-            if name in first_written and defines:
-                raise ConfigError(
-                    f"studies.{name}: {path} defines it ({' and '.join(defines)} given), and so does "
-                    f"{first_written[name]}; the files merge key by key, so one study would mix the settings of "
-                    f"both. Allowed: a later file refines a study without its family and corpus; give the new "
-                    f"study another name"
-                )
-            first_written.setdefault(name, path)
+            for key in ("family", "corpus"):
+                if not isinstance(body, Mapping) or key not in body:
+                    continue
+                value, where = given.setdefault((name, key), (body[key], path))
+                if body[key] != value:
+                    raise ConfigError(
+                        f"studies.{name}.{key}: {path} gives {quoted(body[key])} for the study {where} defines with "
+                        f"{key} {quoted(value)}; the files merge key by key, so one study would mix the settings of "
+                        f"both. Allowed: a later file refines a study and keeps its family and corpus; give the new "
+                        f"study another name"
+                    )
 
 
 def merge_config_files(paths: Sequence[str | Path], overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
