@@ -1092,3 +1092,56 @@ def test_training_slots_below_1_or_not_a_count_are_refused(given):
 @pytest.mark.parametrize("given", [None, 1, 8])
 def test_training_slots_given_or_not_are_accepted(given):
     check_training_slots(given, 2)
+
+
+# --- what the config accepts, the machine can run ----------------------------------------------------------
+
+
+TINY_AGREEMENT = {"family": "rnn", "corpus": "agreement", "output": "full", "embed_dim": 10, "hidden": 20}
+
+
+@pytest.mark.parametrize(
+    ("optimizer", "copies", "what"),
+    [("sgd", 3, "weights, gradients, best weights"), ("adam", 5, "weights, gradients, best weights, two Adam moments")],
+)
+def test_a_model_larger_than_the_machines_memory_is_refused_naming_the_bound(monkeypatch, optimizer, copies, what):
+    import rnnbench.config
+
+    # embedding 313 x 10, W 20 x 10, U 20 x 20, b_h 20, V 313 x 20, b_y 313: 10,323 parameters
+    needed = 10_323 * 4 * copies
+    monkeypatch.setattr(rnnbench.config, "machine_memory", lambda: needed)
+    RunConfig.from_settings({**TINY_AGREEMENT, "optimizer": optimizer})  # exactly fits
+    monkeypatch.setattr(rnnbench.config, "machine_memory", lambda: needed - 1)
+    with pytest.raises(ConfigError) as caught:
+        RunConfig.from_settings({**TINY_AGREEMENT, "optimizer": optimizer}, where="run")
+    assert str(caught.value) == (
+        f"run.hidden: 20 makes a model of 10,323 parameters, which needs at least {needed:,} bytes to train (10,323 x "
+        f"4 bytes x {copies} copies: {what}); allowed: a model that fits this machine's memory, {needed - 1:,} bytes "
+        "(0.0 GiB)"
+    )
+
+
+def test_a_hidden_layer_of_ten_million_is_refused_at_load():
+    message = error_of(study(fixed={"hidden": 10_000_000}, vary={"bptt": [5]}))
+    assert message.startswith(
+        "studies.s.fixed.hidden: 10,000,000 makes a model of 131,274,156,001,002 parameters, which needs at least "
+        "1,575,289,872,012,024 bytes to train (131,274,156,001,002 x 4 bytes x 3 copies"
+    )
+
+
+@pytest.mark.parametrize(
+    ("config", "expected"),
+    [
+        (
+            {"studies": {"a" * 65: RNN_PTB}},
+            f"config.studies: '{'a' * 60}'... (65 characters) is too long; allowed: at most 64 characters",
+        ),
+        (
+            study(corpus="agreement", fixed={"output": "full", "corpus_options": {"max_distance": 5001}}),
+            "config.studies.s.fixed.corpus_options.max_distance: 5001 is out of range; allowed: {'minimum': 1, "
+            "'maximum': 5000}",
+        ),
+    ],
+)
+def test_a_name_or_distance_the_machine_cannot_use_is_refused_naming_the_bound(config, expected):
+    assert error_of(config) == expected

@@ -20,6 +20,7 @@ import hashlib
 import itertools
 import json
 import math
+import os
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
@@ -155,6 +156,8 @@ class RunConfig:
         ):
             if broken:
                 raise ConfigError(named.broken(broken))
+        if broken := _broken_memory_rule(settings, known.vocab_size):  # counted once the model's shape is valid
+            raise ConfigError(named.broken(broken))
 
     def to_dict(self) -> dict[str, Any]:
         data = dataclasses.asdict(self)
@@ -484,6 +487,24 @@ def _known_sizes(corpus: str, options_json: str):
     from rnnbench.data.facts import known_sizes
 
     return known_sizes(corpus, json.loads(options_json))
+
+
+def machine_memory() -> int | None:
+    """The machine's physical memory in bytes, or None where the system does not say."""
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def _broken_memory_rule(settings: Mapping[str, Any], vocab_size: int | None) -> constraints.Broken | None:
+    """What the config accepts, the machine can run: a model too large for its memory is refused at load."""
+    if vocab_size is None:
+        return None
+    from rnnbench.params import run_parameters, training_bytes
+
+    parameters = run_parameters(settings, vocab_size)
+    return constraints.broken_memory_rule(settings, training_bytes(settings, vocab_size), machine_memory(), parameters)
 
 
 class _Namer:
