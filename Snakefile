@@ -16,9 +16,10 @@ from rnnbench.provenance import share_config_files
 
 # Snakemake merges config/config.yaml, then each --configfile in command-line order, then --config KEY=VALUE,
 # into `config`. Its YAML loader keeps the last of two equal keys without a word and names no line of a syntax
-# error, so each file is read first by one that refuses both, naming the file and the lines: a check only, the
-# merged config is Snakemake's. CONFIG_FILES: the files in that order, for provenance, which every job inherits
-# through its environment rather than as a rule param, so that it decides no rerun.
+# error, so each file is read first by one that refuses both, naming the file and the lines, and that refuses a
+# study given another family or corpus by a later file (merged key by key: one study of both files): a check
+# only, the merged config is Snakemake's. CONFIG_FILES: the files in that order, for provenance, which every job
+# inherits through its environment rather than as a rule param, so that it decides no rerun.
 CONFIG_FILES = config_files_in_merge_order(
     f"{workflow.basedir}/config/config.yaml", workflow.config_settings.configfiles
 )

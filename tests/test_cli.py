@@ -128,6 +128,49 @@ def test_a_file_where_a_folder_goes_is_refused_before_the_corpus_loads(capsys, t
     assert code == 1 and err.startswith(expected) and err.count("\n") == 1 and a_file.read_text() == "x"
 
 
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (
+            ["train", "--out", ""],
+            "--out: '' is empty, which would put the run's files in the working directory; allowed: a folder of its "
+            "own outside the checkout's source tree (e.g. results/runs/<name>; default: results/runs/<run_id>; made "
+            "if missing)",
+        ),
+        (
+            ["train", "--out", str(REPO / "src" / "run")],
+            f"--out: '{REPO / 'src' / 'run'}' is inside the checkout's src/",
+        ),
+        # the config's `threads`, checked against the same schema node as config.threads
+        (["train", "--threads", "0"], "--threads: 0 is out of range; allowed: {'minimum': 1, 'maximum': 256}"),
+        (["train", "--threads", "257"], "--threads: 257 is out of range; allowed: {'minimum': 1, 'maximum': 256}"),
+        (
+            ["evaluate", "--run", "nowhere", "--threads", "0"],
+            "--threads: 0 is out of range; allowed: {'minimum': 1, 'maximum': 256}",
+        ),
+    ],
+)
+def test_a_setting_the_workflow_refuses_is_refused_by_the_command_too(capsys, monkeypatch, tmp_path, argv, message):
+    from rnnbench.data import corpora
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setitem(corpora._BUILDERS, "agreement", lambda *args: pytest.fail("the corpus was read"))
+    if argv[0] == "train":
+        argv = [*argv, "--corpus", "agreement", "--output", "full"]
+    code, _, err = run(capsys, *argv)
+    assert code == 2 and err.startswith(f"rnnbench: configuration error: {message}") and err.count("\n") == 1
+    assert list(tmp_path.iterdir()) == []  # nothing written, no results/ made
+
+
+def test_the_config_refuses_threads_with_the_same_message():
+    from rnnbench.config import ConfigError, load_config
+
+    with pytest.raises(
+        ConfigError, match=r"^config\.threads: 0 is out of range; allowed: \{'minimum': 1, 'maximum': 256\}$"
+    ):
+        load_config({"threads": 0})
+
+
 # --- outputs --------------------------------------------------------------------------------------------
 
 

@@ -15,6 +15,7 @@ from rnnbench.config import (
     ConfigError,
     RunConfig,
     check_config_files,
+    check_training_slots,
     config_files_in_merge_order,
     load_config,
     merge_config_files,
@@ -883,3 +884,264 @@ def test_a_corpus_preparation_version_enters_the_run_id_only_above_1():
     assert brown.identity() == brown.settings() | {"corpus_preparation": 2}
     assert ptb.identity() == ptb.settings()
     assert "corpus_preparation" not in brown.to_dict()  # config.json holds settings, not the version
+
+
+# --- a config past the caps that keep its check cheap is refused before it is validated or expanded ---------
+
+
+def alias_chain(links: int, width: int = 10) -> str:
+    """YAML whose last anchor expands to width**(links + 1) scalars, under a valid key (a study's description)."""
+    lines = ["anchors:", f"  - &a0 [{', '.join(['x'] * width)}]"]
+    lines += [f"  - &a{i} [{', '.join([f'*a{i - 1}'] * width)}]" for i in range(1, links + 1)]
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # nine links of ten aliases: 10**10 scalars; refused at the line of the node whose copies pass the cap
+        (alias_chain(9), r"f\.yaml:6: expands to more than 100,000 YAML nodes \(aliases counted as the copies they "),
+        ("a: &a [1, *a]\n", r"f\.yaml:1: an alias refers to a node that contains it; allowed: no cycles"),
+        (
+            "studies:\n  s:\n    description: " + "y" * 5000 + "\n",
+            r"f\.yaml:3: 'y{60}'\.\.\. \(5,000 characters\) is too long; allowed: at most 4,096 characters",
+        ),
+    ],
+)
+def test_a_config_file_past_a_cap_is_refused_at_once_naming_the_file_and_line(tmp_path, text, expected):
+    path = tmp_path / "f.yaml"
+    path.write_text(text)
+    for check in (check_config_files, lambda p: merge_config_files(p), lambda p: load_config(p[0])):
+        with pytest.raises(ConfigError, match=expected) as caught:
+            check([path])
+        assert len(str(caught.value)) < 300
+
+
+def test_an_alias_chain_below_the_cap_loads_as_yaml_defines_it(tmp_path):
+    path = tmp_path / "f.yaml"
+    path.write_text(alias_chain(3))  # 10**4 scalars: within the cap
+    assert read_yaml(path) == yaml.safe_load(path.read_text())
+
+
+def test_a_config_file_larger_than_the_cap_is_refused_before_it_is_read(tmp_path):
+    path = tmp_path / "big.yaml"
+    path.write_text("# padding\n" * 100_001)  # 1,000,010 bytes
+    with pytest.raises(ConfigError) as caught:
+        check_config_files([path])
+    assert (
+        str(caught.value) == f"{path}: 1,000,010 bytes is too large for a config file; allowed: at most 1,000,000 bytes"
+    )
+
+
+@pytest.mark.parametrize(
+    ("config", "expected"),
+    [
+        (
+            {"studies": {f"s{i}": RNN_PTB for i in range(201)}},
+            "config.studies: 201 entries are too many; allowed: at most 200",
+        ),
+        (
+            {
+                "studies": {
+                    "a": {**RNN_PTB, "vary": {"hidden": list(range(1, 1001))}},
+                    "b": {**RNN_PTB, "seeds": list(range(501))},
+                }
+            },
+            "config.studies: 2 studies expand to 2,002 runs (the largest, studies.b, to 1,002: its varied values times "
+            "its seeds); allowed: at most 2,000 runs in one config",
+        ),
+        # a value is quoted by its start only
+        (
+            {"run": {"hidden": "9" * 1000}},
+            f"config.run.hidden: '{'9' * 60}'... (1,000 characters) has the wrong type; expected integer",
+        ),
+        (
+            {"run": {"activation": "t" * 1000}},
+            f"config.run.activation: '{'t' * 60}'... (1,000 characters) is not allowed; allowed values: 'tanh', ",
+        ),
+        (
+            {"run": {"adaptive_cutoffs": {str(i): i for i in range(100_000)}}},
+            "config.run.adaptive_cutoffs: a dict of 100,000 items has the wrong type; expected array",
+        ),
+    ],
+)
+def test_a_config_past_a_cap_or_with_a_long_value_is_refused_quoting_only_its_start(config, expected):
+    message = error_of(config)
+    assert expected in message
+    assert len(message) < 400
+
+
+# --- the comparison's reference folder must hold reference runs --------------------------------------------
+
+
+COMPARED = {
+    "studies": {"rnn_s": {"family": "rnn", "corpus": "ptb", "vary": {"hidden": [50]}}},
+}
+
+
+@pytest.mark.parametrize(
+    ("make", "problem"),
+    [
+        (lambda root: None, "is not a folder (found nothing at {folder})"),
+        (lambda root: (root / "ref").write_text("x"), "is not a folder (found a file at {folder})"),
+        (lambda root: (root / "ref").mkdir(), "holds no reference runs (no runs/<run_id>/ folder under {folder})"),
+        (
+            lambda root: (root / "ref" / "runs").mkdir(parents=True),
+            "holds no reference runs (no runs/<run_id>/ folder under {folder})",
+        ),
+    ],
+)
+def test_a_reference_folder_that_is_missing_or_empty_is_refused_at_load(tmp_path, make, problem):
+    make(tmp_path)
+    config = {**COMPARED, "comparison": {"studies": {"ptb": {"rnn": ["rnn_s"]}}, "reference": "ref"}}
+    with pytest.raises(ConfigError) as caught:
+        load_config(config, checkout=tmp_path)
+    assert str(caught.value) == (
+        f"comparison.reference: 'ref' {problem.format(folder=tmp_path / 'ref')}; allowed: a folder of reference runs "
+        "as `rnnbench reference collect` writes them, relative to the workflow's folder, or null for none"
+    )
+
+
+def test_an_absolute_reference_folder_is_read_as_given_and_null_means_none(tmp_path):
+    comparison = {"studies": {"ptb": {"rnn": ["rnn_s"]}}}
+    with pytest.raises(ConfigError, match="comparison.reference: '/nonexistent/ref' is not a folder"):
+        load_config({**COMPARED, "comparison": {**comparison, "reference": "/nonexistent/ref"}}, checkout=tmp_path)
+    assert load_config({**COMPARED, "comparison": {**comparison, "reference": None}}, checkout=tmp_path)
+    (tmp_path / "ref" / "runs" / "rnn-ptb-0123456789").mkdir(parents=True)
+    loaded = load_config({**COMPARED, "comparison": {**comparison, "reference": str(tmp_path / "ref")}}, checkout=REPO)
+    assert loaded.comparison.reference == str(tmp_path / "ref")
+    # without a comparison, the default reference folder is never read
+    assert load_config(COMPARED, checkout=tmp_path).comparison.reference == "reference"
+
+
+# --- a study is defined in one config file and refined in later ones, never defined twice --------------------
+
+
+@pytest.mark.parametrize(
+    ("texts", "expected"),
+    [
+        # the two --configfile files of one study: merged, they would train {family: ff, vary: {hidden, context}}
+        (
+            [
+                "threads: 1\n",
+                "studies:\n  s: {family: rnn, vary: {hidden: [16]}}\n",
+                "studies:\n  s: {family: ff, vary: {context: [2]}}\n",
+            ],
+            "studies.s.family: {2} gives 'ff' for the study {1} defines with family 'rnn'",
+        ),
+        # a --configfile giving a study of the defaults another corpus
+        (
+            ["studies:\n  s: {family: rnn, corpus: ptb, vary: {hidden: [16]}}\n", "studies:\n  s: {corpus: brown}\n"],
+            "studies.s.corpus: {1} gives 'brown' for the study {0} defines with corpus 'ptb'",
+        ),
+        # a refinement in between does not hide the first definition
+        (
+            [
+                "studies:\n  s: {family: rnn, corpus: ptb, vary: {hidden: [16]}}\n",
+                "studies:\n  s: {family: rnn, seeds: [2]}\n",
+                "studies:\n  s: {family: lstm}\n",
+            ],
+            "studies.s.family: {2} gives 'lstm' for the study {0} defines with family 'rnn'",
+        ),
+    ],
+)
+def test_a_study_given_another_family_or_corpus_by_a_later_file_is_refused_naming_both(tmp_path, texts, expected):
+    paths = []
+    for i, text in enumerate(texts):
+        paths.append(tmp_path / f"{i}.yaml")
+        paths[-1].write_text(text)
+    expected = expected.format(*paths) + (
+        "; the files merge key by key, so one study would mix the settings of both. Allowed: a later file refines a "
+        "study and keeps its family and corpus; give the new study another name"
+    )
+    for check in (check_config_files, merge_config_files):
+        with pytest.raises(ConfigError) as caught:
+            check(paths)
+        assert str(caught.value) == expected
+
+
+def test_a_later_config_file_refines_a_study_key_by_key(tmp_path):
+    default, extra = tmp_path / "config.yaml", tmp_path / "extra.yaml"
+    default.write_text("studies:\n  s: {family: rnn, corpus: ptb, fixed: {hidden: 64, bptt: 5}, vary: {lr: [1]}}\n")
+    extra.write_text(
+        "studies:\n  s: {family: rnn, fixed: {bptt: 7}, seeds: [2, 3]}\n  t: {family: ff, corpus: ptb, vary: {context: [2]}}\n"
+    )
+    check_config_files([default, extra])
+    merged = merge_config_files([default, extra])
+    assert merged["studies"]["s"] == {
+        "family": "rnn",
+        "corpus": "ptb",
+        "fixed": {"hidden": 64, "bptt": 7},
+        "vary": {"lr": [1]},
+        "seeds": [2, 3],
+    }
+    assert [cfg.bptt for _, cfg in load_config(merged).study_runs("s")] == [7, 7]
+
+
+@pytest.mark.parametrize("given", [0, -3, 1.5, "two", True])
+def test_training_slots_below_1_or_not_a_count_are_refused(given):
+    with pytest.raises(ConfigError) as caught:
+        check_training_slots(given, 2)
+    assert str(caught.value) == (
+        f"--resources training_slots={given!r}: below 1, Snakemake would scale each training job's need down to it "
+        "and start every run at once; allowed: an integer >= 1 (training runs at once; without the option, 2: one "
+        "per core)"
+    )
+
+
+@pytest.mark.parametrize("given", [None, 1, 8])
+def test_training_slots_given_or_not_are_accepted(given):
+    check_training_slots(given, 2)
+
+
+# --- what the config accepts, the machine can run ----------------------------------------------------------
+
+
+TINY_AGREEMENT = {"family": "rnn", "corpus": "agreement", "output": "full", "embed_dim": 10, "hidden": 20}
+
+
+@pytest.mark.parametrize(
+    ("optimizer", "copies", "what"),
+    [("sgd", 3, "weights, gradients, best weights"), ("adam", 5, "weights, gradients, best weights, two Adam moments")],
+)
+def test_a_model_larger_than_the_machines_memory_is_refused_naming_the_bound(monkeypatch, optimizer, copies, what):
+    import rnnbench.config
+
+    # embedding 313 x 10, W 20 x 10, U 20 x 20, b_h 20, V 313 x 20, b_y 313: 10,323 parameters
+    needed = 10_323 * 4 * copies
+    monkeypatch.setattr(rnnbench.config, "machine_memory", lambda: needed)
+    RunConfig.from_settings({**TINY_AGREEMENT, "optimizer": optimizer})  # exactly fits
+    monkeypatch.setattr(rnnbench.config, "machine_memory", lambda: needed - 1)
+    with pytest.raises(ConfigError) as caught:
+        RunConfig.from_settings({**TINY_AGREEMENT, "optimizer": optimizer}, where="run")
+    assert str(caught.value) == (
+        f"run.hidden: 20 makes a model of 10,323 parameters, which needs at least {needed:,} bytes to train (10,323 x "
+        f"4 bytes x {copies} copies: {what}); allowed: a model that fits this machine's memory, {needed - 1:,} bytes "
+        "(0.0 GiB)"
+    )
+
+
+def test_a_hidden_layer_of_ten_million_is_refused_at_load():
+    message = error_of(study(fixed={"hidden": 10_000_000}, vary={"bptt": [5]}))
+    assert message.startswith(
+        "studies.s.fixed.hidden: 10,000,000 makes a model of 131,274,156,001,002 parameters, which needs at least "
+        "1,575,289,872,012,024 bytes to train (131,274,156,001,002 x 4 bytes x 3 copies"
+    )
+
+
+@pytest.mark.parametrize(
+    ("config", "expected"),
+    [
+        (
+            {"studies": {"a" * 65: RNN_PTB}},
+            f"config.studies: '{'a' * 60}'... (65 characters) is too long; allowed: at most 64 characters",
+        ),
+        (
+            study(corpus="agreement", fixed={"output": "full", "corpus_options": {"max_distance": 5001}}),
+            "config.studies.s.fixed.corpus_options.max_distance: 5001 is out of range; allowed: {'minimum': 1, "
+            "'maximum': 5000}",
+        ),
+    ],
+)
+def test_a_name_or_distance_the_machine_cannot_use_is_refused_naming_the_bound(config, expected):
+    assert error_of(config) == expected

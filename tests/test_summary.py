@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from rnnbench.config import RunConfig, load_config
-from rnnbench.metrics import RUN_METRICS
+from rnnbench.metrics import RUN_METRICS, RunOutputError, read_metrics
 from rnnbench.summary import (
     benchmark_table,
     corpus_table,
@@ -201,3 +201,44 @@ def test_study_record_says_what_the_study_varies_fixes_and_measures():
         {"clip_mode": "none", "hidden": 8, "seed": 1},
     ]
     json.dumps(record)  # written as study.json as it is
+
+
+# --- a damaged metrics.json is named, with its run and the fix, by every table that reads it ---------------
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ('{"test_ppl": NaN, "diverged": false}', "test_ppl is nan, which training never writes"),
+        ('{"test_ppl": Infinity}', "test_ppl is inf, which training never writes"),
+        ('{"test_ppl": "180.5"}', "test_ppl is '180.5', not a number"),
+        ("garbage\x00{", "not JSON: Expecting value at line 1 column 1"),
+        ('{"test_ppl": 180.5', "not JSON: Expecting ',' delimiter at line 1 column 19"),
+        ("[180.5]", "a JSON list, not an object"),
+    ],
+)
+def test_a_damaged_metrics_file_is_named_with_its_run_and_the_fix(study_runs, tmp_path, text, problem):
+    points, configs, files = study_runs
+    files[1].write_text(text)
+    expected = (
+        f"{files[1]}: the metrics of run {configs[1].run_id} cannot be read ({problem}). Delete that file and the "
+        "run trains again (snakemake makes a missing output anew)"
+    )
+    with pytest.raises(RunOutputError) as caught:
+        summarize_study("s", points, configs, files)
+    assert str(caught.value) == expected
+    bench = write_json(tmp_path / "bench.tsv", None)
+    bench.write_text("s\n1.0\n")
+    with pytest.raises(RunOutputError) as caught:
+        benchmark_table([configs[1].run_id], [bench], [files[1]])
+    assert str(caught.value) == expected
+
+
+def test_a_metrics_file_read_without_a_run_id_is_named_by_its_folder(tmp_path):
+    path = tmp_path / "rnn-ptb-0123456789" / "metrics.json"
+    path.parent.mkdir()
+    path.write_text("{")
+    with pytest.raises(RunOutputError, match=r"metrics\.json: the metrics of run rnn-ptb-0123456789 cannot be read"):
+        read_metrics(path)
+    path.write_text('{"test_ppl": null, "diverged": true, "diverged_reason": "norm", "cpu_seconds": 3}')
+    assert read_metrics(path)["diverged_reason"] == "norm"  # null: what training writes for a diverged run

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from rnnbench.data import synthetic
-from rnnbench.data.synthetic import AgreementConfig, generate
+from rnnbench.data.synthetic import AgreementConfig, generate, max_tokens
 
 SMALL = AgreementConfig(seed=7, train_sentences=300, valid_sentences=50, test_sentences=50)
 SINGULAR = {sg for sg, _ in synthetic.NOUNS}
@@ -144,3 +144,11 @@ def test_options_are_checked_against_the_schema_once():
         AgreementConfig(min_distance=9, max_distance=3)
     whole = AgreementConfig(max_distance=12.0, attractor_prob=1)
     assert whole == AgreementConfig(max_distance=12, attractor_prob=1.0) and isinstance(whole.max_distance, int)
+
+
+def test_long_distances_are_generated_without_deep_recursion():
+    # a first call at distance r used to recurse about r levels: max_distance 1000 hit Python's recursion limit
+    cfg = AgreementConfig(train_sentences=3, valid_sentences=1, test_sentences=1, min_distance=1000, max_distance=1000)
+    train = generate(cfg)["train"]
+    assert [probe.distance for probe in train.probes] == [1000, 1000, 1000]
+    assert len(train.tokens) <= max_tokens(3, cfg)

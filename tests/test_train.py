@@ -741,6 +741,34 @@ def test_another_config_in_the_same_directory_is_refused_before_anything_is_writ
     assert {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()} == before  # config.json included
 
 
+@pytest.mark.parametrize(
+    ("files", "listed"),
+    [
+        ({"metrics.json": '{"mine": 1}\n', "notes.txt": "my notes\n"}, "metrics.json, notes.txt"),
+        ({f"{i}.txt": "x" for i in range(7)}, "0.txt, 1.txt, 2.txt, 3.txt, 4.txt and 2 more"),
+    ],
+)
+def test_a_folder_that_is_not_empty_and_holds_no_run_is_refused_untouched(tmp_path, cache_dir, files, listed):
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    with pytest.raises(ValueError) as caught:
+        train_run(tiny(), tmp_path, cache_dir=cache_dir)
+    assert str(caught.value) == (
+        f"run directory {tmp_path} is not empty and holds no run (no config.json, checkpoint.pt, snapshots; it holds "
+        f"{listed}); nothing was changed. Allowed: a folder that is new, empty or holds this run"
+    )
+    assert {p.name: p.read_text() for p in tmp_path.iterdir()} == files
+
+
+def test_an_empty_folder_and_an_interrupted_run_without_its_config_are_trained_into(tmp_path, cache_dir):
+    (tmp_path / "empty").mkdir()
+    train_run(tiny(max_epochs=1), tmp_path / "empty", cache_dir=cache_dir)
+    # a workflow rerun deletes an interrupted job's declared outputs, config.json among them, and keeps its checkpoint
+    train_run(tiny(max_epochs=2), tmp_path / "run", cache_dir=cache_dir, epoch_limit=1)
+    (tmp_path / "run" / "config.json").unlink()
+    assert train_run(tiny(max_epochs=2), tmp_path / "run", cache_dir=cache_dir)["epochs"] == 2
+
+
 def test_a_run_that_fails_at_the_start_leaves_no_directory(tmp_path, cache_dir):
     out = tmp_path / "run"
     with pytest.raises(ValueError, match="output: full"):  # cutoffs beyond the 313-word vocabulary

@@ -119,6 +119,34 @@ def test_a_configfile_with_a_yaml_merge_key_is_read(tmp_path):
     assert result.returncode == 0, result.stdout + result.stderr
 
 
+def test_a_study_defined_in_two_configfiles_fails_before_any_job_naming_both(tmp_path):
+    first, second = tmp_path / "a.yaml", tmp_path / "b.yaml"
+    first.write_text("studies:\n  s: {family: rnn, corpus: ptb, vary: {hidden: [16]}}\n")
+    second.write_text("studies:\n  s: {family: ff, corpus: ptb, vary: {context: [2]}}\n")
+    result = snakemake("results", "-n", configfiles=["config/smoke.yaml", str(first), str(second)])
+    output = result.stdout + result.stderr
+    assert result.returncode != 0 and "Job stats" not in output
+    named = [os.path.relpath(path, REPO) for path in (second, first)]  # as the workflow lists its config files
+    assert f"studies.s.family: {named[0]} gives 'ff' for the study {named[1]} defines with family 'rnn'" in output
+
+
+@pytest.mark.parametrize(
+    ("slots", "named"),
+    [
+        (
+            "0",
+            "--resources training_slots=0: below 1, Snakemake would scale each training job's need down to it and "
+            "start every run at once; allowed: an integer >= 1",
+        ),
+        ("-1", "Resource 'training_slots' was given value '-1', which is not a positive integer"),  # Snakemake's own
+    ],
+)
+def test_training_slots_below_1_fail_before_any_job(slots, named):
+    result = snakemake("results", "-n", "--resources", f"training_slots={slots}", configfiles=["config/smoke.yaml"])
+    output = result.stdout + result.stderr
+    assert result.returncode != 0 and named in output and "Job stats" not in output, output
+
+
 @pytest.mark.parametrize(
     ("target", "named"),
     [

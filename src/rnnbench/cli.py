@@ -26,6 +26,7 @@ from typing import Any
 import yaml
 
 from rnnbench.config import ConfigError, RunConfig, run_settings_schema, schema
+from rnnbench.schema import validate
 
 WORKED_SECTIONS = ("unroll", "params", "vanish", "clip")
 
@@ -65,8 +66,8 @@ def _parser() -> argparse.ArgumentParser:
     train = commands.add_parser("train", help="train one run (same code path as the workflow)")
     _add_run_settings(train)
     _add_corpus_location(train)
-    train.add_argument("--out", type=Path, help="run directory (default: results/runs/<run_id>)")
-    train.add_argument("--threads", type=int, default=1, help="torch intra-op threads")
+    train.add_argument("--out", help="run directory (default: results/runs/<run_id>)")
+    train.add_argument("--threads", type=int, default=1, help="torch intra-op threads (the config's `threads`)")
     train.set_defaults(handler=_train)
 
     evaluate = commands.add_parser(
@@ -94,7 +95,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     evaluate.add_argument("--split", choices=["valid", "test"], default="test", help="the split scored (default: test)")
     evaluate.add_argument("--out", type=Path, help="also write the record (rnnbench.dynamic_record) as JSON here")
-    evaluate.add_argument("--threads", type=int, default=1, help="torch intra-op threads")
+    evaluate.add_argument("--threads", type=int, default=1, help="torch intra-op threads (the config's `threads`)")
     _add_corpus_location(evaluate)
     evaluate.set_defaults(handler=_evaluate)
 
@@ -221,11 +222,30 @@ def _train(args: argparse.Namespace) -> int:
     if "corpus_options" in settings:
         settings["corpus_options"] = _key_values(settings["corpus_options"])
     sources = {key: _flag(key) for key in run_settings_schema()["properties"]}
+    _check_threads(args.threads)
     cfg = RunConfig.from_settings({**settings, "threads": args.threads}, where="train", sources=sources)
-    out = args.out or Path("results") / "runs" / cfg.run_id
+    out = Path(_run_folder(args.out) if args.out is not None else Path("results") / "runs" / cfg.run_id)
     metrics = train_run(cfg, out, data_dir=args.data_dir, cache_dir=args.cache_dir)
     print(json.dumps(metrics, indent=2))
     return 0
+
+
+def _check_threads(threads: int) -> None:
+    """--threads is the config's top-level `threads`, checked against the same schema node."""
+    validate(threads, schema()["properties"]["threads"], "--threads")
+
+
+def _run_folder(given: str) -> str:
+    """--out checked as the workflow checks its results folder (rnnbench.config.output_folder): not empty, not
+    in the checkout's source tree; whether it can be written, and what it holds, `train_run` asks."""
+    from rnnbench.config import output_folder
+    from rnnbench.locations import package_checkout
+
+    example, if_empty = (
+        "e.g. results/runs/<name>; default: results/runs/<run_id>",
+        "the run's files in the working directory",
+    )
+    return output_folder(given, "--out", package_checkout(), example, if_empty, writable=False)
 
 
 def _dynamic_defaults() -> dict[str, Any]:
@@ -243,6 +263,7 @@ def _evaluate(args: argparse.Namespace) -> int:
     if args.lr is not None and not args.dynamic:
         raise ValueError("--lr is dynamic evaluation's rate: give --dynamic with it")
     rates = (args.lr or _dynamic_defaults()["rates"]) if args.dynamic else []
+    _check_threads(args.threads)
     torch.set_num_threads(args.threads)
     record = evaluate_run(
         args.run,

@@ -48,6 +48,7 @@ import numpy as np
 import pandas as pd
 
 from rnnbench.columns import stuck
+from rnnbench.metrics import read_metrics
 from rnnbench.params import crossover_context, ff_minus_rnn
 from rnnbench.progress import training_progress
 from rnnbench.published import COLUMNS as PUBLISHED_COLUMNS
@@ -148,7 +149,7 @@ def read_run(run_dir: str | Path, scale: str) -> dict[str, Any]:
         path = run_dir / f"{name}.json"
         if not path.exists():
             raise FileNotFoundError(f"{path} is missing: {run_dir} is not a finished run (train it first)")
-        record[name] = json.loads(path.read_text(encoding="utf-8"))
+        record[name] = read_metrics(path) if name == "metrics" else json.loads(path.read_text(encoding="utf-8"))
     return record
 
 

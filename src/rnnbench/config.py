@@ -19,6 +19,8 @@ import dataclasses
 import hashlib
 import itertools
 import json
+import math
+import os
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
@@ -33,6 +35,7 @@ from rnnbench.configfile import (
     check_config_files,
     config_files_in_merge_order,
     merge_config_files,
+    quoted,
     read_yaml,
 )
 from rnnbench.schema import (
@@ -52,6 +55,7 @@ __all__ = [  # the config files' functions are part of this module's interface
     "RunConfig",
     "Study",
     "check_settings",
+    "check_training_slots",
     "checked_corpus_options",
     "check_config_files",
     "config_files_in_merge_order",
@@ -71,6 +75,11 @@ NON_SEMANTIC_SETTINGS = ("threads",)
 # that value a setting is left out of `RunConfig.settings`, and so of the run id, so that no earlier run changes
 # id; any other value enters it and makes a new run.
 ADDED_AFTER_IDS = {"segments": "stream", "weight_decay": 0.0}
+
+# Runs a config's studies may expand to (each combination of varied values times each seed, before shared runs
+# are counted once): each is checked when the config loads (a few milliseconds apiece) and becomes a job of the
+# DAG. Ten times config/config.yaml's 183, which takes under a second to check; 2,000 take about five.
+MAX_RUNS = 2_000
 
 
 @dataclass(frozen=True)
@@ -147,6 +156,8 @@ class RunConfig:
         ):
             if broken:
                 raise ConfigError(named.broken(broken))
+        if broken := _broken_memory_rule(settings, known.vocab_size):  # counted once the model's shape is valid
+            raise ConfigError(named.broken(broken))
 
     def to_dict(self) -> dict[str, Any]:
         data = dataclasses.asdict(self)
@@ -284,6 +295,19 @@ class Config:
         return {cfg.run_id: cfg for name in self.studies for _, cfg in self.study_runs(name)}
 
 
+def check_training_slots(given: Any, default: int) -> None:
+    """``--resources training_slots=N`` (workflow/rules/common.smk): how many training runs may run at once. None:
+    not given (``default``, one per core, applies)."""
+    if given is None:
+        return
+    if isinstance(given, bool) or not isinstance(given, int) or given < 1:
+        raise ConfigError(
+            f"--resources training_slots={quoted(given)}: below 1, Snakemake would scale each training job's need "
+            f"down to it and start every run at once; allowed: an integer >= 1 (training runs at once; without "
+            f"the option, {default}: one per core)"
+        )
+
+
 def load_config(source: str | Path | Mapping[str, Any], *, checkout: str | Path | None = None) -> Config:
     """Read (if a path), validate and resolve a workflow configuration; raise ConfigError naming the key.
 
@@ -294,15 +318,16 @@ def load_config(source: str | Path | Mapping[str, Any], *, checkout: str | Path 
     top = schema()["properties"]
     resolved = {key: raw.get(key, prop.get("default")) for key, prop in top.items()}
     checkout = checkout if checkout is not None else locations.package_checkout()
-    results_dir = _output_folder(
+    results_dir = output_folder(
         resolved["results_dir"], "config.results_dir", checkout, "e.g. results/<name>", "every output at /runs, /tables"
     )
     cache_dir, cache_named = locations.resolve("cache_dir", resolved["cache_dir"], "config.cache_dir")
     # whether the cache can be written is asked once the corpora it must hold are known (_check_cache)
-    _output_folder(
+    output_folder(
         cache_dir, cache_named, checkout, "e.g. data/cache", "the cache in the working directory", writable=False
     )
     studies = {name: _study(name, body) for name, body in resolved["studies"].items()}
+    _check_run_count(studies)
     config = Config(
         data_dir=locations.expand(resolved["data_dir"]) if resolved["data_dir"] is not None else None,
         cache_dir=cache_dir,
@@ -329,6 +354,7 @@ def load_config(source: str | Path | Mapping[str, Any], *, checkout: str | Path 
             f"{data_named}: {data_dir!r} is not a folder (found {found} there); allowed: a folder holding "
             f"ptb/ and brown/, or {instead}"
         )
+    _check_reference(config.comparison, checkout)
     for name in studies:  # expand now, so a bad varied value fails before any job
         config.study_runs(name)
     for name in config.analyses:  # likewise an analysis's study, snapshots and figure settings
@@ -337,7 +363,7 @@ def load_config(source: str | Path | Mapping[str, Any], *, checkout: str | Path 
     return config
 
 
-def _output_folder(
+def output_folder(
     folder: str, named: str, checkout: str | Path | None, example: str, if_empty: str, *, writable: bool = True
 ) -> str:
     """``folder`` (``~`` expanded) if outputs may go there, else a ConfigError naming ``named`` (rnnbench.locations);
@@ -353,6 +379,37 @@ def _output_folder(
         shown = f"{folder!r}" + (f" ({expanded})" if expanded != folder else "")
         raise ConfigError(f"{named}: {shown} {problem}; {allowed}")
     return expanded
+
+
+def _check_run_count(studies: Mapping[str, Study]) -> None:
+    """Refuse a config whose studies expand to more than MAX_RUNS runs, counted before any is expanded."""
+    counts = {name: math.prod(map(len, s.vary.values())) * len(s.seeds) for name, s in studies.items()}
+    if sum(counts.values()) > MAX_RUNS:
+        largest = max(counts, key=counts.__getitem__)
+        raise ConfigError(
+            f"config.studies: {len(counts):,} studies expand to {sum(counts.values()):,} runs (the largest, "
+            f"studies.{largest}, to {counts[largest]:,}: its varied values times its seeds); allowed: at most "
+            f"{MAX_RUNS:,} runs in one config"
+        )
+
+
+def _check_reference(comparison: Comparison, checkout: str | Path | None) -> None:
+    """The comparison's reference folder (relative to the workflow's folder, as its rule reads it) must hold
+    reference runs: a folder that is missing or holds none would silently leave every reference row out."""
+    if not comparison or comparison.reference is None:
+        return
+    folder = Path(checkout if checkout is not None else ".") / locations.expand(comparison.reference)
+    runs = folder / "runs"  # rnnbench.reference's layout (not imported: it needs pandas)
+    if not folder.is_dir():
+        problem = f"is not a folder (found {'a file' if folder.exists() else 'nothing'} at {folder})"
+    elif not (runs.is_dir() and any(p.is_dir() for p in runs.iterdir())):
+        problem = f"holds no reference runs (no runs/<run_id>/ folder under {folder})"
+    else:
+        return
+    raise ConfigError(
+        f"comparison.reference: {quoted(comparison.reference)} {problem}; allowed: a folder of reference runs as "
+        f"`rnnbench reference collect` writes them, relative to the workflow's folder, or null for none"
+    )
 
 
 def _check_cache(config: Config, named: str) -> None:
@@ -430,6 +487,24 @@ def _known_sizes(corpus: str, options_json: str):
     from rnnbench.data.facts import known_sizes
 
     return known_sizes(corpus, json.loads(options_json))
+
+
+def machine_memory() -> int | None:
+    """The machine's physical memory in bytes, or None where the system does not say."""
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def _broken_memory_rule(settings: Mapping[str, Any], vocab_size: int | None) -> constraints.Broken | None:
+    """What the config accepts, the machine can run: a model too large for its memory is refused at load."""
+    if vocab_size is None:
+        return None
+    from rnnbench.params import run_parameters, training_bytes
+
+    parameters = run_parameters(settings, vocab_size)
+    return constraints.broken_memory_rule(settings, training_bytes(settings, vocab_size), machine_memory(), parameters)
 
 
 class _Namer:

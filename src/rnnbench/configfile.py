@@ -20,6 +20,23 @@ class ConfigError(ValueError):
     """A configuration that does not match the schema; the message names the key and what is allowed."""
 
 
+# Caps that keep a config check cheap: a config past them is refused before it is validated or expanded, so a
+# mistake (or a file that is not a config at all) fails in well under a second instead of hanging the dry run.
+# The shipped configs are far below each: config/config.yaml is 31 kB and about 1,200 YAML nodes.
+#
+# A config file's size: thirty times config/config.yaml; a generated config beyond it is better split into files.
+MAX_CONFIG_BYTES = 1_000_000
+# YAML nodes a file expands to, every alias (*name) counted as the copy it stands for: an anchor referred to
+# in a chain of aliases doubles at each link (nine links of ten aliases make a billion nodes), and each copy is
+# validated and expanded. Eighty times config/config.yaml's node count; counting it takes a few milliseconds.
+MAX_YAML_NODES = 100_000
+# Characters in one string (a key or a value): a description of a few paragraphs fits; a folder path is at
+# most 4,096 on Linux (PATH_MAX).
+MAX_STRING_CHARS = 4_096
+# Characters of a value quoted in an error message: enough to recognise it, never a screenful.
+QUOTED_CHARS = 60
+
+
 MERGE_TAG = "tag:yaml.org,2002:merge"
 
 
@@ -44,19 +61,42 @@ class _UniqueKeyLoader(yaml.SafeLoader):
         return super().construct_mapping(node, deep=deep)
 
 
+def quoted(value: Any, limit: int = QUOTED_CHARS) -> str:
+    """``repr(value)``, or its first ``limit`` characters and how long it is: an error message names a value
+    without repeating a long one (a string, or a structure an alias expanded)."""
+    if isinstance(value, str) and len(value) > limit:
+        return f"{value[:limit]!r}... ({len(value):,} characters)"
+    if isinstance(value, (dict, list, tuple)) and len(value) > 20:
+        return f"a {type(value).__name__} of {len(value):,} items"
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text):,} characters)"
+
+
 def read_yaml(path: str | Path, *, text: str | None = None) -> dict[str, Any]:
-    """One YAML config file as a dict. Duplicate keys, syntax errors, an empty file or a top level that is
-    not a mapping fail with one line naming the file (and the line)."""
+    """One YAML config file as a dict. Duplicate keys, syntax errors, an empty file, a top level that is not a
+    mapping and a file past the caps above fail with one line naming the file (and the line)."""
     path = Path(path)
     if text is None:
         try:
+            size = path.stat().st_size
+            if size > MAX_CONFIG_BYTES:
+                raise ConfigError(
+                    f"{path}: {size:,} bytes is too large for a config file; allowed: at most {MAX_CONFIG_BYTES:,} bytes"
+                )
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as err:
             raise ConfigError(f"{path}: cannot read the config file ({err})") from None
+    if len(text) > MAX_CONFIG_BYTES:
+        raise ConfigError(
+            f"{path}: {len(text):,} characters is too large for a config file; allowed: at most {MAX_CONFIG_BYTES:,}"
+        )
     loader = _UniqueKeyLoader(text)
     loader.name = str(path)
     try:
-        data = loader.get_single_data()
+        node = loader.get_single_node()
+        if node is not None:
+            _check_expanded_size(node, path)
+        data = loader.construct_document(node) if node is not None else None
     except yaml.MarkedYAMLError as err:
         mark = err.problem_mark or err.context_mark
         where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
@@ -72,6 +112,48 @@ def read_yaml(path: str | Path, *, text: str | None = None) -> dict[str, Any]:
     return data
 
 
+def _check_expanded_size(root: yaml.Node, path: Path) -> None:
+    """Count the nodes of a composed document as if each alias were copied out (an anchored node is counted once
+    per reference, memoised, so the count costs one visit per distinct node) and refuse past MAX_YAML_NODES; refuse
+    a string past MAX_STRING_CHARS and an alias inside the node it names (a structure that contains itself)."""
+    sizes: dict[int, int] = {}
+    open_nodes: set[int] = set()
+
+    def size(node: yaml.Node) -> int:
+        key = id(node)
+        if key in sizes:
+            return sizes[key]
+        if key in open_nodes:
+            raise ConfigError(f"{_where(path, node)}: an alias refers to a node that contains it; allowed: no cycles")
+        if isinstance(node, yaml.ScalarNode):
+            if len(node.value) > MAX_STRING_CHARS:
+                raise ConfigError(
+                    f"{_where(path, node)}: {quoted(node.value)} is too long; allowed: at most "
+                    f"{MAX_STRING_CHARS:,} characters in a key or value"
+                )
+            sizes[key] = 1
+            return 1
+        open_nodes.add(key)
+        children = [n for pair in node.value for n in pair] if isinstance(node, yaml.MappingNode) else node.value
+        total = 1
+        for child in children:
+            total += size(child)
+            if total > MAX_YAML_NODES:
+                raise ConfigError(
+                    f"{_where(path, node)}: expands to more than {MAX_YAML_NODES:,} YAML nodes (aliases counted as "
+                    f"the copies they stand for); allowed: at most {MAX_YAML_NODES:,} in a config file"
+                )
+        open_nodes.discard(key)
+        sizes[key] = total
+        return total
+
+    size(root)
+
+
+def _where(path: Path, node: yaml.Node) -> str:
+    return f"{path}:{node.start_mark.line + 1}"
+
+
 def config_files_in_merge_order(default: str | Path, given: Sequence[str | Path]) -> list[str]:
     """The workflow's config files as Snakemake merges them, each over the ones before: its default file, then
     the ``--configfile`` files in command-line order; relative to the working directory, each listed once."""
@@ -80,17 +162,49 @@ def config_files_in_merge_order(default: str | Path, given: Sequence[str | Path]
 
 def check_config_files(paths: Sequence[str | Path]) -> None:
     """Read each config file with `read_yaml`, for its errors only: a config that another loader merged (the
-    workflow's, by Snakemake) is checked for what that loader lets through, duplicate keys above all."""
-    for path in dict.fromkeys(Path(p) for p in paths):
-        read_yaml(path)
+    workflow's, by Snakemake) is checked for what that loader lets through: duplicate keys above all, and a
+    study given another family or corpus by a later file (`check_study_sources`)."""
+    files = list(dict.fromkeys(Path(p) for p in paths))
+    check_study_sources([(path, read_yaml(path)) for path in files])
+
+
+def check_study_sources(files: Sequence[tuple[str | Path, Mapping[str, Any]]]) -> None:
+    """A study's family and corpus are given by the first config file that gives them; ``files`` in merge order.
+
+    The files are merged key by key (Snakemake's rule, `merge_config_files`), so a study written in two files
+    becomes one study of both: ``{family: rnn, vary: {hidden: [16]}}`` then ``{family: ff, vary: {context: [2]}}``
+    trains ``{family: ff, vary: {hidden: [16], context: [2]}}``, which neither file defines. Hence the rule: a
+    later file may refine a study (its fixed and varied settings, seeds, description: what config/smoke.yaml and
+    config/paper.yaml do to config/config.yaml's studies), merged key by key, and may restate its family and
+    corpus; one that gives another family or corpus is defining a second study under a name already taken, and
+    is refused, naming both files.
+    """
+    given: dict[tuple[str, str], tuple[Any, str | Path]] = {}  # (study, family or corpus) -> (value, file)
+    for path, data in files:
+        studies = data.get("studies")
+        for name, body in studies.items() if isinstance(studies, Mapping) else ():
+            for key in ("family", "corpus"):
+                if not isinstance(body, Mapping) or key not in body:
+                    continue
+                value, where = given.setdefault((name, key), (body[key], path))
+                if body[key] != value:
+                    raise ConfigError(
+                        f"studies.{name}.{key}: {path} gives {quoted(body[key])} for the study {where} defines with "
+                        f"{key} {quoted(value)}; the files merge key by key, so one study would mix the settings of "
+                        f"both. Allowed: a later file refines a study and keeps its family and corpus; give the new "
+                        f"study another name"
+                    )
 
 
 def merge_config_files(paths: Sequence[str | Path], overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Later files over earlier ones, dictionaries merged key by key (Snakemake's ``--configfile`` rule),
-    then ``overrides`` (Snakemake's ``--config KEY=VALUE``). Each file is read by `read_yaml`."""
+    then ``overrides`` (Snakemake's ``--config KEY=VALUE``). Each file is read by `read_yaml`, their studies
+    checked by `check_study_sources`."""
+    files = [(path, read_yaml(path)) for path in paths]
+    check_study_sources(files)
     merged: dict[str, Any] = {}
-    for path in paths:
-        _deep_update(merged, read_yaml(path))
+    for _, data in files:
+        _deep_update(merged, data)
     _deep_update(merged, overrides or {})
     return merged
 

@@ -127,3 +127,19 @@ def metric_problem(metric: str, corpus: str) -> str | None:
     if metric == "agreement_accuracy" and corpus != "agreement":
         return f"'agreement_accuracy' is measured on the agreement corpus only; corpus {corpus!r} never produces it"
     return None
+
+
+def broken_memory_rule(s: Mapping[str, Any], needed: int, available: int | None, parameters: int) -> Broken | None:
+    """A model whose training needs more than the machine's memory (``needed`` bytes, rnnbench.params.training_bytes,
+    against ``available``: None when unknown) fails in its first allocation; the widest size setting is named."""
+    if available is None or needed <= available:
+        return None
+    key = "hidden" if s["hidden"] >= s["embed_dim"] else "embed_dim"
+    copies = needed // parameters // 4
+    return Broken(
+        (key, "embed_dim" if key == "hidden" else "hidden", "optimizer"),
+        f"{s[key]:,} makes a model of {parameters:,} parameters, which needs at least {needed:,} bytes to train "
+        f"({parameters:,} x 4 bytes x {copies} copies: weights, gradients, best weights"
+        f"{', two Adam moments' if s.get('optimizer') == 'adam' else ''}); allowed: a model that fits this "
+        f"machine's memory, {available:,} bytes ({available / 2**30:,.1f} GiB)",
+    )

@@ -41,6 +41,7 @@ from rnnbench import optim
 from rnnbench.clipping import clip_gradients_
 from rnnbench.data.batching import batchify, bptt_segments
 from rnnbench.evaluate import Likelihood, stream_likelihood
+from rnnbench.metrics import read_metrics
 from rnnbench.reading import detach_state
 
 # The segment length of a run read as whole sentences (bptt 0), which has none of its own.
@@ -194,7 +195,7 @@ def evaluate_run(
         "dynamic_nll": None,
         "dynamic_ppl": None,
         "dynamic_seconds": None,
-        "diverged": bool(_read_json(run_dir / "metrics.json").get("diverged")),
+        "diverged": bool(read_metrics(run_dir / "metrics.json").get("diverged")),
     }
     if record["diverged"]:
         return {**record, "seconds": time.perf_counter() - started}

@@ -5,6 +5,11 @@ book all read it here; nothing here imports torch.
 
 from __future__ import annotations
 
+import json
+import math
+from pathlib import Path
+from typing import Any
+
 # The pre-clip gradient norm's quantiles over a run's steps (metrics.json key -> quantile).
 GRAD_NORM_QUANTILES = {"grad_norm_q05": 0.05, "grad_norm_median": 0.5, "grad_norm_q95": 0.95, "grad_norm_max": 1.0}
 
@@ -61,3 +66,43 @@ LOWER_IS_BETTER = frozenset({"test_ppl", "valid_ppl", "clipped_fraction"})
 COUNT_METRICS = frozenset({"epochs", "steps", "diverged_step", "parameters"})
 # Perplexities: a language model's metrics, set beside its corpus's baselines.
 PERPLEXITY_METRICS = frozenset({"test_ppl", "valid_ppl"})
+
+
+class RunOutputError(ValueError):
+    """A run's output that cannot be read as training wrote it; the message names the file, the run and the fix."""
+
+
+def read_metrics(path: str | Path, run_id: str | None = None) -> dict[str, Any]:
+    """A run's metrics.json, checked: a JSON object whose RUN_METRICS are each a finite number, true/false or null
+    (training writes a value it could not measure, or an infinite one, as null; never NaN). Anything else is a
+    damaged file, and a RunOutputError names it, its run (``run_id``, else the folder's name) and the fix."""
+    path = Path(path)
+    run_id = run_id or path.parent.name
+
+    def damaged(problem: str) -> RunOutputError:
+        return RunOutputError(
+            f"{path}: the metrics of run {run_id} cannot be read ({problem}). Delete that file and the run "
+            f"trains again (snakemake makes a missing output anew)"
+        )
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise RunOutputError(f"{path}: run {run_id} has no metrics.json; train it first") from None
+    except (OSError, UnicodeDecodeError) as err:
+        raise damaged(str(err)) from None
+    try:
+        metrics = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise damaged(f"not JSON: {err.msg} at line {err.lineno} column {err.colno}") from None
+    if not isinstance(metrics, dict):
+        raise damaged(f"a JSON {type(metrics).__name__}, not an object")
+    for key in RUN_METRICS:
+        value = metrics.get(key)
+        if value is None or isinstance(value, bool):
+            continue
+        if not isinstance(value, (int, float)):
+            raise damaged(f"{key} is {str(value)[:40]!r}, not a number")
+        if not math.isfinite(value):
+            raise damaged(f"{key} is {value}, which training never writes")
+    return metrics

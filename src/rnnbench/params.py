@@ -196,3 +196,26 @@ def crossover_context(embed_dim: int, hidden: int) -> int:
     """
     _check_positive(embed_dim=embed_dim, hidden=hidden)
     return hidden // embed_dim + 2
+
+
+# Training holds each parameter as a float32 (4 bytes) in several copies at once: the weights, their gradients,
+# the best epoch's weights (train.py keeps a copy), and Adam's two moments (SGD keeps none). Activations, the
+# corpus and torch itself come on top, so this is a lower bound of what a run needs.
+FLOAT_BYTES = 4
+TRAINING_COPIES = {"sgd": 3, "adam": 5}
+
+
+def run_parameters(settings: Mapping[str, object], vocab_size: int) -> int:
+    """The parameter count of a run's model (``settings``: a run's settings, family to output layer)."""
+    family, d, h = settings["family"], int(settings["embed_dim"]), int(settings["hidden"])
+    cutoffs = list(settings["adaptive_cutoffs"]) if settings.get("output") == "adaptive" else None
+    if family == "ff":
+        shapes = ff_lm_shapes(vocab_size, d, int(settings["context"]), h, bool(settings["direct"]), cutoffs=cutoffs)
+    else:
+        shapes = (rnn_lm_shapes if family == "rnn" else lstm_lm_shapes)(vocab_size, d, h, cutoffs=cutoffs)
+    return count(shapes)
+
+
+def training_bytes(settings: Mapping[str, object], vocab_size: int) -> int:
+    """At least this many bytes to train the run: parameters x FLOAT_BYTES x its optimiser's TRAINING_COPIES."""
+    return run_parameters(settings, vocab_size) * FLOAT_BYTES * TRAINING_COPIES[str(settings["optimizer"])]

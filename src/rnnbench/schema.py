@@ -16,7 +16,7 @@ from typing import Any
 
 import jsonschema
 
-from rnnbench.configfile import ConfigError, read_yaml
+from rnnbench.configfile import ConfigError, quoted, read_yaml
 
 SCHEMA_RESOURCE = "schemas/config.schema.yaml"
 
@@ -133,23 +133,36 @@ def _number_range(node: Mapping[str, Any]) -> str:
 
 
 def _explain(error: jsonschema.ValidationError) -> str:
-    """The validator's message plus what is allowed, so a typo can be fixed without opening the schema."""
+    """The validator's message plus what is allowed, so a typo can be fixed without opening the schema. A value
+    is quoted by its start only (configfile.quoted): a message never repeats a long string or a large structure."""
+    value = quoted(error.instance)
     if error.validator == "finite":
-        return f"{error.instance!r} is not allowed; allowed: {_number_range(error.schema)}"
+        return f"{value} is not allowed; allowed: {_number_range(error.schema)}"
     if error.validator == "additionalProperties":
         allowed = sorted(error.schema.get("properties", {}))
         unexpected = sorted(set(error.instance) - set(allowed))
-        return f"unknown key(s) {', '.join(map(repr, unexpected))}; allowed: {', '.join(allowed)}"
+        shown = ", ".join(map(quoted, unexpected[:5])) + (
+            f" and {len(unexpected) - 5} more" if len(unexpected) > 5 else ""
+        )
+        return f"unknown key(s) {shown}; allowed: {', '.join(allowed)}"
     if error.validator == "enum":
-        return f"{error.instance!r} is not allowed; allowed values: {', '.join(map(repr, error.validator_value))}"
+        return f"{value} is not allowed; allowed values: {', '.join(map(repr, error.validator_value))}"
     if error.validator in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
         bounds = {
             k: error.schema[k]
             for k in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")
             if k in error.schema
         }
-        return f"{error.instance!r} is out of range; allowed: {bounds}"
+        return f"{value} is out of range; allowed: {bounds}"
     if error.validator == "type":
         infinity = " (or .inf)" if error.schema.get(ALLOW_INFINITY) else ""
-        return f"{error.instance!r} has the wrong type; expected {error.validator_value}{infinity}"
-    return error.message
+        return f"{value} has the wrong type; expected {error.validator_value}{infinity}"
+    if error.validator == "maxLength":
+        return f"{value} is too long; allowed: at most {error.validator_value} characters"
+    if error.validator == "maxProperties":
+        return f"{len(error.instance):,} entries are too many; allowed: at most {error.validator_value:,}"
+    if error.validator == "pattern":
+        return f"{value} does not match {error.validator_value!r}"
+    if error.validator == "propertyNames":  # the offending name's own error, under the mapping's key
+        return _explain(error.context[0]) if error.context else error.message
+    return error.message if len(error.message) <= 200 else f"{error.message[:200]}... ({error.validator} failed)"

@@ -16,7 +16,7 @@ from pathlib import Path
 import pandas as pd
 
 from rnnbench.config import Config, RunConfig, json_settings
-from rnnbench.metrics import RUN_METRICS
+from rnnbench.metrics import RUN_METRICS, read_metrics
 
 FAMILY_NAMES = {"ff": "feed-forward n-gram", "rnn": "Elman RNN", "lstm": "LSTM"}
 
@@ -71,7 +71,7 @@ def summarize_study(
 
     rows = []
     for point, cfg, path in zip(points, configs, metric_files, strict=True):
-        metrics = json.loads(Path(path).read_text(encoding="utf-8"))
+        metrics = read_metrics(path, cfg.run_id)
         try:
             state = outcome(
                 metrics,
@@ -111,7 +111,7 @@ def benchmark_table(
     for run_id, bench_path, metrics_path in zip(run_ids, benchmark_files, metric_files, strict=True):
         record = pd.read_csv(bench_path, sep="\t")
         kept = record[[c for c in BENCHMARK_WALL if c in record.columns]].rename(columns=BENCHMARK_WALL)
-        metrics = json.loads(Path(metrics_path).read_text(encoding="utf-8"))
+        metrics = read_metrics(metrics_path, run_id)
         for key, column in RUN_COST.items():
             value = metrics.get(key)
             kept[column] = float("nan")

@@ -212,9 +212,24 @@ def train_run(
         raise
 
 
+# What marks a folder as a run's even without its config.json (a workflow rerun deletes an interrupted job's
+# declared outputs, config.json among them, and keeps these): a checkpoint (compared with the run's settings when
+# it is read) and the weights snapshots.
+RUN_MARKS = ("config.json", "checkpoint.pt", "snapshots")
+
+
 def _refuse_other_run(out: Path, cfg: RunConfig) -> None:
+    """Refuse, before anything in ``out`` is touched, a folder holding another configuration's run, or a folder
+    that is not empty and holds no run at all (the user's own files: training would replace its metrics.json)."""
     written = out / "config.json"
     if not written.exists():
+        entries = sorted(p.name for p in out.iterdir()) if out.is_dir() else []
+        if entries and not any((out / mark).exists() for mark in RUN_MARKS):
+            shown = ", ".join(entries[:5]) + (f" and {len(entries) - 5} more" if len(entries) > 5 else "")
+            raise ValueError(
+                f"run directory {out} is not empty and holds no run (no {', '.join(RUN_MARKS)}; it holds {shown}); "
+                f"nothing was changed. Allowed: a folder that is new, empty or holds this run"
+            )
         return
     saved = json.loads(written.read_text(encoding="utf-8"))
     saved.pop("run_id", None)

@@ -3,6 +3,7 @@ import glob
 import os
 
 from rnnbench import paths
+from rnnbench.config import check_training_slots
 from rnnbench.findings.evidence import Roles
 from rnnbench.reference import reference_files
 from rnnbench.summary import study_record
@@ -24,6 +25,10 @@ REPORT = paths.report_book(RESULTS_DIR)  # the book of these results, under <res
 # threads reach torch, and a changed job script would retrain every run. `--resources training_slots=N`
 # overrides it; on a cluster every job has its own node share, so there is no limit there.
 TRAINING_SLOTS = max(1, (os.cpu_count() or 1) // CFG.threads)
+# A given number below 1 would not hold runs back: Snakemake scales each job's need down to what is given, so
+# `training_slots=0` would start every training run at once. Refused here, at parse time.
+GIVEN_SLOTS = workflow.global_resources.get("training_slots")  # a Resource (Snakemake 9), or None
+check_training_slots(getattr(GIVEN_SLOTS, "value", GIVEN_SLOTS), TRAINING_SLOTS)
 if workflow.local_exec and "training_slots" not in workflow.global_resources:
     workflow.register_resource("training_slots", TRAINING_SLOTS)
 # CONFIG_FILES (the Snakefile): the config files in the order they were merged, for messages. A job's provenance

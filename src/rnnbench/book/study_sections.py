@@ -11,7 +11,6 @@ A best and a worst run are chosen among the runs that learned, on the validation
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from collections.abc import Mapping, Sequence
@@ -36,7 +35,7 @@ from rnnbench.book.format import (
     words,
 )
 from rnnbench.book.results import results_root, study_about, study_summary
-from rnnbench.metrics import COUNT_METRICS, METRIC_LABELS
+from rnnbench.metrics import COUNT_METRICS, METRIC_LABELS, read_metrics
 from rnnbench.outcome import CHANCE_Z, LEARNED_FRACTION, UNKNOWN, require_outcome
 from rnnbench.selection import SELECTED_ON, best_and_worst, selection_metric
 from rnnbench.summary import FAMILY_NAMES
@@ -84,7 +83,7 @@ def _diverged_reasons(about: Mapping[str, Any], results: str | Path | None) -> d
     for run_id in about.get("run_ids", []):
         path = Path(paths.run_metrics(results_root(results), run_id))
         if path.is_file():
-            reasons[run_id] = json.loads(path.read_text(encoding="utf-8")).get("diverged_reason")
+            reasons[run_id] = read_metrics(path, run_id).get("diverged_reason")
     return reasons
 
 

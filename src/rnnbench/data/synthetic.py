@@ -386,9 +386,19 @@ def _feasible(r: int, prev: str | None, animate: bool) -> bool:
     return r == 0 or bool(_choices(r, prev, animate))
 
 
+def _fill_tables(max_distance: int) -> None:
+    """Fill the caches of `_feasible` and `_choices` from r = 0 up: each call then finds every shorter rest already
+    cached and recurses one level, where a first call at r would recurse about r levels (Python's limit: 1,000)."""
+    for r in range(max_distance + 1):
+        for prev in (None, *_NEXT):
+            for animate in (False, True):
+                _feasible(r, prev, animate)
+
+
 class _Generator:
     def __init__(self, cfg: AgreementConfig, split: str):
         self.cfg = cfg
+        _fill_tables(cfg.max_distance)
         # one independent stream per split: changing the test size leaves train unchanged
         self.rng = random.Random(f"agreement/{cfg.seed}/{split}")
 
