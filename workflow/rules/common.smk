@@ -31,9 +31,9 @@ GIVEN_SLOTS = workflow.global_resources.get("training_slots")  # a Resource (Sna
 check_training_slots(getattr(GIVEN_SLOTS, "value", GIVEN_SLOTS), TRAINING_SLOTS)
 if workflow.local_exec and "training_slots" not in workflow.global_resources:
     workflow.register_resource("training_slots", TRAINING_SLOTS)
-# CONFIG_FILES (the Snakefile): the config files in the order they were merged, for messages. A job's provenance
-# and its data and cache folders are not rule params: a changed param reruns a job, and neither says what it
-# computes (rnnbench.provenance.job_fields, rnnbench.locations.job_folders).
+# CONFIG_FILES (the Snakefile): the config files in the order they were merged, for messages. Neither a job's
+# provenance nor its data and cache folders are among its params (a changed param reruns a job, and neither says
+# what it computes): the job reads them itself (rnnbench.provenance.job_fields, rnnbench.locations.job_folders).
 
 
 wildcard_constraints:
