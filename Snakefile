@@ -10,7 +10,7 @@ from snakemake.utils import min_version
 
 min_version("9.0")
 
-from rnnbench.config import check_config_files, config_files_in_merge_order, load_config
+from rnnbench.config.settings import check_config_files, config_files_in_merge_order, load_config
 from rnnbench.locks import clear_stale_locks
 from rnnbench.provenance import share_config_files
 

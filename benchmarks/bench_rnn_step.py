@@ -11,16 +11,16 @@ Shapes are PTB-sized: |V| = 10,000, d = H = 200, batch 20, bptt 35 (700 tokens p
   ours adaptive    rnnbench ElmanLM, impl="fast", adaptive softmax, one row per candidate cutoffs
   embedding gradient dense
                    reference rows: ours full and ours adaptive (the first cutoffs) with the embedding's whole
-                   gradient, where ours take the rows a step used (rnnbench.optim)
+                   gradient, where ours take the rows a step used (rnnbench.training.optim)
   products alone   a reference row, not a contender: the full-softmax step's matrix products and nothing
                    else (same shapes and layouts, preallocated outputs): a step that computes them through
                    this BLAS takes at least this long, so this row's rate bounds the full-softmax step's
 Ours take the training loop's step: zero grads, nll of a (bptt, batch) segment with the state carried in
 (detached, as truncated BPTT does), backward, rnnbench's global-norm clipping (on the tensor side), the loop's
-SGD step (rnnbench.optim; the embedding's gradient sparse, as the loop takes it). Both clip at 0.25,
+SGD step (rnnbench.training.optim; the embedding's gradient sparse, as the loop takes it). Both clip at 0.25,
 which clips nearly every step on these random tokens.
 
-All contenders share one process, which keeps freed memory as train_run does (rnnbench.allocator), so the
+All contenders share one process, which keeps freed memory as train_run does (rnnbench.training.allocator), so the
 comparison is of the steps alone; --glibc-default-malloc leaves glibc's malloc as it is, and the page faults
 a step takes (printed per contender) show what that costs each of them.
 
@@ -50,10 +50,10 @@ from torch import nn
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import plain_loop
 
-from rnnbench.allocator import retain_freed_memory
-from rnnbench.clipping import clip_gradients_
 from rnnbench.models import ModelConfig, build_model
-from rnnbench.optim import SGD, sparse_embedding_gradients
+from rnnbench.training.allocator import retain_freed_memory
+from rnnbench.training.clipping import clip_gradients_
+from rnnbench.training.optim import SGD, sparse_embedding_gradients
 
 CLIP = 0.25
 

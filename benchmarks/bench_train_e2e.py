@@ -10,9 +10,9 @@ batch 10, as word_language_model):
   plain             benchmarks/plain_loop.py: the example's own loop (manual SGD update, clip_grad_norm_,
                     loss.item() every step), full softmax, run as the example runs (glibc's malloc as is)
   plain, retained   the same loop in a process that first keeps freed memory as train_run does
-                    (rnnbench.allocator): not a contender, a reference row, so that what the loop gains
+                    (rnnbench.training.allocator): not a contender, a reference row, so that what the loop gains
                     can be told apart from what the allocator setting gains
-  rnnbench full     rnnbench.train.train_run, the function every workflow job calls, output full
+  rnnbench full     rnnbench.training.loop.train_run, the function every workflow job calls, output full
   rnnbench adaptive the same with output adaptive, cutoffs [1000, 5000]
   rnnbench adaptive, Adam
                     the same with Adam at the default run's rate (config/config.yaml), as the workflow's
@@ -23,13 +23,13 @@ batch 10, as word_language_model):
   Adam, torch.optim fused
                     torch's public API for the same update, torch.optim.Adam(fused=True): the same kernel as
                     rnnbench's Adam, plus the import of torch._dynamo that building any torch.optim optimiser
-                    costs a fresh process (rnnbench.optim's docstring), with the embedding's gradient dense
+                    costs a fresh process (rnnbench.training.optim's docstring), with the embedding's gradient dense
                     (torch's fused Adam takes no sparse gradient); so that the private operator's whole-run
                     gain can be read beside it
   Adam, embedding gradient dense
                     a reference row: rnnbench's Adam given the embedding's whole gradient, as backward writes it
                     when the embedding is not sparse, where the loop scatters the rows a step used into a kept
-                    table (rnnbench.optim.RowScatter)
+                    table (rnnbench.training.optim.RowScatter)
 Each contender runs in a fresh Python process per round (so no setting, cache or allocator state of one
 reaches another), contenders interleaved round after round, so load from other processes falls on all of
 them alike. Printed per contender: tokens/s of the training epoch (best round, median in brackets), its
@@ -65,13 +65,14 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import plain_loop
 
-import rnnbench.train as train_module
-from rnnbench import optim
-from rnnbench.allocator import retain_freed_memory
-from rnnbench.config import RunConfig
-from rnnbench.configfile import read_yaml
+import rnnbench.training.loop as train_module
+from rnnbench.config.files import read_yaml
+from rnnbench.config.settings import RunConfig
 from rnnbench.data.corpora import load_corpus
-from rnnbench.train import split_stream, train_run
+from rnnbench.training import optim
+from rnnbench.training.allocator import retain_freed_memory
+from rnnbench.training.loop import train_run
+from rnnbench.training.reading import split_stream
 
 SHAPES = {"embed_dim": 200, "hidden": 200, "batch_size": 20, "bptt": 35}
 LR, CLIP, EVAL_BATCH = 5.0, 0.25, 10
@@ -156,7 +157,7 @@ def run_ours(
 ) -> dict:
     cfg = run_config(output, threads, args.train_tokens, args.eval_tokens, optimizer)
     # Both in this child process only.
-    if torch_adam is not None:  # "for-loop" or "fused": torch.optim.Adam instead of rnnbench.optim.Adam
+    if torch_adam is not None:  # "for-loop" or "fused": torch.optim.Adam instead of rnnbench.training.optim.Adam
         fused = torch_adam == "fused"
         train_module.make_optimizer = lambda cfg, model: torch.optim.Adam(model.parameters(), lr=cfg.lr, fused=fused)
     if dense_embedding:

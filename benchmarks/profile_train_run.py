@@ -4,7 +4,7 @@
         [--optimizer sgd] [--steps 20] [--top 12]
 
 The run is bench_train_e2e.py's (one-layer tanh RNN LM, d = H = 200, batch 20, bptt 35, SGD or Adam, clipping
-0.25), trained by rnnbench.train.train_run itself. The profiler skips the first 50 steps, warms up on 2, records the
+0.25), trained by rnnbench.training.loop.train_run itself. The profiler skips the first 50 steps, warms up on 2, records the
 next --steps (counted at each optimiser step) and prints the operators that took the most time of their own,
 with their share of the recorded steps and milliseconds per step.
 """
@@ -23,7 +23,7 @@ from torch.profiler import ProfilerActivity, profile, schedule
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_train_e2e import SHAPES, run_config
 
-import rnnbench.train as train_module
+import rnnbench.training.loop as train_module
 
 WAIT, WARMUP = 50, 2  # past the first steps, while the heap still grows to its size
 

@@ -8,11 +8,11 @@ import shutil
 import pandas as pd
 import pytest
 
-from rnnbench.ablation_plots import cut_contrast, distance_curves, distance_heatmap, learning_curves, norm_trace
 from rnnbench.book import clipping as clip_values
 from rnnbench.book import studies as ab
 from rnnbench.book import truncation as truncation_values
 from rnnbench.book import windows as window_values
+from rnnbench.plots.ablation_figures import cut_contrast, distance_curves, distance_heatmap, learning_curves, norm_trace
 
 
 def write_study(root, name, about, runs, metrics, outcomes=None):
@@ -473,12 +473,13 @@ def test_a_window_whose_matched_rnn_learned_in_no_seed_is_not_compared(window_re
     assert shown[["window beyond", "RNN within", "RNN beyond", "RNN learned"]].tolist() == ["0.450", "–", "–", "0 of 1"]
 
 
-def test_every_extra_figure_is_drawn_by_a_function_of_ablation_plots_from_a_known_table():
-    from rnnbench import ablation_plots, paths
+def test_every_extra_figure_is_drawn_by_a_function_of_ablation_figures_from_a_known_table():
+    from rnnbench import paths
+    from rnnbench.plots import ablation_figures
 
     for name, (kind, function) in paths.EXTRA_FIGURES.items():
         assert kind in paths.EXTRA_TABLES, (name, kind)
-        assert callable(getattr(ablation_plots, function)), (name, function)
+        assert callable(getattr(ablation_figures, function)), (name, function)
 
 
 def test_the_cost_of_clipping_is_judged_by_the_findings_rule_on_the_seeds(tmp_path):
@@ -664,7 +665,7 @@ def test_each_cut_is_set_beside_full_sentence_bptt_on_the_same_probes(tmp_path):
 def test_the_units_table_prints_the_silent_share_in_per_cent():
     """activation_agreement's ReLU networks: 12, 12 and 22 of 64 units silent are shares 0.1875, 0.1875 and
     0.34375, so a mean of 0.2396, printed 24.0% (18.8% to 34.4%); a setting with no seed that learned has none."""
-    from rnnbench.ablations import unit_summary
+    from rnnbench.results.ablations import unit_summary
 
     units = pd.DataFrame(
         {
@@ -681,7 +682,7 @@ def test_the_units_table_prints_the_silent_share_in_per_cent():
 def test_the_speed_table_prints_each_settings_steps_over_the_seeds_that_learned():
     """activation_ptb's measured counts: tanh 406, 405, 404 steps, the sigmoid 606, 606, 649; every ReLU run
     diverged, so its setting has runs but no steps."""
-    from rnnbench.ablations import speed_summary
+    from rnnbench.results.ablations import speed_summary
 
     speed = pd.DataFrame(
         {

@@ -7,7 +7,7 @@ import math
 import pandas as pd
 import pytest
 
-from rnnbench.ablations import (
+from rnnbench.results.ablations import (
     clipping_from_steps,
     distance_table,
     learning_table,
@@ -211,7 +211,7 @@ def measured(ppl, valid, diverged=0, step=None, clipped=0.5):
 
 @pytest.fixture
 def three_seeds():
-    """Three settings of three seeds each, judged as rnnbench.outcome would against a unigram of 1,000:
+    """Three settings of three seeds each, judged as rnnbench.results.outcome would against a unigram of 1,000:
 
     lr 1    two learned (200, 220), one did not learn (900: above 0.75 x 1,000)
     lr 2    one learned (300), one did not learn (800), one diverged (blew up to 7.9e11 before it was caught)

@@ -6,7 +6,7 @@ import platform
 import pytest
 import torch
 
-from rnnbench import allocator
+from rnnbench.training import allocator
 
 MiB = 2**20
 

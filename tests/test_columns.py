@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from rnnbench.columns import STUCK_SPREAD, stuck, worst_and_median
+from rnnbench.training.stuck_columns import STUCK_SPREAD, stuck, worst_and_median
 
 
 def test_worst_and_median_of_a_runs_columns():

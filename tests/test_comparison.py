@@ -9,7 +9,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rnnbench.comparison import (
+from rnnbench.config.settings import RunConfig
+from rnnbench.params import count, ff_lm_shapes, rnn_lm_shapes
+from rnnbench.published import load_published, reference_rows
+from rnnbench.results.comparison import (
     comparison_table,
     crossover_table,
     log_interpolate,
@@ -23,9 +26,6 @@ from rnnbench.comparison import (
     setting_key,
     vocabulary_agreement,
 )
-from rnnbench.config import RunConfig
-from rnnbench.params import count, ff_lm_shapes, rnn_lm_shapes
-from rnnbench.published import load_published, reference_rows
 
 
 def _config(**settings) -> dict:
@@ -370,7 +370,7 @@ def test_log_interpolate_edges():
 
 
 def test_crossover_figure_marks_the_analytic_tie(tmp_path):
-    from rnnbench.plots import crossover_figure, save
+    from rnnbench.plots.figures import crossover_figure, save
 
     vocab, cutoffs = 10_000, (1000, 5000)
     runs = (
@@ -422,7 +422,7 @@ def test_crossover_ticks_label_the_models_range_and_thin_out_over_decades():
     ticks at 2 and 5 times a power of ten keep a label."""
     import matplotlib.pyplot as plt
 
-    from rnnbench.plots import _minor_count_labels
+    from rnnbench.plots.figures import _minor_count_labels
 
     fig, ax = plt.subplots()
     ax.set_xscale("log")

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from rnnbench.config import (
+from rnnbench.config.settings import (
     ADDED_AFTER_IDS,
     ConfigError,
     RunConfig,
@@ -830,7 +830,7 @@ def test_a_cache_folder_that_cannot_be_used_is_refused_before_any_job(tmp_path, 
 
 
 def test_a_read_only_cache_is_refused_unless_it_holds_every_corpus(tmp_path, monkeypatch):
-    from rnnbench import locations
+    from rnnbench.config import locations
     from rnnbench.data import load_corpus
 
     cache = tmp_path / "cache"
@@ -869,7 +869,7 @@ def test_feed_forward_and_sentence_runs_take_any_batch_size():
 
 def test_checking_a_config_does_not_import_torch():
     code = (
-        "import sys; from rnnbench.config import load_config, merge_config_files; "
+        "import sys; from rnnbench.config.settings import load_config, merge_config_files; "
         f"load_config(merge_config_files([{str(REPO / 'config' / 'config.yaml')!r}, {str(REPO / 'config' / 'smoke.yaml')!r}])); "
         "assert 'torch' not in sys.modules, 'torch imported'"
     )
@@ -1105,13 +1105,13 @@ TINY_AGREEMENT = {"family": "rnn", "corpus": "agreement", "output": "full", "emb
     [("sgd", 3, "weights, gradients, best weights"), ("adam", 5, "weights, gradients, best weights, two Adam moments")],
 )
 def test_a_model_larger_than_the_machines_memory_is_refused_naming_the_bound(monkeypatch, optimizer, copies, what):
-    import rnnbench.config
+    import rnnbench.config.settings
 
     # embedding 313 x 10, W 20 x 10, U 20 x 20, b_h 20, V 313 x 20, b_y 313: 10,323 parameters
     needed = 10_323 * 4 * copies
-    monkeypatch.setattr(rnnbench.config, "machine_memory", lambda: needed)
+    monkeypatch.setattr(rnnbench.config.settings, "machine_memory", lambda: needed)
     RunConfig.from_settings({**TINY_AGREEMENT, "optimizer": optimizer})  # exactly fits
-    monkeypatch.setattr(rnnbench.config, "machine_memory", lambda: needed - 1)
+    monkeypatch.setattr(rnnbench.config.settings, "machine_memory", lambda: needed - 1)
     with pytest.raises(ConfigError) as caught:
         RunConfig.from_settings({**TINY_AGREEMENT, "optimizer": optimizer}, where="run")
     assert str(caught.value) == (

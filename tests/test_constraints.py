@@ -2,7 +2,7 @@
 
 import pytest
 
-from rnnbench import constraints
+from rnnbench.config import constraints
 
 
 @pytest.mark.parametrize(

@@ -406,7 +406,7 @@ def test_a_cache_folder_that_is_a_file_is_named_before_the_corpus_is_read(tmp_pa
 
 
 def test_a_read_only_cache_that_holds_the_corpus_serves_it(tmp_path, monkeypatch):
-    from rnnbench import locations
+    from rnnbench.config import locations
 
     load_corpus("agreement", cache_dir=tmp_path, **SMALL_AGREEMENT)
     monkeypatch.setattr(locations.os, "access", lambda path, mode: False)  # as a read-only mount would say

@@ -9,11 +9,11 @@ import pytest
 import torch
 from test_train import SMALL_AGREEMENT
 
-from rnnbench.ablations import runs_frame
-from rnnbench.cuts import contrast, crosses_cut, cut_accuracy, cut_table, partitions, probe_steps
 from rnnbench.data import load_corpus
 from rnnbench.data.batching import sentence_batches
 from rnnbench.models import ModelConfig, build_model
+from rnnbench.results.ablations import runs_frame
+from rnnbench.results.cut_accuracy import contrast, crosses_cut, cut_accuracy, cut_table, partitions, probe_steps
 
 # Two sentences of one stream, starts [0, 10]:
 #   0   1   2    3    4   5         6        7   8     9        head "book" (2), verb "was" (7): distance 5
@@ -152,7 +152,7 @@ def test_a_runs_probes_scored_again_by_cut_are_its_agreement_table_split(tmp_pat
     from test_train import tiny
 
     from rnnbench.jobs import _cut_accuracies
-    from rnnbench.train import train_run
+    from rnnbench.training.loop import train_run
 
     configs = [tiny(bptt=0, max_epochs=1), tiny(bptt=3, segments="sentence", max_epochs=1)]
     for cfg in configs:

@@ -10,14 +10,14 @@ import pytest
 import torch
 
 from rnnbench import paths
-from rnnbench.config import ConfigError, RunConfig, load_config, merge_config_files
-from rnnbench.dynamic import choose_rate, dynamic_likelihood, dynamic_segments, evaluate_run, segment_length
-from rnnbench.dynamic_record import FIELDS, dynamic_metrics
-from rnnbench.evaluate import stream_likelihood
+from rnnbench.config.settings import ConfigError, RunConfig, load_config, merge_config_files
 from rnnbench.io import write_json
 from rnnbench.models import ModelConfig, build_model
 from rnnbench.paths import run_dir
-from rnnbench.train import train_run
+from rnnbench.results.dynamic_record import FIELDS, dynamic_metrics
+from rnnbench.training.dynamic import choose_rate, dynamic_likelihood, dynamic_segments, evaluate_run, segment_length
+from rnnbench.training.evaluate import stream_likelihood
+from rnnbench.training.loop import train_run
 
 torch.set_num_threads(1)
 
@@ -219,7 +219,7 @@ def trained(tmp_path_factory):
 def test_a_runs_record_holds_the_grid_the_choice_and_both_perplexities(trained):
     from rnnbench.data.corpora import load_corpus
     from rnnbench.decay.analysis import load_trained
-    from rnnbench.reading import split_stream
+    from rnnbench.training.reading import split_stream
 
     results, cfg, cache = trained
     record = evaluate_run(

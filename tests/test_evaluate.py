@@ -9,7 +9,8 @@ import torch
 from torch import nn
 
 from rnnbench.data import load_corpus, synthetic
-from rnnbench.evaluate import (
+from rnnbench.models import ModelConfig, build_model
+from rnnbench.training.evaluate import (
     Likelihood,
     perplexity,
     sentence_agreement,
@@ -18,7 +19,6 @@ from rnnbench.evaluate import (
     window_agreement,
     window_likelihood,
 )
-from rnnbench.models import ModelConfig, build_model
 
 torch.set_num_threads(1)
 

@@ -9,12 +9,12 @@ import pandas as pd
 import pytest
 
 from rnnbench import jobs
-from rnnbench.config import ConfigError, load_config, merge_config_files
+from rnnbench.config.schema import schema
+from rnnbench.config.settings import ConfigError, load_config, merge_config_files
 from rnnbench.findings import findings_table, stats
 from rnnbench.findings.catalog import CLAIMS, ROLES
 from rnnbench.findings.evidence import Evidence, Roles
 from rnnbench.findings.registry import COLUMNS, FAILS, HOLDS, NOT_SHOWN, PARTLY, SEEDS, Part, combine, judge
-from rnnbench.schema import schema
 
 REPO = Path(__file__).resolve().parents[1]
 CONFIG_FILES = [REPO / "config" / "config.yaml", REPO / "config" / "smoke.yaml"]

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from rnnbench import gradients as g
+from rnnbench.worked import bptt as g
 
 
 def scalar_problem(w: float, u: float, xs: list[float]) -> g.Problem:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from rnnbench import locations
+from rnnbench.config import locations
 
 REPO = Path(__file__).resolve().parents[1]
 

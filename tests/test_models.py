@@ -414,7 +414,7 @@ def test_config_refuses_bad_values_naming_the_key():
 
 
 def test_model_defaults_are_the_schemas_and_a_run_builds_its_model():
-    from rnnbench.config import RunConfig, run_defaults
+    from rnnbench.config.settings import RunConfig, run_defaults
 
     cfg = ModelConfig("rnn", 10_000)
     defaults = run_defaults()

@@ -4,7 +4,7 @@ import sys
 import pytest
 import torch
 
-from rnnbench.optim import SGD, Adam, RowScatter
+from rnnbench.training.optim import SGD, Adam, RowScatter
 
 
 def parameters(seed=0):
@@ -198,7 +198,7 @@ def test_training_steps_do_not_import_the_compiler():
     # The reason this module exists: torch.optim's first use imports torch._dynamo, >1 s of every job's start.
     program = (
         "import sys, torch\n"
-        "from rnnbench.optim import SGD, Adam\n"
+        "from rnnbench.training.optim import SGD, Adam\n"
         "for make in (SGD, Adam):\n"
         "    p = torch.nn.Parameter(torch.ones(3))\n"
         "    optimizer = make([p], lr=0.1)\n"

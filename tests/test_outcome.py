@@ -6,7 +6,15 @@ import math
 
 import pytest
 
-from rnnbench.outcome import CHANCE_Z, LEARNED_FRACTION, UNKNOWN, chance_threshold, learned, outcome, seed_counts
+from rnnbench.results.outcome import (
+    CHANCE_Z,
+    LEARNED_FRACTION,
+    UNKNOWN,
+    chance_threshold,
+    learned,
+    outcome,
+    seed_counts,
+)
 
 
 def test_a_language_model_learned_only_clearly_below_the_unigram_perplexity():

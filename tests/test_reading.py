@@ -9,7 +9,7 @@ from test_train import SMALL_AGREEMENT, tiny
 
 from rnnbench.data import load_corpus
 from rnnbench.models import ModelConfig, build_model
-from rnnbench.reading import SentenceCutReading, SentenceReading, StreamReading, WindowReading, reading_for
+from rnnbench.training.reading import SentenceCutReading, SentenceReading, StreamReading, WindowReading, reading_for
 
 
 @pytest.fixture(scope="module")

@@ -29,16 +29,17 @@ import pandas as pd
 import pytest
 import yaml
 
-from rnnbench import jobs, metrics, paths, plots
+from rnnbench import jobs, metrics, paths
 from rnnbench.book import figures as fig
 from rnnbench.book import format as fmt
 from rnnbench.book import published, study_sections
 from rnnbench.book import results as res
-from rnnbench.config import Config, load_config, merge_config_files
-from rnnbench.dynamic_record import FIELDS
+from rnnbench.config.settings import Config, load_config, merge_config_files
 from rnnbench.findings.evidence import Roles
+from rnnbench.plots import figures
 from rnnbench.provenance import write_provenance
-from rnnbench.summary import study_record
+from rnnbench.results.dynamic_record import FIELDS
+from rnnbench.results.summary import study_record
 from rnnbench.worked import TABLES
 
 REPO = Path(__file__).resolve().parents[1]
@@ -60,7 +61,7 @@ class Fixture:
 
 def _metrics(i: int, cfg, diverged: bool) -> dict:
     """Plausible metrics of run i; a diverged run has no perplexity or accuracy, as train.py writes it. Run 1 of
-    each study did not learn (rnnbench.outcome): a perplexity above 0.75 times the unigram model's (about 32 on
+    each study did not learn (rnnbench.results.outcome): a perplexity above 0.75 times the unigram model's (about 32 on
     the fixture's random text of 32 words), an accuracy at chance; the others learned."""
     test_ppl = 40.0 if i == 1 else 20.0 - 0.5 * i
     metrics = {
@@ -85,7 +86,7 @@ def _metrics(i: int, cfg, diverged: bool) -> dict:
         "clip_cosine_mean": {"norm": 1.0, "value": 0.9}.get(cfg.clip_mode),
     }
     if cfg.family == "rnn" and cfg.corpus == "ptb" and cfg.bptt and not diverged:
-        # Read as a stream: ten test columns. Run 2's worst is 100 times its median (rnnbench.columns: stuck).
+        # Read as a stream: ten test columns. Run 2's worst is 100 times its median (rnnbench.training.stuck_columns: stuck).
         metrics["test_column_median"] = test_ppl / 2 if i == 2 else test_ppl
         metrics["test_column_worst"] = 100 * metrics["test_column_median"] if i == 2 else 1.2 * test_ppl
     if cfg.corpus == "agreement" and not diverged:
@@ -158,7 +159,7 @@ def build_results(results: Path) -> Config:
         jobs.study_figure(summary, record, figures, provenance_file=paths.provenance(figures[0]), provenance=provenance)
         _write_extras(results, config, study_name, points, configs, summary, record, provenance)
 
-    for name in plots.BOOK_FIGURES:
+    for name in figures.BOOK_FIGURES:
         figures = [paths.book_figure(str(results), name, ext) for ext in paths.FIGURE_FORMATS]
         jobs.book_figure(
             name,
@@ -267,7 +268,7 @@ def _write_extras(results, config, study_name, points, configs, summary, record,
     """A study's per-distance, norm-trace, learning and cut tables and figures, from hand-written agreement.csv /
     steps.csv, the run's epochs.csv and, for the cut table, hand-written accuracies per cut (its job scores trained
     models, which this folder lacks)."""
-    from rnnbench.ablations import study_extras
+    from rnnbench.results.ablations import study_extras
 
     study = config.studies[study_name]
     sentence_cuts = any(cfg.segments == "sentence" and cfg.bptt > 0 for cfg in configs)
@@ -322,8 +323,8 @@ def _write_extras(results, config, study_name, points, configs, summary, record,
 
 
 def _write_cuts(results, config, study_name, points, configs, summary, record, provenance) -> None:
-    from rnnbench import ablations, cuts
     from rnnbench.io import write_csv
+    from rnnbench.results import ablations, cut_accuracy
 
     runs = ablations.read_runs(study_record(config, study_name), list(points), summary)
     study_cuts = {cfg.bptt for cfg in configs if cfg.segments == "sentence" and cfg.bptt > 0}
@@ -331,15 +332,15 @@ def _write_cuts(results, config, study_name, points, configs, summary, record, p
     for i, cfg in enumerate(configs):
         rows = [
             (k, d, across, 10, 0.9 - 0.1 * across - 0.01 * i)
-            for k in cuts.partitions(cfg.bptt, cfg.segments, study_cuts)
+            for k in cut_accuracy.partitions(cfg.bptt, cfg.segments, study_cuts)
             for d in (1, 2, 3)
             for across in (False, True)
             if not (d == 1 and across)
         ]
         per_run[cfg.run_id] = pd.DataFrame(rows, columns=["cut_every", "distance", "crosses_cut", "n", "accuracy"])
     out = paths.study_extra_table(str(results), study_name, "cuts")
-    write_csv(out, cuts.cut_table(runs, per_run, list(config.studies[study_name].vary)))
-    write_provenance(paths.provenance(out), producer="rnnbench.cuts.cut_table", **provenance)
+    write_csv(out, cut_accuracy.cut_table(runs, per_run, list(config.studies[study_name].vary)))
+    write_provenance(paths.provenance(out), producer="rnnbench.results.cut_accuracy.cut_table", **provenance)
     for name in paths.extra_figure_names("cuts"):
         figures = [paths.study_extra_figure(str(results), study_name, name, ext) for ext in paths.FIGURE_FORMATS]
         jobs.study_extra_figure(
@@ -352,14 +353,14 @@ def _write_units(results, config, study_name, points, configs, summary, provenan
     silent units of 32."""
     import numpy as np
 
-    from rnnbench import ablations, units
     from rnnbench.io import write_csv
+    from rnnbench.results import ablations, silent_units
 
     runs = ablations.read_runs(study_record(config, study_name), list(points), summary)
     silent = {cfg.run_id: (np.arange(32) < i, 5000) for i, cfg in enumerate(configs)}
     out = paths.study_extra_table(str(results), study_name, "units")
-    write_csv(out, units.unit_table(runs, silent, list(config.studies[study_name].vary)))
-    write_provenance(paths.provenance(out), producer="rnnbench.units.unit_table", **provenance)
+    write_csv(out, silent_units.unit_table(runs, silent, list(config.studies[study_name].vary)))
+    write_provenance(paths.provenance(out), producer="rnnbench.results.silent_units.unit_table", **provenance)
 
 
 def _analysis(config: Config, name: str, results: Path, provenance: dict) -> None:
@@ -596,9 +597,9 @@ def test_named_result_files_are_workflow_outputs(fixture, runs):
     default = load_config(REPO / "config" / "config.yaml")
     root = default.results_dir
     outputs = paths.expected_outputs(default, list(TABLES))
-    for name in plots.BOOK_FIGURES:
-        figures = [paths.book_figure(root, name, ext) for ext in paths.FIGURE_FORMATS]
-        outputs += figures + [paths.provenance(figures[0])]
+    for name in figures.BOOK_FIGURES:
+        files = [paths.book_figure(root, name, ext) for ext in paths.FIGURE_FORMATS]
+        outputs += files + [paths.provenance(files[0])]
     expected = {Path(p).relative_to(root).as_posix() for p in outputs}
     named = set()
     for run in runs:

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from rnnbench.selection import SELECTED_ON, best_and_worst, ranked, selection_metric
+from rnnbench.results.selection import SELECTED_ON, best_and_worst, ranked, selection_metric
 
 SCHEMA = Path(__file__).resolve().parents[1] / "workflow" / "schemas" / "config.schema.yaml"
 

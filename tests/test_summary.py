@@ -6,9 +6,9 @@ import math
 import pandas as pd
 import pytest
 
-from rnnbench.config import RunConfig, load_config
+from rnnbench.config.settings import RunConfig, load_config
 from rnnbench.metrics import RUN_METRICS, RunOutputError, read_metrics
-from rnnbench.summary import (
+from rnnbench.results.summary import (
     benchmark_table,
     corpus_table,
     study_record,

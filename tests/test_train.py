@@ -11,22 +11,21 @@ import pandas as pd
 import pytest
 import torch
 
-from rnnbench import optim
-from rnnbench.config import RunConfig
+from rnnbench.config.settings import RunConfig
 from rnnbench.data import load_corpus
 from rnnbench.metrics import MACHINE_METRICS
-from rnnbench.reading import detach_state, split_stream
-from rnnbench.train import (
+from rnnbench.training import optim
+from rnnbench.training.clipping import clip_gradients, clip_gradients_
+from rnnbench.training.loop import (
     Schedule,
     StepRecord,
-    clip_gradients,
-    clip_gradients_,
     make_optimizer,
     step_divergence,
     thin_steps,
     train_run,
     validation_divergence,
 )
+from rnnbench.training.reading import detach_state, split_stream
 
 torch.set_num_threads(1)
 
@@ -391,7 +390,7 @@ def test_thin_steps_keeps_at_most_max_rows_with_first_last_and_the_kept_step(kee
 
 
 def test_step_statistics_hand_worked():
-    from rnnbench.train import step_statistics
+    from rnnbench.training.loop import step_statistics
 
     def step(i, norm, clipped, cosine):
         return StepRecord(i, 1, 1.0, 5.0, norm, clipped, cosine)
@@ -717,7 +716,7 @@ def test_a_checkpoint_that_cannot_be_read_is_set_aside_and_the_run_starts_again(
     damaged(checkpoint, how)
     damage = checkpoint.read_bytes()
 
-    with caplog.at_level(logging.INFO, logger="rnnbench.train"):
+    with caplog.at_level(logging.INFO, logger="rnnbench.training.loop"):
         metrics = train_run(cfg, run, cache_dir=cache_dir)  # no error: the rerun that used to fail every time
 
     (aside,) = run.glob("checkpoint.pt.corrupt-*")
@@ -782,7 +781,7 @@ def test_a_run_that_fails_in_its_first_epoch_leaves_no_directory(tmp_path, cache
     def fail(*args, **kwargs):
         raise RuntimeError("out of memory")
 
-    monkeypatch.setattr("rnnbench.train._train_epoch", fail)
+    monkeypatch.setattr("rnnbench.training.loop._train_epoch", fail)
     with pytest.raises(RuntimeError, match="out of memory"):
         train_run(tiny(), tmp_path / "run", cache_dir=cache_dir)
     assert not (tmp_path / "run").exists()  # not a folder holding only config.json
@@ -816,7 +815,7 @@ def test_split_stream_cuts_at_a_sentence_boundary(cache_dir):
 # --- what the loop computes, pinned ----------------------------------------------------------------------
 
 # Computed by the loop as it was before its records moved to the tensor side and its reading of the data
-# moved to rnnbench.reading (one value per step read back each step, the family asked in the loop):
+# moved to rnnbench.training.reading (one value per step read back each step, the family asked in the loop):
 # speed changes must leave these alone. The tolerance allows only float32 rounding: another CPU's kernels,
 # or the loss evaluated in an algebraically equal order (log p from the softmax instead of log_softmax moved
 # the n-gram run's validation perplexity by 1.4e-6 of itself); any change in what is computed (an update, a
@@ -886,7 +885,7 @@ def test_metrics_of_a_fixed_seed_run_are_pinned(mode, tmp_path, cache_dir):
 def test_records_do_not_depend_on_how_often_they_are_read_back(settings, tmp_path, cache_dir, monkeypatch):
     runs = {}
     for every in (1, 4, 1000):
-        monkeypatch.setattr("rnnbench.train.READ_EVERY", every)
+        monkeypatch.setattr("rnnbench.training.loop.READ_EVERY", every)
         metrics = train_run(tiny(**settings), tmp_path / str(every), cache_dir=cache_dir)
         _, epochs, steps = read_run(tmp_path / str(every))
         runs[every] = (

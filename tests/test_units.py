@@ -8,8 +8,8 @@ import torch
 from rnnbench.data.batching import batchify, bptt_segments, sentence_batches
 from rnnbench.models import build_model
 from rnnbench.models.base import ModelConfig
-from rnnbench.reading import Batch
-from rnnbench.units import UNIT_COLUMNS, derivative_from_output, silent_units, unit_table
+from rnnbench.results.silent_units import UNIT_COLUMNS, derivative_from_output, silent_units, unit_table
+from rnnbench.training.reading import Batch
 
 
 def test_the_derivative_is_read_off_the_output_by_hand():

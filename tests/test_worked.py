@@ -12,9 +12,9 @@ import pandas as pd
 import pytest
 import torch
 
-from rnnbench import gradients, jobs, params, worked
+from rnnbench import jobs, params, worked
 from rnnbench.models import ElmanCell, ModelConfig, build_model
-from rnnbench.worked import chapter, claims, lessons
+from rnnbench.worked import bptt, chapter, claims, lessons
 
 # ---------------------------------------------------------------------------------------------------- unrolling
 
@@ -112,7 +112,7 @@ def _shape_multiset(model: torch.nn.Module) -> Counter:
 def test_params_table_against_real_models_every_context():
     shapes = chapter.params_ff_vs_rnn()
     totals = chapter.params_totals().set_index("context")
-    with gradients.one_thread():
+    with bptt.one_thread():
         for context in chapter.CONTEXTS:
             model = build_model(
                 ModelConfig("ff", vocab_size=10_000, embed_dim=100, hidden=500, context=context, output="full")
@@ -131,7 +131,7 @@ def test_params_table_against_real_models_every_context():
 
 def test_crossover_grid_against_real_models_small_vocab():
     # |V| cancels, so a small vocabulary checks the grid's claim with real models quickly.
-    with gradients.one_thread():
+    with bptt.one_thread():
         for d, H in ((50, 100), (100, 250), (200, 500)):
             c = params.crossover_context(d, H)
             rnn = sum(p.numel() for p in build_model(ModelConfig("rnn", 50, d, H, output="full")).parameters())
@@ -199,15 +199,16 @@ def test_clipping_keeps_direction_and_caps_the_norm():
 
 
 def test_clipping_demonstrates_the_function_that_trains(monkeypatch):
-    """The table is made by train.clip_gradients itself, not by a copy of it."""
-    from rnnbench import train
+    """The table is made by clipping.clip_gradients itself, not by a copy of it: the function around the
+    training loop's clip_gradients_."""
+    from rnnbench.training import clipping, loop
 
-    assert chapter.clip_gradients is train.clip_gradients
+    assert chapter.clip_gradients is clipping.clip_gradients and loop.clip_gradients_ is clipping.clip_gradients_
     calls = []
 
     def spy(parameters, mode, threshold):
         calls.append((mode, threshold))
-        return train.clip_gradients(parameters, mode, threshold)
+        return clipping.clip_gradients(parameters, mode, threshold)
 
     monkeypatch.setattr(chapter, "clip_gradients", spy)
     chapter.clipping(norms=(1.0, 10.0), threshold=5.0)

@@ -194,7 +194,7 @@ def declared_outputs(dry_run_output: str) -> set[str]:
 
 
 def expected(configs: list[str]) -> list[str]:
-    from rnnbench.config import load_config, merge_config_files
+    from rnnbench.config.settings import load_config, merge_config_files
     from rnnbench.paths import expected_outputs
     from rnnbench.worked import TABLES
 
@@ -251,7 +251,7 @@ def test_a_config_file_adding_a_study_reruns_only_what_reads_the_study(tmp_path)
     """The config files, command and checkout are a job's provenance, not its params: a new file adding a study
     plans that study's runs, tables and figures, the table of every run's cost and the findings that read it;
     nothing else again."""
-    from rnnbench.config import load_config, merge_config_files
+    from rnnbench.config.settings import load_config, merge_config_files
 
     results, configs = tiny_extra_config(tmp_path)
     touch_a_finished_build(configs)

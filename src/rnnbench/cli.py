@@ -25,8 +25,8 @@ from typing import Any
 
 import yaml
 
-from rnnbench.config import ConfigError, RunConfig, run_settings_schema, schema
-from rnnbench.schema import validate
+from rnnbench.config.schema import validate
+from rnnbench.config.settings import ConfigError, RunConfig, run_settings_schema, schema
 
 WORKED_SECTIONS = ("unroll", "params", "vanish", "clip")
 
@@ -94,7 +94,9 @@ def _parser() -> argparse.ArgumentParser:
         "--bptt", type=int, help="segment length (default: the run's bptt, 35 for a run of sentences)"
     )
     evaluate.add_argument("--split", choices=["valid", "test"], default="test", help="the split scored (default: test)")
-    evaluate.add_argument("--out", type=Path, help="also write the record (rnnbench.dynamic_record) as JSON here")
+    evaluate.add_argument(
+        "--out", type=Path, help="also write the record (rnnbench.results.dynamic_record) as JSON here"
+    )
     evaluate.add_argument("--threads", type=int, default=1, help="torch intra-op threads (the config's `threads`)")
     _add_corpus_location(evaluate)
     evaluate.set_defaults(handler=_evaluate)
@@ -216,7 +218,7 @@ def _data(args: argparse.Namespace) -> int:
 
 
 def _train(args: argparse.Namespace) -> int:
-    from rnnbench.train import train_run
+    from rnnbench.training.loop import train_run
 
     settings = {k: v for k, v in vars(args).items() if k in run_settings_schema()["properties"] and v is not None}
     if "corpus_options" in settings:
@@ -236,10 +238,10 @@ def _check_threads(threads: int) -> None:
 
 
 def _run_folder(given: str) -> str:
-    """--out checked as the workflow checks its results folder (rnnbench.config.output_folder): not empty, not
+    """--out checked as the workflow checks its results folder (rnnbench.config.settings.output_folder): not empty, not
     in the checkout's source tree; whether it can be written, and what it holds, `train_run` asks."""
-    from rnnbench.config import output_folder
-    from rnnbench.locations import package_checkout
+    from rnnbench.config.locations import package_checkout
+    from rnnbench.config.settings import output_folder
 
     example, if_empty = (
         "e.g. results/runs/<name>; default: results/runs/<run_id>",
@@ -257,8 +259,8 @@ def _dynamic_defaults() -> dict[str, Any]:
 def _evaluate(args: argparse.Namespace) -> int:
     import torch
 
-    from rnnbench.dynamic import evaluate_run
     from rnnbench.io import write_json
+    from rnnbench.training.dynamic import evaluate_run
 
     if args.lr is not None and not args.dynamic:
         raise ValueError("--lr is dynamic evaluation's rate: give --dynamic with it")
@@ -281,7 +283,7 @@ def _evaluate(args: argparse.Namespace) -> int:
 
 
 def _outputs(args: argparse.Namespace) -> int:
-    from rnnbench.config import load_config, merge_config_files
+    from rnnbench.config.settings import load_config, merge_config_files
     from rnnbench.paths import expected_outputs
     from rnnbench.worked import TABLES
 
@@ -306,8 +308,8 @@ def _worked(args: argparse.Namespace) -> int:
 
 
 def _reference_collect(args: argparse.Namespace) -> int:
-    from rnnbench import reference
     from rnnbench.provenance import git_commit, package_versions
+    from rnnbench.results import reference
 
     repository = Path.cwd()
     collected = reference.collect(
@@ -324,7 +326,7 @@ def _reference_collect(args: argparse.Namespace) -> int:
 
 
 def _reference_check(args: argparse.Namespace) -> int:
-    from rnnbench import reference
+    from rnnbench.results import reference
 
     runs = reference.read_reference(args.reference_dir)
     stale = reference.stale_runs(runs, Path.cwd())

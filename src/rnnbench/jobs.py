@@ -20,7 +20,7 @@ from typing import Any
 import pandas as pd
 
 from rnnbench import paths
-from rnnbench.config import RunConfig
+from rnnbench.config.settings import RunConfig
 from rnnbench.io import write_csv, write_json
 from rnnbench.paths import ANALYSIS_TABLES
 from rnnbench.provenance import write_provenance
@@ -44,7 +44,7 @@ def prepare_corpus(corpus: str, options: Mapping[str, Any], out: str, *, data_di
 
 
 def train(run: Mapping[str, Any], out_dir: str, *, threads: int, data_dir: str | None, cache_dir: str) -> None:
-    from rnnbench.train import train_run
+    from rnnbench.training.loop import train_run
 
     cfg = RunConfig.from_settings({**run, "threads": threads})
     train_run(cfg, out_dir, data_dir=data_dir, cache_dir=cache_dir)
@@ -53,12 +53,12 @@ def train(run: Mapping[str, Any], out_dir: str, *, threads: int, data_dir: str |
 def dynamic_evaluation(
     run_dir: str, out: str, settings: Mapping[str, Any], *, threads: int, data_dir: str | None, cache_dir: str
 ) -> None:
-    """A run's test split statically and under dynamic evaluation (rnnbench.dynamic.evaluate_run), as its record.
+    """A run's test split statically and under dynamic evaluation (rnnbench.training.dynamic.evaluate_run), as its record.
 
     ``settings``: the config's comparison.dynamic_evaluation (rates, valid_tokens, bptt)."""
     import torch
 
-    from rnnbench.dynamic import evaluate_run
+    from rnnbench.training.dynamic import evaluate_run
 
     torch.set_num_threads(threads)
     record = evaluate_run(run_dir, **settings, split="test", data_dir=data_dir, cache_dir=cache_dir)
@@ -85,9 +85,9 @@ def study_summary(
     provenance: Mapping[str, Any],
     baselines: str | None = None,
 ) -> None:
-    """The study's table and its record (rnnbench.summary.study_record), read by its figure and the book;
+    """The study's table and its record (rnnbench.results.summary.study_record), read by its figure and the book;
     ``baselines`` (tables/baselines.csv) gives each corpus's unigram perplexity, against which a run learned."""
-    from rnnbench.summary import summarize_study, unigram_perplexities
+    from rnnbench.results.summary import summarize_study, unigram_perplexities
 
     configs = [RunConfig.from_settings(run) for run in runs]
     unigram = unigram_perplexities(pd.read_csv(baselines)) if baselines else {}
@@ -95,7 +95,7 @@ def study_summary(
     write_json(record_file, dict(record))
     write_provenance(
         provenance_file,
-        producer="rnnbench.summary.summarize_study",
+        producer="rnnbench.results.summary.summarize_study",
         inputs=[*metric_files, *([baselines] if baselines else [])],
         **provenance,
     )
@@ -105,14 +105,16 @@ def study_figure(
     summary: str, record: str, outs: Sequence[str], *, provenance_file: str, provenance: Mapping[str, Any]
 ) -> None:
     """The study's figure, in every format of ``outs``; what to plot comes from the study's record."""
-    from rnnbench.plots import save
-    from rnnbench.plots import study_figure as draw
+    from rnnbench.plots.figures import save
+    from rnnbench.plots.figures import study_figure as draw
 
     table = pd.read_csv(summary)
     study = json.loads(Path(record).read_text(encoding="utf-8"))
     for out in outs:
         save(draw(table, study, source=f"data: {summary} (rule study_figure)"), out)
-    write_provenance(provenance_file, producer="rnnbench.plots.study_figure", inputs=[summary, record], **provenance)
+    write_provenance(
+        provenance_file, producer="rnnbench.plots.figures.study_figure", inputs=[summary, record], **provenance
+    )
 
 
 def _decay_inputs(point: Mapping[str, Any], measure: Mapping[str, Any], corpora: dict, *, data_dir, cache_dir):
@@ -149,7 +151,7 @@ def decay_analysis(
     """
     import time
 
-    from rnnbench.analyses import check_window
+    from rnnbench.config.analyses import check_window
     from rnnbench.decay import decay_point, network, passage_decay
     from rnnbench.decay.analysis import DTYPES
 
@@ -194,9 +196,9 @@ def decay_analysis(
 def analysis_figure(
     curves: str, record: str, outs: Sequence[str], *, provenance_file: str, provenance: Mapping[str, Any]
 ) -> None:
-    """An analysis's figure (rnnbench.plots.decay_curves_figure), colour and panels as its record says."""
-    from rnnbench.plots import decay_curves_figure as draw
-    from rnnbench.plots import save
+    """An analysis's figure (rnnbench.plots.figures.decay_curves_figure), colour and panels as its record says."""
+    from rnnbench.plots.figures import decay_curves_figure as draw
+    from rnnbench.plots.figures import save
 
     table = pd.read_csv(curves, dtype={"snapshot": str})
     analysis = json.loads(Path(record).read_text(encoding="utf-8"))
@@ -211,7 +213,7 @@ def analysis_figure(
         )
         save(drawn, out)
     write_provenance(
-        provenance_file, producer="rnnbench.plots.decay_curves_figure", inputs=[curves, record], **provenance
+        provenance_file, producer="rnnbench.plots.figures.decay_curves_figure", inputs=[curves, record], **provenance
     )
 
 
@@ -219,12 +221,14 @@ def book_figure(
     name: str, table: str, outs: Sequence[str], *, provenance_file: str, provenance: Mapping[str, Any]
 ) -> None:
     """A figure the book shows beside a worked table (``name`` is a plots.BOOK_FIGURES key)."""
-    from rnnbench.plots import BOOK_FIGURES, save
+    from rnnbench.plots.figures import BOOK_FIGURES, save
 
     frame = pd.read_csv(table)
     for out in outs:
         save(BOOK_FIGURES[name](frame, source=f"data: {table} (rule book_figure)"), out)
-    write_provenance(provenance_file, producer=f"rnnbench.plots.BOOK_FIGURES[{name!r}]", inputs=[table], **provenance)
+    write_provenance(
+        provenance_file, producer=f"rnnbench.plots.figures.BOOK_FIGURES[{name!r}]", inputs=[table], **provenance
+    )
 
 
 def benchmark_table(
@@ -236,12 +240,12 @@ def benchmark_table(
     provenance_file: str,
     provenance: Mapping[str, Any],
 ) -> None:
-    from rnnbench.summary import benchmark_table as gather
+    from rnnbench.results.summary import benchmark_table as gather
 
     write_csv(out, gather(run_ids, benchmark_files, metric_files))
     write_provenance(
         provenance_file,
-        producer="rnnbench.summary.benchmark_table",
+        producer="rnnbench.results.summary.benchmark_table",
         inputs=[*benchmark_files, *metric_files],
         **provenance,
     )
@@ -255,10 +259,12 @@ def corpus_table(
     provenance_file: str,
     provenance: Mapping[str, Any],
 ) -> None:
-    from rnnbench.summary import corpus_table as gather
+    from rnnbench.results.summary import corpus_table as gather
 
     write_csv(out, gather(corpus_keys, stats_files))
-    write_provenance(provenance_file, producer="rnnbench.summary.corpus_table", inputs=list(stats_files), **provenance)
+    write_provenance(
+        provenance_file, producer="rnnbench.results.summary.corpus_table", inputs=list(stats_files), **provenance
+    )
 
 
 def baseline_tables(
@@ -341,22 +347,22 @@ def comparison_tables(
     reference_dir: str | None = None,
     repository: str = ".",
 ) -> None:
-    """Our runs beside the published rows (rnnbench.comparison), the tables of paths.COMPARISON_TABLES in
+    """Our runs beside the published rows (rnnbench.results.comparison), the tables of paths.COMPARISON_TABLES in
     ``outs``: the comparison, perplexity against parameters on ``crossover_corpus``, the RNN against each
     feed-forward run at matched parameter count and at matched training time, and every run's learning curve.
 
     ``runs``: run id -> the studies it serves (each run once, however many studies share it), its folder
     under ``results``; ``benchmark_files``: each run's training-job record, in the same order. The published
     numbers are the package's table (rnnbench.published); ours are read from the run folders, and the
-    reference runs (rnnbench.reference) from ``reference_dir``, each checked against the config files of
+    reference runs (rnnbench.results.reference) from ``reference_dir``, each checked against the config files of
     ``repository`` it names (a stale one is marked, never compared). Nothing is typed here.
     """
-    from rnnbench import comparison as cmp
     from rnnbench import paths
-    from rnnbench.dynamic_record import dynamic_metrics
     from rnnbench.published import load_published, published_path
-    from rnnbench.reference import read_reference, reference_files, stale_runs
-    from rnnbench.summary import benchmark_table
+    from rnnbench.results import comparison as cmp
+    from rnnbench.results.dynamic_record import dynamic_metrics
+    from rnnbench.results.reference import read_reference, reference_files, stale_runs
+    from rnnbench.results.summary import benchmark_table
 
     # A run's source is named inside the results folder, so the tables of two folders built from one config
     # (a local and a cluster build) are equal.
@@ -394,16 +400,16 @@ def comparison_tables(
     tables = {
         "comparison": (
             cmp.comparison_table(load_published(), ours, cmp.read_corpus_stats(corpus_stats_files)),
-            "rnnbench.comparison.comparison_table",
+            "rnnbench.results.comparison.comparison_table",
         ),
-        "crossover": (crossover, "rnnbench.comparison.crossover_table"),
-        "matched_parameters": (cmp.matched_cost(crossover, "parameters"), "rnnbench.comparison.matched_cost"),
-        "matched_time": (cmp.matched_cost(crossover, "train_seconds"), "rnnbench.comparison.matched_cost"),
-        "learning_curves": (cmp.learning_curves(ours, epochs), "rnnbench.comparison.learning_curves"),
+        "crossover": (crossover, "rnnbench.results.comparison.crossover_table"),
+        "matched_parameters": (cmp.matched_cost(crossover, "parameters"), "rnnbench.results.comparison.matched_cost"),
+        "matched_time": (cmp.matched_cost(crossover, "train_seconds"), "rnnbench.results.comparison.matched_cost"),
+        "learning_curves": (cmp.learning_curves(ours, epochs), "rnnbench.results.comparison.learning_curves"),
     }
     tables["ranking_by_epoch"] = (
         cmp.ranking_by_epoch(tables["learning_curves"][0], crossover),
-        "rnnbench.comparison.ranking_by_epoch",
+        "rnnbench.results.comparison.ranking_by_epoch",
     )
     run_files = [f(results, run_id) for run_id in runs for f in (paths.run_config, paths.run_metrics)]
     reference_inputs = reference_files(reference_dir) if reference_dir else []
@@ -423,8 +429,8 @@ def comparison_tables(
 def comparison_figure(
     crossover: str, outs: Sequence[str], *, title: str, provenance_file: str, provenance: Mapping[str, Any]
 ) -> None:
-    """Test perplexity against parameter count, both families (rnnbench.plots.crossover_figure)."""
-    from rnnbench.plots import crossover_figure, save
+    """Test perplexity against parameter count, both families (rnnbench.plots.figures.crossover_figure)."""
+    from rnnbench.plots.figures import crossover_figure, save
 
     # Counts stay integers where the Elman rows leave them blank (an n-1 of 4, not 4.0, beside each point).
     table = pd.read_csv(
@@ -432,20 +438,24 @@ def comparison_figure(
     )
     for out in outs:
         save(crossover_figure(table, title=title, source=f"data: {crossover} (rule crossover_figure)"), out)
-    write_provenance(provenance_file, producer="rnnbench.plots.crossover_figure", inputs=[crossover], **provenance)
+    write_provenance(
+        provenance_file, producer="rnnbench.plots.figures.crossover_figure", inputs=[crossover], **provenance
+    )
 
 
 def learning_curves_figure(
     curves: str, outs: Sequence[str], *, provenance_file: str, provenance: Mapping[str, Any]
 ) -> None:
-    """Validation perplexity against training tokens, every run of the comparison (rnnbench.plots)."""
-    from rnnbench.plots import learning_curves_figure as draw
-    from rnnbench.plots import save
+    """Validation perplexity against training tokens, every run of the comparison (rnnbench.plots.figures)."""
+    from rnnbench.plots.figures import learning_curves_figure as draw
+    from rnnbench.plots.figures import save
 
     table = pd.read_csv(curves, dtype={"tokens_seen": "Int64"})
     for out in outs:
         save(draw(table, source=f"data: {curves} (rule learning_curves_figure)"), out)
-    write_provenance(provenance_file, producer="rnnbench.plots.learning_curves_figure", inputs=[curves], **provenance)
+    write_provenance(
+        provenance_file, producer="rnnbench.plots.figures.learning_curves_figure", inputs=[curves], **provenance
+    )
 
 
 def study_extra_table(
@@ -461,17 +471,17 @@ def study_extra_table(
     data_dir: str | None = None,
     cache_dir: str | None = None,
 ) -> None:
-    """A study's table beyond its summary (rnnbench.ablations, rnnbench.cuts): ``kind`` "distance" reads each
+    """A study's table beyond its summary (rnnbench.results.ablations, rnnbench.results.cut_accuracy): ``kind`` "distance" reads each
     run's agreement.csv, "trace" each traced run's steps.csv, "learning" each run's epochs.csv, "speed" each run's
     steps.csv, "cuts" and "units" each run's model.pt (its probes scored again, or its units counted, on the corpus
     read from ``data_dir`` and ``cache_dir``); ``run_files`` maps
     run id -> that file (rnnbench.paths.EXTRA_TABLES). Each run's outcome is the one its ``summary`` (summary.csv)
     holds, so every table marks the same failed runs."""
-    from rnnbench import ablations, cuts, units
+    from rnnbench.results import ablations, cut_accuracy, silent_units
 
     runs = ablations.read_runs(record, points, summary)
     vary = list(record["vary"])
-    producer = f"rnnbench.ablations.{kind}_table"
+    producer = f"rnnbench.results.ablations.{kind}_table"
     if kind == "distance":
         table = ablations.distance_table(runs, ablations.read_agreement(runs, run_files), vary)
         inputs = [run_files[r] for r in runs.loc[~runs["diverged"], "run_id"]]
@@ -483,14 +493,24 @@ def study_extra_table(
         inputs = [run_files[r] for r in runs["run_id"]]
         table = ablations.learning_table(runs, {r: pd.read_csv(run_files[r]) for r in runs["run_id"]}, vary)
     elif kind == "cuts":
-        table = cuts.cut_table(runs, _cut_accuracies(runs, run_files, data_dir=data_dir, cache_dir=cache_dir), vary)
-        inputs, producer = [run_files[r] for r in runs.loc[~runs["diverged"], "run_id"]], "rnnbench.cuts.cut_table"
+        table = cut_accuracy.cut_table(
+            runs, _cut_accuracies(runs, run_files, data_dir=data_dir, cache_dir=cache_dir), vary
+        )
+        inputs, producer = (
+            [run_files[r] for r in runs.loc[~runs["diverged"], "run_id"]],
+            "rnnbench.results.cut_accuracy.cut_table",
+        )
     elif kind == "speed":
         inputs = [run_files[r] for r in runs["run_id"]]
         table = ablations.speed_table(runs, {r: pd.read_csv(run_files[r]) for r in runs["run_id"]}, vary)
     elif kind == "units":
-        table = units.unit_table(runs, _silent_units(runs, run_files, data_dir=data_dir, cache_dir=cache_dir), vary)
-        inputs, producer = [run_files[r] for r in runs.loc[~runs["diverged"], "run_id"]], "rnnbench.units.unit_table"
+        table = silent_units.unit_table(
+            runs, _silent_units(runs, run_files, data_dir=data_dir, cache_dir=cache_dir), vary
+        )
+        inputs, producer = (
+            [run_files[r] for r in runs.loc[~runs["diverged"], "run_id"]],
+            "rnnbench.results.silent_units.unit_table",
+        )
     else:
         raise ValueError(f"no extra study table {kind!r}; known: {', '.join(paths.EXTRA_TABLES)}")
     write_csv(out, table)
@@ -500,16 +520,16 @@ def study_extra_table(
 def _cut_accuracies(
     runs: pd.DataFrame, model_files: Mapping[str, str], *, data_dir: str | None, cache_dir: str | None
 ) -> dict[str, pd.DataFrame]:
-    """run_id -> rnnbench.cuts.cut_accuracy under each cut length its probes are split by (rnnbench.cuts.partitions),
+    """run_id -> rnnbench.results.cut_accuracy.cut_accuracy under each cut length its probes are split by (rnnbench.results.cut_accuracy.partitions),
     for every run of ``runs`` that did not diverge: its test probes scored by its model.pt (the best epoch's
     weights, which its agreement.csv scored), in batches of its eval_batch_size, as training scored them."""
     import torch
 
-    from rnnbench import cuts
     from rnnbench.baselines.tables import AGREEMENT_SPLIT
     from rnnbench.data.corpora import load_corpus
     from rnnbench.decay.analysis import load_trained
-    from rnnbench.evaluate import sentence_margins
+    from rnnbench.results import cut_accuracy
+    from rnnbench.training.evaluate import sentence_margins
 
     torch.set_num_threads(1)  # a table job: small models, one core, as the rule declares
     configs = {}
@@ -520,7 +540,7 @@ def _cut_accuracies(
     corpora, tables = {}, {}
     for run_id in runs.loc[~runs["diverged"], "run_id"]:
         cfg = configs[run_id]
-        every = cuts.partitions(cfg.bptt, cfg.segments, study_cuts)
+        every = cut_accuracy.partitions(cfg.bptt, cfg.segments, study_cuts)
         if not every:
             continue
         if cfg.corpus_key not in corpora:
@@ -529,8 +549,8 @@ def _cut_accuracies(
         corpus = corpora[cfg.corpus_key]
         model = load_trained(model_files[run_id])
         margins = sentence_margins(model, corpus, AGREEMENT_SPLIT, batch_size=cfg.eval_batch_size)
-        probes = cuts.probe_steps(margins, corpus.sentence_starts[AGREEMENT_SPLIT])
-        tables[run_id] = pd.concat([cuts.cut_accuracy(probes, k) for k in every], ignore_index=True)
+        probes = cut_accuracy.probe_steps(margins, corpus.sentence_starts[AGREEMENT_SPLIT])
+        tables[run_id] = pd.concat([cut_accuracy.cut_accuracy(probes, k) for k in every], ignore_index=True)
         log.info("%s: %d probes split by cuts every %s steps", run_id, len(probes), every)
     return tables
 
@@ -538,14 +558,14 @@ def _cut_accuracies(
 def _silent_units(
     runs: pd.DataFrame, model_files: Mapping[str, str], *, data_dir: str | None, cache_dir: str | None
 ) -> dict[str, tuple[Any, int]]:
-    """run_id -> rnnbench.units.silent_units of its model.pt (the best epoch's weights) over its corpus's validation
-    split, read as its evaluation reads it (rnnbench.reading), for every run of ``runs`` that did not diverge."""
+    """run_id -> rnnbench.results.silent_units.silent_units of its model.pt (the best epoch's weights) over its corpus's validation
+    split, read as its evaluation reads it (rnnbench.training.reading), for every run of ``runs`` that did not diverge."""
     import torch
 
-    from rnnbench import units
     from rnnbench.data.corpora import load_corpus
     from rnnbench.decay.analysis import load_run
-    from rnnbench.reading import reading_for
+    from rnnbench.results import silent_units
+    from rnnbench.training.reading import reading_for
 
     torch.set_num_threads(1)  # a table job: one core, as the rule declares
     corpora, found = {}, {}
@@ -556,7 +576,9 @@ def _silent_units(
                 cfg.corpus, data_dir=data_dir, cache_dir=cache_dir, **cfg.corpus_options
             )
         reading = reading_for(cfg, corpora[cfg.corpus_key])
-        found[run_id] = units.silent_units(model, reading.eval_batches("valid"), carry_state=reading.carries_state)
+        found[run_id] = silent_units.silent_units(
+            model, reading.eval_batches("valid"), carry_state=reading.carries_state
+        )
         log.info("%s: %d of %d units silent", run_id, int(found[run_id][0].sum()), found[run_id][0].size)
     return found
 
@@ -565,17 +587,17 @@ def study_extra_figure(
     name: str, table: str, record: str, outs: Sequence[str], *, provenance_file: str, provenance: Mapping[str, Any]
 ) -> None:
     """A figure of a study's extra table (``name`` is a rnnbench.paths.EXTRA_FIGURES key)."""
-    from rnnbench import ablation_plots
-    from rnnbench.plots import save
+    from rnnbench.plots import ablation_figures
+    from rnnbench.plots.figures import save
 
     frame = pd.read_csv(table)
     study = json.loads(Path(record).read_text(encoding="utf-8"))
-    draw = getattr(ablation_plots, paths.EXTRA_FIGURES[name][1])
+    draw = getattr(ablation_figures, paths.EXTRA_FIGURES[name][1])
     for out in outs:
         save(draw(frame, study, source=f"data: {table} (rule study_extra_figure)"), out)
     write_provenance(
         provenance_file,
-        producer=f"rnnbench.ablation_plots.{paths.EXTRA_FIGURES[name][1]}",
+        producer=f"rnnbench.plots.ablation_figures.{paths.EXTRA_FIGURES[name][1]}",
         inputs=[table, record],
         **provenance,
     )

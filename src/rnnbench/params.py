@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
-from rnnbench.constraints import adaptive_problem, broken_model_rule
+from rnnbench.config.constraints import adaptive_problem, broken_model_rule
 
 Shape = tuple[int, ...]
 Shapes = dict[str, Shape]

@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # paths.py is imported by the report, which must not need the config machinery at runtime
-    from rnnbench.config import Config
+    from rnnbench.config.settings import Config
 
 FIGURE_FORMATS = ("png", "pdf")
 
@@ -77,7 +77,7 @@ def run_model(results: str, run_id: str) -> str:
 
 
 def run_dynamic(results: str, run_id: str) -> str:
-    """The run's test split scored statically and under dynamic evaluation (rnnbench.dynamic_record)."""
+    """The run's test split scored statically and under dynamic evaluation (rnnbench.results.dynamic_record)."""
     return f"{run_dir(results, run_id)}/dynamic.json"
 
 
@@ -103,7 +103,7 @@ def study_summary(results: str, study: str) -> str:
 
 
 def study_record(results: str, study: str) -> str:
-    """The study's metadata (rnnbench.summary.study_record), read by its figure and by the book."""
+    """The study's metadata (rnnbench.results.summary.study_record), read by its figure and by the book."""
     return f"{study_dir(results, study)}/study.json"
 
 
@@ -112,7 +112,7 @@ def study_figure(results: str, study: str, fmt: str) -> str:
 
 
 def study_extra_table(results: str, study: str, kind: str) -> str:
-    """A study's table beyond its summary: ``kind`` is one of EXTRA_TABLES (rnnbench.ablations.study_extras)."""
+    """A study's table beyond its summary: ``kind`` is one of EXTRA_TABLES (rnnbench.results.ablations.study_extras)."""
     return f"{study_dir(results, study)}/{kind}.csv"
 
 
@@ -121,7 +121,7 @@ def study_extra_figure(results: str, study: str, name: str, fmt: str) -> str:
     return f"{study_dir(results, study)}/{name}.{fmt}"
 
 
-# The kinds of a study's extra tables (rnnbench.ablations.study_extras decides which a study gets), each with
+# The kinds of a study's extra tables (rnnbench.results.ablations.study_extras decides which a study gets), each with
 # the file of every run it reads.
 EXTRA_TABLES = {
     "distance": run_agreement,
@@ -135,7 +135,7 @@ EXTRA_TABLES = {
 MODEL_EXTRAS = frozenset(kind for kind, run_file in EXTRA_TABLES.items() if run_file is run_model)
 
 # Each figure drawn from a study's extra table: name -> (the kind of table it draws, the function of
-# rnnbench.ablation_plots that draws it, named here so that this module needs no matplotlib). The one list:
+# rnnbench.plots.ablation_figures that draws it, named here so that this module needs no matplotlib). The one list:
 # the workflow's outputs, its wildcard and the drawing job all read it.
 EXTRA_FIGURES = {
     "distance-heatmap": ("distance", "distance_heatmap"),
@@ -175,7 +175,7 @@ def analysis_table(results: str, analysis: str, table: str) -> str:
 
 
 def analysis_record(results: str, analysis: str) -> str:
-    """The analysis's metadata (rnnbench.analyses.Analysis.record), read by its figure and by the book."""
+    """The analysis's metadata (rnnbench.config.analyses.Analysis.record), read by its figure and by the book."""
     return f"{analysis_dir(results, analysis)}/analysis.json"
 
 
@@ -257,8 +257,8 @@ FINDINGS_EXTRAS = ("units", "speed")
 
 
 def study_extra_kinds(config: Config, name: str) -> list[str]:
-    """The kinds of extra table study ``name`` gets (rnnbench.ablations.study_extras)."""
-    from rnnbench.ablations import study_extras
+    """The kinds of extra table study ``name`` gets (rnnbench.results.ablations.study_extras)."""
+    from rnnbench.results.ablations import study_extras
 
     spec = config.studies[name]
     cut = any(cfg.segments == "sentence" and cfg.bptt > 0 for _, cfg in config.study_runs(name))
@@ -300,7 +300,7 @@ def comparison_outputs(config: Config) -> list[str]:
 
 
 def dynamic_outputs(config: Config) -> list[str]:
-    """The dynamic-evaluation records the config's comparison asks for (rnnbench.config.Config.dynamic_run_ids)."""
+    """The dynamic-evaluation records the config's comparison asks for (rnnbench.config.settings.Config.dynamic_run_ids)."""
     return [run_dynamic(config.results_dir, run_id) for run_id in config.dynamic_run_ids()]
 
 

@@ -1,5 +1,5 @@
 # Helpers of analyses.smk only: an analysis's points, weights files and outputs, derived from the config (CFG).
-from rnnbench.analyses import FINAL
+from rnnbench.config.analyses import FINAL
 
 
 wildcard_constraints:

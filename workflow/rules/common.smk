@@ -3,10 +3,10 @@ import glob
 import os
 
 from rnnbench import paths
-from rnnbench.config import check_training_slots
+from rnnbench.config.settings import check_training_slots
 from rnnbench.findings.evidence import Roles
-from rnnbench.reference import reference_files
-from rnnbench.summary import study_record
+from rnnbench.results.reference import reference_files
+from rnnbench.results.summary import study_record
 from rnnbench.worked import TABLES
 
 RESULTS_DIR = CFG.results_dir
@@ -33,7 +33,7 @@ if workflow.local_exec and "training_slots" not in workflow.global_resources:
     workflow.register_resource("training_slots", TRAINING_SLOTS)
 # CONFIG_FILES (the Snakefile): the config files in the order they were merged, for messages. Neither a job's
 # provenance nor its data and cache folders are among its params (a changed param reruns a job, and neither says
-# what it computes): the job reads them itself (rnnbench.provenance.job_fields, rnnbench.locations.job_folders).
+# what it computes): the job reads them itself (rnnbench.provenance.job_fields, rnnbench.config.locations.job_folders).
 
 
 wildcard_constraints:

@@ -6,7 +6,7 @@ for _study in COMPARISON.study_names():
     for _, _cfg in study_points(_study):
         COMPARISON_RUNS.setdefault(_cfg.run_id, []).append(_study)
 COMPARISON_CORPORA = sorted({run_config(run_id).corpus_key for run_id in COMPARISON_RUNS})
-# The paper-scale reference results kept in the repository (rnnbench.reference), beside this config's runs. The
+# The paper-scale reference results kept in the repository (rnnbench.results.reference), beside this config's runs. The
 # folder is named relative to the working directory, as every other input is: its files are inputs, and a set of
 # input paths that changes reruns the job, so an absolute path would rerun it whenever the checkout moves.
 REFERENCE_DIR = (

@@ -1,5 +1,5 @@
 # Dynamic evaluation (config `comparison.dynamic_evaluation`): each run of the comparison's rnn studies scored
-# on its test split again, learning as it reads (rnnbench.dynamic), the SGD rate chosen on the validation split.
+# on its test split again, learning as it reads (rnnbench.training.dynamic), the SGD rate chosen on the validation split.
 DYNAMIC = CFG.comparison.dynamic_evaluation
 DYNAMIC_RUNS = CFG.dynamic_run_ids()  # every run of the comparison's rnn studies, once; none without it
 

@@ -1,7 +1,7 @@
 rule study_summary:
     """A study's tidy table (one row per run and metric) and its record (study.json): what it varies,
     fixes and measures, read by its figure and by the book; each run's outcome judged against its corpus's
-    unigram baseline (rnnbench.outcome)."""
+    unigram baseline (rnnbench.results.outcome)."""
     input:
         metrics=study_metric_files,
         # a language-model study's runs are judged against their corpus's unigram model; agreement runs

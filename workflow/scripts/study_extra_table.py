@@ -1,5 +1,5 @@
 from rnnbench import jobs
-from rnnbench.locations import job_folders
+from rnnbench.config.locations import job_folders
 from rnnbench.provenance import job_fields
 
 jobs.log_to(snakemake.log[0])

@@ -1,7 +1,7 @@
 from pathlib import Path
 
 from rnnbench import jobs
-from rnnbench.locations import job_folders
+from rnnbench.config.locations import job_folders
 
 jobs.log_to(snakemake.log[0])
 jobs.train(

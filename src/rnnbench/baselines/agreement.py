@@ -3,7 +3,7 @@
     the author near the tables  clearly  [is | are]
         ^^^^^^ head (sg)   ^^^^^^ nearest noun before the verb (pl): the heuristic says "are", and is wrong
 
-The probe asks which of the verb's two forms a model prefers (rnnbench.evaluate). Chance is 0.5 at every
+The probe asks which of the verb's two forms a model prefers (rnnbench.training.evaluate). Chance is 0.5 at every
 distance. The nearest-noun heuristic reads the sentence back from the verb to the first noun it meets and
 gives the verb that noun's number; with no filler noun between them that noun is the head, and it is right.
 Each filler noun has the head's opposite number with probability ``attractor_prob``, so with attractors

@@ -17,7 +17,6 @@ from pathlib import Path
 import pandas as pd
 
 from rnnbench import paths
-from rnnbench.ablations import setting_table
 from rnnbench.book.figures import STAGING_DIR
 from rnnbench.book.format import fixed, label_slug, sig
 from rnnbench.book.results import results_root, study_about, study_summary
@@ -25,6 +24,7 @@ from rnnbench.book.studies import count_of, extra_figure, measured_cell, studies
 from rnnbench.findings.registry import interval
 from rnnbench.findings.stats import NO_CHANGE, difference, direction
 from rnnbench.metrics import METRIC_LABELS
+from rnnbench.results.ablations import setting_table
 
 # Measurements of the clipping table, in its column order.
 CLIP_METRICS = (

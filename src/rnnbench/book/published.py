@@ -1,5 +1,5 @@
 """What the chapter "Against the published numbers" (reports/published.qmd) reads: the comparison tables
-of rule comparison (rnnbench.comparison) shaped for the page, the values its sentences print, and the sections
+of rule comparison (rnnbench.results.comparison) shaped for the page, the values its sentences print, and the sections
 the configuration adds (one per corpus).
 
     results/tables/comparison.csv          published rows and ours (every run of the config's comparison studies)
@@ -166,7 +166,7 @@ def reference_runs(frame: pd.DataFrame) -> pd.DataFrame:
 
 def reference_verdict(row: Any) -> str:
     """Where a reference row's seeds stand against its published row: below (every seed lower), above (every
-    seed higher), straddles (some of each), or not comparable (see rnnbench.comparison.VOCAB_TOLERANCE)."""
+    seed higher), straddles (some of each), or not comparable (see rnnbench.results.comparison.VOCAB_TOLERANCE)."""
     if row["comparable"] != "yes":
         return "not comparable"
     if row["test_max"] < row["reference_ppl"]:

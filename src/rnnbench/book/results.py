@@ -25,7 +25,7 @@ import pandas as pd
 
 from rnnbench import paths
 from rnnbench.metrics import METRIC_LABELS
-from rnnbench.summary import FAMILY_NAMES
+from rnnbench.results.summary import FAMILY_NAMES
 
 RESULTS_ENV = "RNNBENCH_RESULTS"
 RESULTS_NAME_ENV = "RNNBENCH_RESULTS_NAME"

@@ -3,7 +3,7 @@ each section are in rnnbench.book.clipping, .truncation and .windows, and rnnben
 generated section of each study): the studies a section reads, found by the role the config gives them; how many
 seeds of each setting learned; a study's extra tables and figures; and the table cells every section prints.
 
-Every mean and range over seeds here is over the seeds that learned (rnnbench.outcome, as each study's summary
+Every mean and range over seeds here is over the seeds that learned (rnnbench.results.outcome, as each study's summary
 holds it); each table says how many of a setting's seeds learned, and a setting none of whose seeds learned
 has no mean. seed_outcomes gives the counts the book's sentences state ("k of n seeds learned").
 
@@ -20,11 +20,11 @@ from pathlib import Path
 import pandas as pd
 
 from rnnbench import paths
-from rnnbench.ablations import per_run, setting_table
 from rnnbench.book.figures import STAGING_DIR, stage_figure
 from rnnbench.book.format import Markdown, fixed, integer, label_slug, percent, sig
 from rnnbench.book.results import missing_result, results_root, study_about, study_names, study_summary
-from rnnbench.outcome import COUNT_COLUMNS
+from rnnbench.results.ablations import per_run, setting_table
+from rnnbench.results.outcome import COUNT_COLUMNS
 
 # Accuracy below this counts as not learned (two verb forms: chance is 0.5; a few hundred probes per
 # distance put the seed-to-seed noise at a few points).
@@ -128,7 +128,7 @@ def count_of(count: int, runs: int) -> str:
 
 def measured_cell(row: pd.Series, metric: str, digits: int = 3) -> str:
     """A setting's metric as a table cell: mean (range) over the seeds that learned, or "none learned". Test
-    perplexity is over those seeds whose test columns did not stick (rnnbench.columns), the others counted."""
+    perplexity is over those seeds whose test columns did not stick (rnnbench.training.stuck_columns), the others counted."""
     if row["seeds_learned"] == 0:
         return "none learned"
     stuck = int(row.get("seeds_stuck", 0)) if metric == "test_ppl" else 0
@@ -152,7 +152,7 @@ STUCK_COLUMNS = (
 
 def stuck_runs(studies: Sequence[str], results: str | Path | None = None) -> pd.DataFrame:
     """The runs of ``studies`` that learned but whose test perplexity is one evaluation column's doing
-    (rnnbench.columns), each once: its study, its varied settings in words ("bptt = 35"), seed, test and
+    (rnnbench.training.stuck_columns), each once: its study, its varied settings in words ("bptt = 35"), seed, test and
     validation perplexity, and its worst and median test column."""
     frames = []
     for study in studies:
@@ -175,7 +175,7 @@ def accuracy(value: float) -> str:
 
 
 def silent_units_display(summary: pd.DataFrame) -> pd.DataFrame:
-    """A units summary (rnnbench.ablations.unit_summary) as the units table prints it: the shares of silent
+    """A units summary (rnnbench.results.ablations.unit_summary) as the units table prints it: the shares of silent
     units, fractions there, as percentages; – where no seed learned."""
     shares = ["silent_mean", "silent_min", "silent_max"]
     table = summary.rename(columns={"seeds_learned": "learned"})
@@ -185,7 +185,7 @@ def silent_units_display(summary: pd.DataFrame) -> pd.DataFrame:
 
 
 def speed_display(summary: pd.DataFrame) -> pd.DataFrame:
-    """A speed summary (rnnbench.ablations.speed_summary) as the speed table prints it: the steps to the target,
+    """A speed summary (rnnbench.results.ablations.speed_summary) as the speed table prints it: the steps to the target,
     mean and range over the seeds that learned; – where none did."""
     steps = [
         spread(m, lo, hi) for m, lo, hi in zip(*(summary[f"steps_{s}"] for s in ("mean", "min", "max")), strict=True)

@@ -2,11 +2,11 @@
 appears in the studies chapter with no edit.
 
     study_table      one row per run: the varied settings, the study's metric, the other measurements,
-                     whether the run diverged and its outcome (rnnbench.outcome)
+                     whether the run diverged and its outcome (rnnbench.results.outcome)
     study_section    the study's section: heading, what it measured, its figure and its table, each labelled
     summary_counts   per setting of the varied keys, how many seeds learned, failed or diverged
 
-A best and a worst run are chosen among the runs that learned, on the validation metric of rnnbench.selection.
+A best and a worst run are chosen among the runs that learned, on the validation metric of rnnbench.results.selection.
 """
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ import numpy as np
 import pandas as pd
 
 from rnnbench import paths
-from rnnbench.ablations import setting_table
 from rnnbench.book.figures import STAGING_DIR, stage_figure
 from rnnbench.book.format import (
     Formatter,
@@ -36,19 +35,20 @@ from rnnbench.book.format import (
 )
 from rnnbench.book.results import results_root, study_about, study_summary
 from rnnbench.metrics import COUNT_METRICS, METRIC_LABELS, read_metrics
-from rnnbench.outcome import CHANCE_Z, LEARNED_FRACTION, UNKNOWN, require_outcome
-from rnnbench.selection import SELECTED_ON, best_and_worst, selection_metric
-from rnnbench.summary import FAMILY_NAMES
+from rnnbench.results.ablations import setting_table
+from rnnbench.results.outcome import CHANCE_Z, LEARNED_FRACTION, UNKNOWN, require_outcome
+from rnnbench.results.selection import SELECTED_ON, best_and_worst, selection_metric
+from rnnbench.results.summary import FAMILY_NAMES
 
 # Columns of a study's table beside its own metric, when the runs report them (and always the metric its best
-# run is chosen by, rnnbench.selection, so the choice can be read off the table).
+# run is chosen by, rnnbench.results.selection, so the choice can be read off the table).
 STUDY_TABLE_METRICS = ("test_ppl", "valid_ppl", "agreement_accuracy", "parameters", "steps", "train_seconds")
 
 
 def study_table(study: str, results: str | Path | None = None) -> pd.DataFrame:
     """Wide: one row per run (varied settings, seed), the study's metric first, then the metric its best run
     is chosen by and the other measurements, whether the run diverged (with its reason and step, when any
-    did), and its outcome (rnnbench.outcome)."""
+    did), and its outcome (rnnbench.results.outcome)."""
     about = study_about(study, results)
     summary = study_summary(study, results)
     require_outcome(summary, f"studies/{study}/summary.csv")
@@ -97,8 +97,8 @@ def _diverged_text(reason: str | None, step: Any) -> str:
 def study_section(study: str, results: str | Path | None = None, staging: str | Path = STAGING_DIR) -> Markdown:
     """One study's section: heading, what it measured, its figure and its table, each with a label.
 
-    Its best and worst run are among the runs that learned (rnnbench.outcome), chosen on the validation
-    metric of rnnbench.selection and reported on the study's metric."""
+    Its best and worst run are among the runs that learned (rnnbench.results.outcome), chosen on the validation
+    metric of rnnbench.results.selection and reported on the study's metric."""
     about = study_about(study, results)
     wide = study_table(study, results)
     metric, vary, slug = about["metric"], list(about["vary"]), label_slug(study)
@@ -108,7 +108,7 @@ def study_section(study: str, results: str | Path | None = None, staging: str | 
     image = stage_figure(paths.study_figure(results_root(results), study, "png"), f"study-{slug}", staging)
     marked = wide["diverged"].astype(str).str.startswith("yes") if "diverged" in wide else False
     diverged = wide["outcome"].eq("diverged") | marked
-    # No ranking rests on a run that did not learn (rnnbench.outcome): the best and worst are among those that did.
+    # No ranking rests on a run that did not learn (rnnbench.results.outcome): the best and worst are among those that did.
     failed = wide["outcome"].eq("did not learn")
     unjudged = wide["outcome"].eq(UNKNOWN) & ~diverged
     measured = wide[wide["outcome"].eq("learned")].dropna(subset=[metric])
@@ -209,7 +209,7 @@ def study_section(study: str, results: str | Path | None = None, staging: str | 
 
 def summary_counts(study: str, results: str | Path | None = None) -> pd.DataFrame:
     """Per combination of the study's varied settings: runs, seeds_learned, seeds_failed, diverged_runs
-    (rnnbench.ablations.setting_table over the study's summary)."""
+    (rnnbench.results.ablations.setting_table over the study's summary)."""
     return setting_table(study_summary(study, results), list(study_about(study, results)["vary"]), [])
 
 

@@ -2,7 +2,7 @@
 buys in perplexity and costs in speed and memory; on the agreement corpus (role truncation_reach), accuracy within
 and beyond each length's reach; and (a study with a cuts table) the gradient cut within sentences, across a cut
 against within one, with the verdicts the sentences pick their wording from. A best length is chosen on
-validation only (rnnbench.selection).
+validation only (rnnbench.results.selection).
 
 Reads results only (rnnbench.book.results); no torch.
 """
@@ -16,7 +16,6 @@ from pathlib import Path
 import pandas as pd
 
 from rnnbench import paths
-from rnnbench.ablations import reach_table, setting_table
 from rnnbench.book.format import integer, sig
 from rnnbench.book.results import missing_result, results_root, study_about, study_names, study_summary
 from rnnbench.book.studies import (
@@ -28,11 +27,12 @@ from rnnbench.book.studies import (
     measured_cell,
     studies_with_role,
 )
-from rnnbench.cuts import contrast
 from rnnbench.metrics import METRIC_LABELS
-from rnnbench.selection import best_and_worst, selection_metric
+from rnnbench.results.ablations import reach_table, setting_table
+from rnnbench.results.cut_accuracy import contrast
+from rnnbench.results.selection import best_and_worst, selection_metric
 
-# A truncation length of 0 is backpropagation through the whole sentence (rnnbench.config).
+# A truncation length of 0 is backpropagation through the whole sentence (rnnbench.config.settings).
 FULL_SENTENCE_BPTT = 0
 
 
@@ -52,7 +52,7 @@ def truncation_studies(results: str | Path | None = None) -> dict[str, str | Non
 
 def truncation_cost(study: str, results: str | Path | None = None) -> pd.DataFrame:
     """Per truncation length: how many seeds learned, failed and diverged; the metric, the metric its best
-    length is chosen by (rnnbench.selection) and training tokens per second (metrics.json), and the training
+    length is chosen by (rnnbench.results.selection) and training tokens per second (metrics.json), and the training
     job's wall seconds, CPU seconds and peak memory (tables/benchmarks.csv), each a mean over the seeds that
     learned."""
     about = study_about(study, results)
@@ -72,7 +72,7 @@ def truncation_cost(study: str, results: str | Path | None = None) -> pd.DataFra
 
 
 def reach(study: str, setting: str, results: str | Path | None = None) -> pd.DataFrame:
-    """A study's accuracy within and beyond each setting's reach (rnnbench.ablations.reach_table)."""
+    """A study's accuracy within and beyond each setting's reach (rnnbench.results.ablations.reach_table)."""
     return reach_table(extra_table(study, "distance", results), setting)
 
 
@@ -123,7 +123,7 @@ def updates_by_length(cost: TruncationCost) -> tuple[pd.Series, pd.Series] | Non
 
 
 def best_and_worst_length(cost: TruncationCost) -> tuple[pd.Series, pd.Series] | None:
-    """The best and worst length on validation (rnnbench.selection), among those with a seed that learned;
+    """The best and worst length on validation (rnnbench.results.selection), among those with a seed that learned;
     None where fewer than two have one."""
     if len(cost.learned) < 2:
         return None
@@ -213,7 +213,7 @@ def reach_drop(rows: pd.DataFrame) -> ReachDrop | None:
 
 
 def sentence_cuts(study: str, results: str | Path | None = None) -> pd.DataFrame:
-    """The runs whose gradient is cut every k steps of a sentence (rnnbench.cuts.contrast), at each distance
+    """The runs whose gradient is cut every k steps of a sentence (rnnbench.results.cut_accuracy.contrast), at each distance
     with probes on both sides of a cut, beside full-sentence BPTT on the same probes (NaN where it has none).
 
     cut_every, distance, within, across, within_probes, across_probes, full_within, full_across

@@ -16,10 +16,10 @@ from pathlib import Path
 import pandas as pd
 
 from rnnbench import paths
-from rnnbench.ablations import matched_pairs, reach_table, setting_table
 from rnnbench.book.format import fixed, integer
 from rnnbench.book.results import agreement_baselines, results_root, study_about, study_summary
 from rnnbench.book.studies import LEARNED, accuracy, count_of, extra_table, first_of, studies_with_role
+from rnnbench.results.ablations import matched_pairs, reach_table, setting_table
 
 # Whether the windows beyond their width are compared with their recurrences (WindowComparison.state): no
 # pair has seeds that learned on both sides; no recurrence learned even within the windows' widths; or they are.
@@ -79,7 +79,7 @@ def _nearest_noun(study: str, results: str | Path | None) -> pd.DataFrame:
     if not settings.is_file():
         return pd.DataFrame(columns=["distance", "accuracy", "n"])
     run = json.loads(settings.read_text())
-    # rnnbench.config.RunConfig.corpus_key, from the run's own settings
+    # rnnbench.config.settings.RunConfig.corpus_key, from the run's own settings
     digest = hashlib.sha1(json.dumps(dict(run["corpus_options"]), sort_keys=True).encode()).hexdigest()[:8]
     try:
         table = agreement_baselines(results)

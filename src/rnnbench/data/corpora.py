@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from rnnbench import locations
+from rnnbench.config import locations
 from rnnbench.data import synthetic
 from rnnbench.data.facts import (  # re-exported: the corpora's facts are part of this module's interface
     BROWN_DOCUMENT,
@@ -78,7 +78,7 @@ def load_corpus(
     """Load a corpus by name, from the cache when an identical one was built before.
 
     data_dir: None -> env RNNBENCH_DATA -> download to <cache_dir>/downloads.
-    cache_dir: None -> env RNNBENCH_CACHE -> ./data/cache (rnnbench.locations: one rule for both).
+    cache_dir: None -> env RNNBENCH_CACHE -> ./data/cache (rnnbench.config.locations: one rule for both).
     options: agreement: seed, train_sentences, valid_sentences, test_sentences, min_distance,
     max_distance, attractor_prob; brown: expected_sha256 (accept a copy of brown.zip other than the
     reference one), lowercase (fold case before counting), separators (paragraph and text marks); ptb: none.

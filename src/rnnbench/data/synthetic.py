@@ -312,7 +312,7 @@ class AgreementConfig:
     attractor_prob: float = 0.75  # chance that a filler noun has the head's opposite number
 
     def __post_init__(self) -> None:
-        from rnnbench.schema import checked_corpus_options  # the schema holds each option's type and range
+        from rnnbench.config.schema import checked_corpus_options  # the schema holds each option's type and range
 
         for name, value in checked_corpus_options(asdict(self), where="agreement").items():
             object.__setattr__(self, name, value)  # 20.0 -> 20, 1 -> 1.0 (a whole number is the same option)

@@ -2,10 +2,10 @@
 
 zero_centred   (activation_training)  after the same training tokens in the same order, the sigmoid network is
                measurably worse than the tanh network on validation, and takes measurably more optimiser steps
-               to a training loss both reach (studies/<name>/speed.csv, rnnbench.ablations.speed_table):
+               to a training loss both reach (studies/<name>/speed.csv, rnnbench.results.ablations.speed_table):
                tanh's states, centred on zero, trained faster
 relu_dies      (activation_training)  a measurable share of a trained ReLU network's hidden units pass no gradient
-               at any step of the validation split (studies/<name>/units.csv, rnnbench.units)
+               at any step of the validation split (studies/<name>/units.csv, rnnbench.results.silent_units)
 relu_unbounded (activation_training)  with nothing to cap its states, every ReLU run diverges where no tanh run of the
                same recipe does
 

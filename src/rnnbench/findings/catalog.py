@@ -4,7 +4,6 @@ the lessons'. Each quote is the seed's own words (tests/test_findings.py finds e
 
 from __future__ import annotations
 
-from rnnbench.ablations import SPEED_WINDOW
 from rnnbench.findings import activation, clipping, decay, truncation, window
 from rnnbench.findings.evidence import Evidence
 from rnnbench.findings.registry import (
@@ -20,6 +19,7 @@ from rnnbench.findings.registry import (
     Part,
     num,
 )
+from rnnbench.results.ablations import SPEED_WINDOW
 
 
 def _study(role: str) -> Need:

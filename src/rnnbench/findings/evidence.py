@@ -6,7 +6,7 @@ every study or analysis that carries it, whatever it is called. `Roles` is that 
 rnnbench.paths says:
 
     runs(study)          one row per run: run_id, seed, the study's settings (varied, or fixed in study.json),
-                         outcome (rnnbench.outcome), and one column per metric of its summary
+                         outcome (rnnbench.results.outcome), and one column per metric of its summary
     study_extra(study, kind)   a study's extra table (studies/<study>/<kind>.csv: units, ...)
     run_config(run_id)   a run's resolved settings (config.json), for a setting its study's record leaves out
     accuracy(run_id)     a run's agreement accuracy per head-verb distance (runs/<run_id>/agreement.csv, test split)
@@ -29,7 +29,7 @@ import pandas as pd
 from rnnbench import paths
 
 if TYPE_CHECKING:
-    from rnnbench.config import Config
+    from rnnbench.config.settings import Config
 
 LEARNED = "learned"
 
@@ -169,6 +169,6 @@ class Evidence:
 
 
 def learned(runs: pd.DataFrame) -> pd.DataFrame:
-    """The runs that are evidence: those that learned (rnnbench.outcome); a run that diverged or did not learn
+    """The runs that are evidence: those that learned (rnnbench.results.outcome); a run that diverged or did not learn
     never is."""
     return runs[runs["outcome"] == LEARNED]

@@ -8,18 +8,18 @@
     widening     each word of context adds parameters, and the widest window buys no measurable gain
 
 Every accuracy per distance is one seed's, from its run's agreement.csv (test split); only runs that learned
-(rnnbench.outcome) count.
+(rnnbench.results.outcome) count.
 """
 
 from __future__ import annotations
 
 import pandas as pd
 
-from rnnbench.ablations import matched_pairs
 from rnnbench.findings import stats
 from rnnbench.findings.evidence import Evidence, learned
 from rnnbench.findings.registry import FAILS, HOLDS, NOT_SHOWN, Judged, Part, interval, num
 from rnnbench.metrics import LOWER_IS_BETTER
+from rnnbench.results.ablations import matched_pairs
 
 # Two sizes are matched when their parameter counts are within this factor of each other.
 MATCHED = 1.25

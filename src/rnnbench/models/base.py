@@ -16,9 +16,9 @@ from typing import Any
 import torch
 from torch import nn
 
-from rnnbench import constraints
-from rnnbench.config import RunConfig, check_settings, run_defaults
-from rnnbench.constraints import ADAPTIVE_DIV_VALUE
+from rnnbench.config import constraints
+from rnnbench.config.constraints import ADAPTIVE_DIV_VALUE
+from rnnbench.config.settings import RunConfig, check_settings, run_defaults
 from rnnbench.models.output import build_output
 from rnnbench.params import Shapes, count
 
@@ -33,7 +33,7 @@ class ModelConfig:
     """Everything that defines a model's architecture. `context` is n-1 (ff only).
 
     Each field but `vocab_size` and `adaptive_div_value` is a run setting: its type, range and default are
-    the schema's (config.schema.yaml), its rules with other settings are `rnnbench.constraints`'; `from_run` builds
+    the schema's (config.schema.yaml), its rules with other settings are `rnnbench.config.constraints`'; `from_run` builds
     one from a run's config.
     """
 

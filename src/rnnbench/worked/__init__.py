@@ -14,7 +14,7 @@ from typing import TextIO
 
 import pandas as pd
 
-from rnnbench import gradients
+from rnnbench.worked import bptt
 from rnnbench.worked.chapter import (
     CLIP_THRESHOLD,
     LECTURE_SIZES,
@@ -48,12 +48,12 @@ TABLES: dict[str, Callable[[], pd.DataFrame]] = {
     "decay_47_words": decay_47_words,
     "clipping": clipping,
     "lesson_rnn_shapes": lesson_rnn_shapes,
-    "lesson_gradient_reach": gradients.gradient_reach,
+    "lesson_gradient_reach": bptt.gradient_reach,
     "lesson_numpy_trace": lesson_numpy_trace,
     "lesson_two_sentences": lesson_two_sentences,
     "lesson_word_order": lesson_word_order,
-    "bptt_gradient_check": gradients.gradient_check,
-    "jacobian_product": gradients.jacobian_decay,
+    "bptt_gradient_check": bptt.gradient_check,
+    "jacobian_product": bptt.jacobian_decay,
     "seed_claims": seed_claims,
     "seed_discrepancies": seed_discrepancies,
 }

@@ -13,8 +13,9 @@ import numpy as np
 import pandas as pd
 import torch
 
-from rnnbench import gradients, params
-from rnnbench.train import clip_gradients
+from rnnbench import params
+from rnnbench.training.clipping import clip_gradients
+from rnnbench.worked import bptt
 
 # --------------------------------------------------------------------------------------------------------------
 # Unrolling, worked (chapter): W, U, b_h as printed; the chapter prints no embeddings, so these are ours.
@@ -226,7 +227,7 @@ CLIP_THRESHOLD = 5.0
 def clipping(
     norms: Sequence[float] = CLIP_NORMS, threshold: float = CLIP_THRESHOLD, dim: int = 1000, seed: int = 0
 ) -> pd.DataFrame:
-    """Seeded random gradients rescaled to the given norms, clipped by rnnbench.train.clip_gradients (mode
+    """Seeded random gradients rescaled to the given norms, clipped by rnnbench.training.clipping.clip_gradients (mode
     "norm", the chapter's 12.7: the very call each training step makes) and by torch's clip_grad_norm_.
 
     `norm_before` and `clipped` are what clip_gradients returns (and training records per step); `cosine`
@@ -240,7 +241,7 @@ def clipping(
         g *= norm / np.linalg.norm(g)
         ours, theirs = (torch.nn.Parameter(torch.zeros(dim, dtype=torch.float64)) for _ in range(2))
         ours.grad, theirs.grad = torch.tensor(g), torch.tensor(g)
-        with gradients.one_thread():
+        with bptt.one_thread():
             norm_before, clipped = clip_gradients([ours], "norm", threshold)
             torch.nn.utils.clip_grad_norm_([theirs], max_norm=threshold)
         after = ours.grad.numpy()  # (dim,)

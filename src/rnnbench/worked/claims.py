@@ -12,7 +12,8 @@ import numpy as np
 import pandas as pd
 import torch
 
-from rnnbench import gradients, params
+from rnnbench import params
+from rnnbench.worked import bptt
 from rnnbench.worked.chapter import CONTEXTS, LECTURE_SIZES, decay_47_words, params_totals
 from rnnbench.worked.lessons import (
     LESSON_TOKENS,
@@ -66,7 +67,7 @@ def _power_claim(factor: float, distance: int) -> Callable[[], tuple[str, bool, 
 
 
 def _bptt_per_step() -> tuple[str, bool, str]:
-    check = gradients.gradient_check()
+    check = bptt.gradient_check()
     per_step = check[(check.variant == "chapter_per_step") & (check.reference == "autograd")].set_index("parameter")
     errs = ", ".join(f"{p} {per_step.loc[p, 'rel_error']:.2f}" for p in ("U", "W", "b_h"))
     return (
@@ -147,7 +148,7 @@ def _bi_32() -> tuple[str, bool, str]:
 
 
 def _reach_shrinks() -> tuple[str, bool, str]:
-    t = gradients.gradient_reach()
+    t = bptt.gradient_reach()
     values = t.grad_token1_mean_abs.tolist()
     shrinks = all(a > b for a, b in pairwise(values))
     computed = ", ".join(f"T={n}: {p}" for n, p in zip(t.length, t.printed, strict=True))

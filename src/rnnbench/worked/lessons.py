@@ -15,7 +15,8 @@ import numpy as np
 import pandas as pd
 import torch
 
-from rnnbench import gradients, params
+from rnnbench import params
+from rnnbench.worked import bptt
 from rnnbench.worked.chapter import shape_str
 
 # --------------------------------------------------------------------------------------------------------------
@@ -67,7 +68,7 @@ def lesson_params(
 
 def lesson_rnn_shapes() -> pd.DataFrame:
     """The lesson's uni- and bidirectional nn.RNN(8, 16) on a (2, 6, 8) batch; shapes of outputs and h_n."""
-    with gradients.one_thread():  # as the lesson
+    with bptt.one_thread():  # as the lesson
         torch.manual_seed(0)
         x = torch.randn(2, 6, 8)  # (B=2, T=6, 8), batch-first as in the lesson
         rows = []

@@ -20,10 +20,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from rnnbench.configfile import ConfigError
+from rnnbench.config.files import ConfigError
 
 if TYPE_CHECKING:
-    from rnnbench.config import Config, RunConfig, Study
+    from rnnbench.config.settings import Config, RunConfig, Study
 
 # The untrained network's settings when the config leaves them out: the chapter's H = 200 tanh network.
 UNTRAINED_DEFAULTS = {"family": "rnn", "activation": "tanh", "hidden": 200, "embed_dim": 200}

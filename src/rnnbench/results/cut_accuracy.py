@@ -14,7 +14,7 @@ step t is in block t // k, and backward from the verb's loss reaches the head on
 block: here within at k = 8 (blocks 0-7), across a cut at k = 5 (the head in block 0, the verb in block 1).
 A distance d puts the two steps d - 1 apart, so a probe with d <= k can still cross a cut, and d > k always does.
 
-    cut_accuracy   one run's probes (their margins, rnnbench.evaluate.sentence_margins): accuracy per
+    cut_accuracy   one run's probes (their margins, rnnbench.training.evaluate.sentence_margins): accuracy per
                    (distance, crosses_cut) under the cuts of k
     cut_table      a study's: per (varied settings, cut_every, distance, crosses_cut), the mean and range over
                    the seeds that learned; a run cut every k is split by its own cuts, a full-sentence run
@@ -36,7 +36,7 @@ from collections.abc import Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from rnnbench.outcome import COUNT_COLUMNS, learned, seed_counts
+from rnnbench.results.outcome import COUNT_COLUMNS, learned, seed_counts
 
 CUT_COLUMNS = ("cut_every", "distance", "crosses_cut")
 
@@ -88,9 +88,9 @@ def cut_table(runs: pd.DataFrame, per_run: Mapping[str, pd.DataFrame], vary: Seq
         <vary...>, cut_every, distance, crosses_cut, runs, seeds_learned, seeds_failed, diverged_runs, probes,
         accuracy_mean, accuracy_min, accuracy_max, accuracy_sd
 
-    ``runs``: rnnbench.ablations.runs_frame; ``per_run``: run_id -> its cut_accuracy tables (one per cut
+    ``runs``: rnnbench.results.ablations.runs_frame; ``per_run``: run_id -> its cut_accuracy tables (one per cut
     length it is split by, concatenated) for every run that did not diverge. As in
-    rnnbench.ablations.distance_table, the counts are the setting's, ``probes`` is summed over the seeds that
+    rnnbench.results.ablations.distance_table, the counts are the setting's, ``probes`` is summed over the seeds that
     learned, the mean and range are over those seeds (each seed one measurement), and the sd is their sample
     standard deviation (NaN for one); a (distance, side) that some run of the setting has keeps its row where no
     seed learned, with NaN accuracies.

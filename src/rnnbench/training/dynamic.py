@@ -37,12 +37,12 @@ from typing import Any
 import numpy as np
 import torch
 
-from rnnbench import optim
-from rnnbench.clipping import clip_gradients_
 from rnnbench.data.batching import batchify, bptt_segments
-from rnnbench.evaluate import Likelihood, stream_likelihood
 from rnnbench.metrics import read_metrics
-from rnnbench.reading import detach_state
+from rnnbench.training import optim
+from rnnbench.training.clipping import clip_gradients_
+from rnnbench.training.evaluate import Likelihood, stream_likelihood
+from rnnbench.training.reading import detach_state
 
 # The segment length of a run read as whole sentences (bptt 0), which has none of its own.
 SENTENCE_RUN_BPTT = 35
@@ -56,7 +56,7 @@ class Segments:
     tokens: np.ndarray  # (S,)
 
     def likelihood(self) -> Likelihood:
-        # Summed one after another, in float64, as rnnbench.evaluate.stream_likelihood sums: lr = 0 gives its total
+        # Summed one after another, in float64, as rnnbench.training.evaluate.stream_likelihood sums: lr = 0 gives its total
         total = 0.0
         for value in self.nll:
             total += float(value)
@@ -73,7 +73,7 @@ def dynamic_segments(model, stream: np.ndarray, *, lr: float, bptt: int, clip_mo
             "(allowed: rnn, lstm)"
         )
     learner = copy.deepcopy(model)
-    # Only the rows a segment's tokens used get a gradient, and only they are clipped and moved (rnnbench.optim).
+    # Only the rows a segment's tokens used get a gradient, and only they are clipped and moved (rnnbench.training.optim).
     optim.sparse_embedding_gradients(learner)
     learner.eval()  # dropout off: the text is scored, and learnt, with the network the run evaluates
     for p in learner.parameters():
@@ -148,17 +148,17 @@ def evaluate_run(
     cache_dir: str | Path | None = None,
 ) -> dict[str, Any]:
     """A trained run's ``split`` at batch 1, statically and under dynamic evaluation, as one record
-    (rnnbench.dynamic_record names its fields; every record has them all).
+    (rnnbench.results.dynamic_record names its fields; every record has them all).
 
     The run's model.pt and config.json are read from ``run_dir``, its corpus from ``data_dir``; the splits are
     cut to the run's ``eval_tokens``, as its own evaluation cuts them. Several ``rates``: the one with the best
     NLL on the first ``valid_tokens`` validation tokens (None: all) is applied; one rate: applied as given; none:
     static only. A run that diverged is recorded as diverged, with no perplexities.
     """
-    from rnnbench.config import RunConfig
+    from rnnbench.config.settings import RunConfig
     from rnnbench.data.corpora import load_corpus
     from rnnbench.decay.analysis import load_trained
-    from rnnbench.reading import split_stream
+    from rnnbench.training.reading import split_stream
 
     started = time.perf_counter()
     run_dir = Path(run_dir)

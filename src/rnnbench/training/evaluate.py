@@ -1,7 +1,7 @@
 """Perplexity and the agreement probe, both from exact normalised probabilities.
 
 Perplexity is exp of the mean negative log-likelihood per predicted token. A split is read the way the
-run was trained to read it (``rnnbench.reading`` decides which, once per run): as one stream, the state
+run was trained to read it (``rnnbench.training.reading`` decides which, once per run): as one stream, the state
 carried across truncation segments, so every token but the first is predicted from its whole history;
 as whole sentences, each from h_0 = 0; or, feed-forward, every token that has a full window of
 ``context`` tokens before it.
@@ -53,13 +53,13 @@ def stream_likelihood(model, stream: np.ndarray, *, batch_size: int, bptt: int, 
 
     Each column is read from h_0 = 0 at its first token (batchify cuts the stream into ``batch_size`` of them),
     so a model that falls into a state it never leaves from one of those starts has one column far worse than the
-    rest: its columns tell (rnnbench.columns). Scoring them apart takes about three times as long (ten columns of
+    rest: its columns tell (rnnbench.training.stuck_columns). Scoring them apart takes about three times as long (ten columns of
     a 10k-word adaptive softmax, on one thread), so training's validation passes do without."""
     model.eval()
     data = batchify(stream, batch_size)  # (T, B)
     state = model.init_state(batch_size)
     # Summed on the tensor side, in float64: no sync per batch. Without columns, this is the sum dynamic
-    # evaluation takes at B = 1 (rnnbench.dynamic), to the last bit.
+    # evaluation takes at B = 1 (rnnbench.training.dynamic), to the last bit.
     width = batch_size if by_column else 1
     nll_sums, counts = torch.zeros(width, dtype=torch.float64), np.zeros(width, dtype=np.int64)
     for inputs, targets in bptt_segments(data, bptt):  # (t, B), (t, B)

@@ -1,4 +1,4 @@
-"""The ablations' figures, one function each: a table of rnnbench.ablations in, a figure out.
+"""The ablations' figures, one function each: a table of rnnbench.results.ablations in, a figure out.
 
 distance_heatmap   agreement accuracy, head-verb distance x the study's first varied setting
 distance_curves    accuracy against distance, one line per value of that setting, seeds' range as a band
@@ -7,7 +7,7 @@ learning_curves    validation perplexity epoch by epoch against tokens read and 
 cut_contrast       accuracy against distance within a gradient block and across a cut, a panel per cut length,
                    the full-sentence run's on the same probes beside the run cut there
 
-Means and ranges are over the seeds that learned (rnnbench.ablations); a setting where some seed failed says
+Means and ranges are over the seeds that learned (rnnbench.results.ablations); a setting where some seed failed says
 how many learned, and one where none did is drawn as such (hatched row, hollow legend marker), not as chance.
 """
 
@@ -23,7 +23,15 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from rnnbench.plots import DIVERGED_COLOR, FAILED_COLOR, FAILED_LABELS, HEIGHT, WIDTH, add_source_note, apply_theme
+from rnnbench.plots.figures import (
+    DIVERGED_COLOR,
+    FAILED_COLOR,
+    FAILED_LABELS,
+    HEIGHT,
+    WIDTH,
+    add_source_note,
+    apply_theme,
+)
 
 CHANCE = 0.5  # two verb forms: a model that ignores the head is right half the time
 
@@ -337,7 +345,7 @@ def learning_curves(learning: pd.DataFrame, study: Mapping, *, source: str = "")
 
 
 def cut_contrast(cuts: pd.DataFrame, study: Mapping, *, source: str = "") -> plt.Figure:
-    """One panel per cut length k (rnnbench.cuts.cut_table): accuracy against distance of the runs cut every k
+    """One panel per cut length k (rnnbench.results.cut_accuracy.cut_table): accuracy against distance of the runs cut every k
     steps (colour) and of full-sentence BPTT on the same probes (grey), solid with filled markers on the probes
     whose head and verb share a gradient block, dashed with hollow ones on those a cut separates; the learned
     seeds' mean, their range shaded. A distance with both markers is the control: the same distance, with and

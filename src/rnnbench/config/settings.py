@@ -1,7 +1,7 @@
 """Configuration: schema validation, frozen run configs, study expansion and run ids.
 
 The schema (``schemas/config.schema.yaml``, linked from ``workflow/schemas/``, read and applied by
-`rnnbench.schema`) is the only place where a setting's type, range and default are written down. Everything
+`rnnbench.config.schema`) is the only place where a setting's type, range and default are written down. Everything
 here derives from it:
 
     config.yaml --validate--> Config --expand studies--> RunConfig per (combination of varied values, seed)
@@ -9,7 +9,7 @@ here derives from it:
 
 Two studies that resolve to the same settings get the same ``run_id`` and so share one training job; a
 changed setting changes the hash and makes a new run, so an old result is never silently reused.
-Rules between settings are `rnnbench.constraints`' (checked here with the corpus's known sizes, so that they
+Rules between settings are `rnnbench.config.constraints`' (checked here with the corpus's known sizes, so that they
 fail before any job, naming the key where the user set it); config files are read by `configfile`.
 """
 
@@ -27,10 +27,10 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from rnnbench import constraints, locations
-from rnnbench.analyses import Analysis, AnalysisPoint, analysis_points, parse_analysis
-from rnnbench.comparison_config import Comparison, parse_comparison
-from rnnbench.configfile import (
+from rnnbench.config import constraints, locations
+from rnnbench.config.analyses import Analysis, AnalysisPoint, analysis_points, parse_analysis
+from rnnbench.config.comparison import Comparison, parse_comparison
+from rnnbench.config.files import (
     ConfigError,
     check_config_files,
     config_files_in_merge_order,
@@ -38,7 +38,7 @@ from rnnbench.configfile import (
     quoted,
     read_yaml,
 )
-from rnnbench.schema import (
+from rnnbench.config.schema import (
     as_schema_types,
     check_settings,
     checked_corpus_options,
@@ -141,7 +141,7 @@ class RunConfig:
         return config
 
     def check_rules(self, named: _Namer) -> None:
-        """The rules between settings (rnnbench.constraints), with what the corpus's known sizes allow."""
+        """The rules between settings (rnnbench.config.constraints), with what the corpus's known sizes allow."""
         from rnnbench.data.facts import CorpusError
 
         try:
@@ -166,7 +166,7 @@ class RunConfig:
         return data
 
     def to_json(self) -> dict[str, Any]:
-        """`to_dict` as config.json holds it (infinity as rnnbench.schema.INFINITY); `from_settings` reads it back."""
+        """`to_dict` as config.json holds it (infinity as rnnbench.config.schema.INFINITY); `from_settings` reads it back."""
         return json_settings(self.to_dict())
 
     @property
@@ -276,7 +276,7 @@ class Config:
     comparison: Comparison = field(default_factory=Comparison)  # studies beside the published rows
 
     def analysis_points(self, name: str) -> list[AnalysisPoint]:
-        """The networks of analysis `name` (rnnbench.analyses): untrained specs or study runs at snapshots."""
+        """The networks of analysis `name` (rnnbench.config.analyses): untrained specs or study runs at snapshots."""
         return analysis_points(self.analyses[name], self)
 
     def study_runs(self, study: str) -> list[tuple[dict[str, Any], RunConfig]]:
@@ -312,7 +312,7 @@ def load_config(source: str | Path | Mapping[str, Any], *, checkout: str | Path 
     """Read (if a path), validate and resolve a workflow configuration; raise ConfigError naming the key.
 
     ``checkout`` is the workflow's folder (default: the one this package runs from): no output goes into its
-    source tree (rnnbench.locations)."""
+    source tree (rnnbench.config.locations)."""
     raw = read_yaml(source) if isinstance(source, (str, Path)) else dict(source)
     validate(raw, schema(), "config")
     top = schema()["properties"]
@@ -366,7 +366,7 @@ def load_config(source: str | Path | Mapping[str, Any], *, checkout: str | Path 
 def output_folder(
     folder: str, named: str, checkout: str | Path | None, example: str, if_empty: str, *, writable: bool = True
 ) -> str:
-    """``folder`` (``~`` expanded) if outputs may go there, else a ConfigError naming ``named`` (rnnbench.locations);
+    """``folder`` (``~`` expanded) if outputs may go there, else a ConfigError naming ``named`` (rnnbench.config.locations);
     ``if_empty`` says where an empty one would put them."""
     allowed = f"allowed: a folder of its own outside the checkout's source tree ({example}; made if missing)"
     if not folder:
@@ -399,7 +399,7 @@ def _check_reference(comparison: Comparison, checkout: str | Path | None) -> Non
     if not comparison or comparison.reference is None:
         return
     folder = Path(checkout if checkout is not None else ".") / locations.expand(comparison.reference)
-    runs = folder / "runs"  # rnnbench.reference's layout (not imported: it needs pandas)
+    runs = folder / "runs"  # rnnbench.results.reference's layout (not imported: it needs pandas)
     if not folder.is_dir():
         problem = f"is not a folder (found {'a file' if folder.exists() else 'nothing'} at {folder})"
     elif not (runs.is_dir() and any(p.is_dir() for p in runs.iterdir())):

@@ -1,6 +1,6 @@
 """How a run ended, decided once: it learned, it did not learn, or it diverged.
 
-    diverged        rnnbench.divergence ended it (a non-finite loss or norm, a norm over divergence_norm, a loss
+    diverged        rnnbench.training.divergence ended it (a non-finite loss or norm, a norm over divergence_norm, a loss
                     far above the uniform model's): no perplexity at all
     did not learn   it finished, but learned no more than counting does:
                       a language model whose test perplexity is not clearly below its corpus's unigram model's,
@@ -94,5 +94,5 @@ def require_outcome(summary: Any, what: str = "the study's summary") -> None:
     if "outcome" not in summary.columns:
         raise ValueError(
             f"{what} has no 'outcome' column (columns: {', '.join(map(str, summary.columns))}): rebuild it with "
-            "rule study_summary, which judges every run (rnnbench.outcome)"
+            "rule study_summary, which judges every run (rnnbench.results.outcome)"
         )

@@ -23,7 +23,7 @@ import pandas as pd
 import torch
 
 from rnnbench.data.batching import IGNORE_INDEX
-from rnnbench.reading import Batch
+from rnnbench.training.reading import Batch
 
 UNIT_COLUMNS = ("units", "silent_units", "silent_fraction", "positions")
 
@@ -43,7 +43,7 @@ def derivative_from_output(h: torch.Tensor, activation: str) -> torch.Tensor:
 def silent_units(model, batches: Iterable[Batch], *, carry_state: bool) -> tuple[np.ndarray, int]:
     """(mask of the model's hidden units whose derivative is zero at every step of ``batches``, steps read).
 
-    The batches are read as evaluation reads them (rnnbench.reading's ``eval_batches``): each from a zero state, or,
+    The batches are read as evaluation reads them (rnnbench.training.reading's ``eval_batches``): each from a zero state, or,
     with ``carry_state``, from the state the last one ended in; dropout off. A padded step (an IGNORE_INDEX target,
     after a sentence has ended) is no step of the text and is not counted."""
     model.eval()

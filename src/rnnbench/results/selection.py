@@ -13,7 +13,7 @@ Choosing by the test metric and reporting the same number would report the best 
 noise as if it were one: the winner's test number is biased low. A metric with no entry, or a candidate
 without its validation value, is an error, never a silent fall back to the test split.
 
-Candidates are the runs (or settings) that learned (rnnbench.outcome): callers pass only those.
+Candidates are the runs (or settings) that learned (rnnbench.results.outcome): callers pass only those.
 """
 
 from __future__ import annotations

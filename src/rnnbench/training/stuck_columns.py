@@ -9,9 +9,9 @@ measure of how the model reads text.
     stuck column    the worst column's perplexity above STUCK_SPREAD times the median column's
                     (metrics.json test_column_worst, test_column_median)
 
-A run with a stuck column is still judged by rnnbench.outcome (its validation is read the same way and is
+A run with a stuck column is still judged by rnnbench.results.outcome (its validation is read the same way and is
 untouched unless a validation column sticks too); its test perplexity is marked, and a mean over seeds leaves it
-out, counted (rnnbench.ablations.setting_table).
+out, counted (rnnbench.results.ablations.setting_table).
 """
 
 from __future__ import annotations

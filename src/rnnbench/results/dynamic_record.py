@@ -1,7 +1,7 @@
 """A run's dynamic-evaluation record (runs/<run_id>/dynamic.json), read back without torch: for the comparison
 and the book, which never import it.
 
-rnnbench.dynamic.evaluate_run writes it; its fields, written once here:
+rnnbench.training.dynamic.evaluate_run writes it; its fields, written once here:
 
     run_id, split          the run and the split scored (test)
     bptt, batch_size       the segment length (one SGD step per segment) and the layout: one column, batch 1

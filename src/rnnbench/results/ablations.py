@@ -15,7 +15,7 @@ how their gradient norms moved step by step, and their measurements aggregated o
     matched_pairs     each feed-forward window paired with the Elman RNN of the nearest parameter count
     clipping_from_steps   share of steps clipped and the clipped updates' cosine, from step records
 
-Every run's outcome is the one its study's summary holds (rnnbench.outcome, decided once there): a run that
+Every run's outcome is the one its study's summary holds (rnnbench.results.outcome, decided once there): a run that
 did not learn or diverged is counted, never averaged in.
 
 Pure pandas, no torch: the workflow's table jobs and the book both import this.
@@ -30,10 +30,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from rnnbench.columns import stuck
 from rnnbench.metrics import PERPLEXITY_METRICS
-from rnnbench.outcome import COUNT_COLUMNS, learned, require_outcome, seed_counts
-from rnnbench.progress import training_progress
+from rnnbench.results.outcome import COUNT_COLUMNS, learned, require_outcome, seed_counts
+from rnnbench.results.progress import training_progress
+from rnnbench.training.stuck_columns import stuck
 
 # Which extra tables (and figures) a study gets, from what it is: per-distance accuracy where the corpus
 # records every probe's distance and the study measures agreement, a norm trace where it varies clipping,
@@ -48,8 +48,8 @@ def study_extras(
     """The extra tables of a study: "distance" (agreement accuracy on the agreement corpus), "trace" (a study
     that varies clipping), "learning" (a study measured by perplexity), "cuts" (an agreement study with runs
     whose gradient is cut within sentences, ``sentence_cuts``: accuracy on the probes each cut separates from
-    their head and on the others, rnnbench.cuts), "units" and "speed" (an Elman study that varies the activation:
-    the hidden units that pass no gradient, rnnbench.units; the steps to a common training loss, speed_table)."""
+    their head and on the others, rnnbench.results.cut_accuracy), "units" and "speed" (an Elman study that varies the activation:
+    the hidden units that pass no gradient, rnnbench.results.silent_units; the steps to a common training loss, speed_table)."""
     extras = []
     if corpus in DISTANCE_CORPORA and metric == "agreement_accuracy":
         extras.append("distance")
@@ -95,7 +95,7 @@ def distance_table(runs: pd.DataFrame, agreement: Mapping[str, pd.DataFrame], va
         accuracy_mean, accuracy_min, accuracy_max, accuracy_sd
 
     ``runs``: runs_frame; ``agreement``: run_id -> its agreement.csv (distance, n, accuracy) for every run
-    that did not diverge. The counts are the setting's (rnnbench.outcome.seed_counts); ``probes`` is the
+    that did not diverge. The counts are the setting's (rnnbench.results.outcome.seed_counts); ``probes`` is the
     number of probes at that distance summed over the seeds that learned; the mean is over those seeds (each
     seed one measurement), the sd their sample standard deviation (NaN for one). A setting none of whose seeds
     learned keeps a row per distance, with no accuracy (NaN) and seeds_learned 0.
@@ -216,7 +216,7 @@ LEARNING_COLUMNS = ("epoch", "lr", "train_ppl", "valid_ppl", "tokens_seen", "sec
 
 def learning_table(runs: pd.DataFrame, epochs: Mapping[str, pd.DataFrame], vary: Sequence[str]) -> pd.DataFrame:
     """Every run's epochs, long: run_id, <vary...>, seed, epoch, lr, train_ppl, valid_ppl, tokens_seen and
-    seconds_trained (cumulative: rnnbench.progress), outcome and diverged (the run's). A diverged run keeps the
+    seconds_trained (cumulative: rnnbench.results.progress), outcome and diverged (the run's). A diverged run keeps the
     epochs it finished; the epoch it diverged in has no validation perplexity."""
     frames = []
     for run in runs.itertuples(index=False):
@@ -302,7 +302,7 @@ def speed_summary(speed: pd.DataFrame, vary: Sequence[str]) -> pd.DataFrame:
 
 
 def unit_summary(units: pd.DataFrame, vary: Sequence[str]) -> pd.DataFrame:
-    """Per combination of varied settings, from a study's units table (rnnbench.units.unit_table): runs measured
+    """Per combination of varied settings, from a study's units table (rnnbench.results.silent_units.unit_table): runs measured
     and how many learned, and the share of silent hidden units over the learned ones (silent_mean, _min, _max;
     NaN when none learned)."""
     return _spread_over_learned(units, vary, "silent_fraction", "silent")
@@ -341,7 +341,7 @@ def clipping_from_steps(steps: pd.DataFrame) -> dict[str, float]:
 
 def per_run(summary: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
     """One row per run of a study's long summary: run_id, the ``keys`` columns, every metric, ``learned``
-    (rnnbench.outcome) and ``stuck`` (its test perplexity one evaluation column's doing, rnnbench.columns)."""
+    (rnnbench.results.outcome) and ``stuck`` (its test perplexity one evaluation column's doing, rnnbench.training.stuck_columns)."""
     values = summary.pivot_table(index="run_id", columns="metric", values="value", aggfunc="first", dropna=False)
     wide = summary.drop_duplicates("run_id")[["run_id", *keys]].merge(values.reset_index(), on="run_id", how="left")
     wide["learned"] = learned(wide["outcome"])
@@ -356,10 +356,10 @@ def setting_table(summary: pd.DataFrame, vary: Sequence[str], metrics: Sequence[
 
         <vary...>, runs, seeds_learned, seeds_failed, diverged_runs, seeds_stuck, <metric>_mean, _min, _max per metric
 
-    Each metric's mean, min and max are over the seeds that learned (rnnbench.outcome): a run that did not
+    Each metric's mean, min and max are over the seeds that learned (rnnbench.results.outcome): a run that did not
     learn or diverged is counted, not averaged in, and a setting none of whose seeds learned has NaN there.
     ``seeds_stuck`` counts the seeds that learned but whose test perplexity is one evaluation column's doing
-    (rnnbench.columns); test perplexity's mean and range leave them out.
+    (rnnbench.training.stuck_columns); test perplexity's mean and range leave them out.
     ``diverged_step`` alone is taken over the runs that diverged (its earliest step is ``_min``): it measures
     the divergence itself.
     """

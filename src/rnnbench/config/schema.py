@@ -1,5 +1,5 @@
 """The config schema, read and applied: the leaf every module that checks a setting imports, so that imports
-run one way (rnnbench.config resolves configs; the corpus generator checks its options here, not through it).
+run one way (rnnbench.config.settings resolves configs; the corpus generator checks its options here, not through it).
 
 ``schemas/config.schema.yaml`` (linked from ``workflow/schemas/``) is the only place a setting's type, range
 and default are written down; this module reads it, validates against a node of it (a ConfigError naming the
@@ -16,7 +16,7 @@ from typing import Any
 
 import jsonschema
 
-from rnnbench.configfile import ConfigError, quoted, read_yaml
+from rnnbench.config.files import ConfigError, quoted, read_yaml
 
 SCHEMA_RESOURCE = "schemas/config.schema.yaml"
 

@@ -18,7 +18,7 @@ outputs is a copy of an input or computed from inputs; none is typed here.
                                            tokens it has trained on and the seconds it has trained
 
 A run's ``scale``: short (the default config's few epochs), paper (a paper config's runs, trained here) or
-reference (paper-scale runs kept in the repository, rnnbench.reference). Its ``status`` says whether its
+reference (paper-scale runs kept in the repository, rnnbench.results.reference). Its ``status`` says whether its
 perplexity can stand beside a published one:
     converged   Mikolov's schedule stopped it before its epoch cap (validation stopped improving)
     epoch cap   it ran its full max_epochs: a short run, or one the cap cut off before convergence
@@ -26,8 +26,8 @@ perplexity can stand beside a published one:
     subset      it was evaluated on part of the test split (smoke runs): no ratio to a published number,
                 though it compares with our other runs of the same config (the same slice)
     diverged    no perplexity
-    stuck column  its test perplexity is one evaluation column's doing (rnnbench.columns): shown, never compared
-    stale       a reference run whose id the current config and code no longer give (rnnbench.reference):
+    stuck column  its test perplexity is one evaluation column's doing (rnnbench.training.stuck_columns): shown, never compared
+    stale       a reference run whose id the current config and code no longer give (rnnbench.results.reference):
                 shown, never set against a published number
 
 A ratio to a published row is given only where the two vocabularies agree within VOCAB_TOLERANCE: a
@@ -47,12 +47,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from rnnbench.columns import stuck
 from rnnbench.metrics import read_metrics
 from rnnbench.params import crossover_context, ff_minus_rnn
-from rnnbench.progress import training_progress
 from rnnbench.published import COLUMNS as PUBLISHED_COLUMNS
 from rnnbench.published import reference_rows
+from rnnbench.results.progress import training_progress
+from rnnbench.training.stuck_columns import stuck
 
 SCALES = ("reference", "paper", "short")
 STATUSES = ("converged", "epoch cap", "subset", "diverged", "stuck column", "stale")
@@ -249,7 +249,9 @@ def our_runs(records: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
                 "commit": record.get("commit", ""),
                 "stale_reason": record.get("stale", ""),
                 "corpus_stats": record.get("corpus_stats"),  # a reference run's own split, when it has one
-                "dynamic": record.get("dynamic"),  # its dynamic-evaluation record (rnnbench.dynamic_record), if any
+                "dynamic": record.get(
+                    "dynamic"
+                ),  # its dynamic-evaluation record (rnnbench.results.dynamic_record), if any
             }
         )
     table = pd.DataFrame(rows, columns=[*OUR_COLUMNS, "corpus_stats", "dynamic"])
@@ -259,7 +261,7 @@ def our_runs(records: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
 
 def with_job_times(ours: pd.DataFrame, benchmarks: pd.DataFrame) -> pd.DataFrame:
     """``ours`` with each run's training job's wall seconds and the run's CPU seconds from the benchmark table
-    (rnnbench.summary.benchmark_table: rule, run_id, wall_seconds, cpu_seconds; the last repeat counts).
+    (rnnbench.results.summary.benchmark_table: rule, run_id, wall_seconds, cpu_seconds; the last repeat counts).
     A run without a record keeps what it had (a reference run its recorded CPU time), else NaN: its time is
     unknown, not zero."""
     jobs = benchmarks[benchmarks["rule"] == "train"].drop_duplicates("run_id", keep="last").set_index("run_id")
@@ -625,7 +627,7 @@ def _our_split(corpus: str, stats: Mapping[str, Any]) -> str:
 
 
 def _our_counting(row) -> str:
-    """Which test tokens our perplexity averages over (rnnbench.evaluate reads the test split as one stream)."""
+    """Which test tokens our perplexity averages over (rnnbench.training.evaluate reads the test split as one stream)."""
     skipped = "the first" if row.family != "ff" else f"the first n - 1 = {row.context}"
     return f"every test token but {skipped}, <eos> included, all alike"
 

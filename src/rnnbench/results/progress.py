@@ -1,5 +1,5 @@
 """How far a run had come at the end of each epoch: the training tokens it had read and the seconds it had
-trained, summed over its epochs so far, from its epochs.csv (rnnbench.train writes one row per epoch).
+trained, summed over its epochs so far, from its epochs.csv (rnnbench.training.loop writes one row per epoch).
 
 A run's epochs.csv holds each epoch's training tokens per second and its seconds, so the tokens an epoch read
 are their product, rounded back to a whole count. The seconds are the training loop's wall time: they include

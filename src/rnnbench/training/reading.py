@@ -27,10 +27,11 @@ import numpy as np
 import pandas as pd
 import torch
 
-from rnnbench.config import RunConfig
+from rnnbench.config.settings import RunConfig
 from rnnbench.data.batching import batchify, bptt_segments, ngram_windows, sentence_batches
 from rnnbench.data.corpora import Corpus
-from rnnbench.evaluate import (
+from rnnbench.models.base import detach_state
+from rnnbench.training.evaluate import (
     Likelihood,
     sentence_agreement,
     sentence_likelihood,
@@ -38,7 +39,6 @@ from rnnbench.evaluate import (
     window_agreement,
     window_likelihood,
 )
-from rnnbench.models.base import detach_state
 
 
 @dataclass(frozen=True)
@@ -99,7 +99,7 @@ class Reading:
 
     def likelihood(self, model, split: str, *, by_column: bool = False) -> Likelihood:
         """The split's likelihood as this run reads it; ``by_column``: with each evaluation column's own, where the
-        split is read in parallel columns (a stream; rnnbench.columns)."""
+        split is read in parallel columns (a stream; rnnbench.training.stuck_columns)."""
         raise NotImplementedError
 
     def agreement(self, model, split: str) -> pd.DataFrame:

@@ -8,7 +8,7 @@
       crossover: ptb               # the corpus of the perplexity-against-parameters figure
       reference: reference         # the paper-scale reference results shown beside them (null: none)
       dynamic_evaluation:          # optional: every run of the rnn studies also scored under dynamic
-        rates: [0.03, 0.1, 0.3, 1, 3]  # evaluation (rnnbench.dynamic), the rate chosen on the first
+        rates: [0.03, 0.1, 0.3, 1, 3]  # evaluation (rnnbench.training.dynamic), the rate chosen on the first
         valid_tokens: 20000        # valid_tokens validation tokens; segments of bptt (null: the run's own)
         bptt: null
 
@@ -23,14 +23,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from rnnbench.configfile import ConfigError
+from rnnbench.config.files import ConfigError
 
 WHERE = "comparison"
 
 
 @dataclass(frozen=True)
 class DynamicEvaluation:
-    """How the rnn studies' runs are scored under dynamic evaluation (rnnbench.dynamic.evaluate_run's settings)."""
+    """How the rnn studies' runs are scored under dynamic evaluation (rnnbench.training.dynamic.evaluate_run's settings)."""
 
     rates: tuple[float, ...]
     valid_tokens: int | None
@@ -46,7 +46,7 @@ class Comparison:
     # corpus -> family -> study names, in config order
     studies: Mapping[str, Mapping[str, tuple[str, ...]]] = field(default_factory=dict)
     crossover: str | None = None
-    reference: str | None = None  # folder of rnnbench.reference results, relative to the workflow's folder
+    reference: str | None = None  # folder of rnnbench.results.reference results, relative to the workflow's folder
     dynamic_evaluation: DynamicEvaluation | None = None  # None: no dynamic evaluation
 
     def study_names(self) -> list[str]:

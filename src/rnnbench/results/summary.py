@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from rnnbench.config import Config, RunConfig, json_settings
+from rnnbench.config.settings import Config, RunConfig, json_settings
 from rnnbench.metrics import RUN_METRICS, read_metrics
 
 FAMILY_NAMES = {"ff": "feed-forward n-gram", "rnn": "Elman RNN", "lstm": "LSTM"}
@@ -64,10 +64,10 @@ def summarize_study(
 ) -> pd.DataFrame:
     """Long table of one study; ``points`` are the varied values (and seed) of each run, in the same order.
 
-    Each row carries its run's ``outcome`` (rnnbench.outcome: learned, did not learn, diverged), judged against
+    Each row carries its run's ``outcome`` (rnnbench.results.outcome: learned, did not learn, diverged), judged against
     ``unigram_ppl`` (corpus key -> the unigram model's test perplexity) for language models, against chance for
     agreement runs; "unknown" where the baseline is missing (a run cannot be called learned without one)."""
-    from rnnbench.outcome import UNKNOWN, outcome
+    from rnnbench.results.outcome import UNKNOWN, outcome
 
     rows = []
     for point, cfg, path in zip(points, configs, metric_files, strict=True):

@@ -14,7 +14,7 @@ environment variable:
 `~` is the home folder, wherever a folder is given. A folder that is written to (results_dir, cache_dir, a
 run's directory) must be a folder or not exist yet, below a folder that can be written. results_dir and
 cache_dir must also keep out of the checkout's source tree and must not hold the checkout: removing a results
-folder must never remove code. Every check is made before any job starts (`rnnbench.config.load_config`).
+folder must never remove code. Every check is made before any job starts (`rnnbench.config.settings.load_config`).
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ SOURCE_FOLDERS = (
     "benchmarks",
     "config",
     "profiles",
-    "reference",  # the committed paper-scale results (rnnbench.reference): outputs must not overwrite them
+    "reference",  # the committed paper-scale results (rnnbench.results.reference): outputs must not overwrite them
     "reports",
     "src",
     "tests",
@@ -111,5 +111,5 @@ def source_tree_problem(folder: str | os.PathLike, checkout: str | os.PathLike |
 
 def package_checkout() -> Path | None:
     """The checkout this package runs from (an editable install: <checkout>/src/rnnbench), or None."""
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[3]
     return root if (root / "Snakefile").is_file() and (root / "src" / "rnnbench").is_dir() else None

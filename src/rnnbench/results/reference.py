@@ -30,7 +30,9 @@ import pandas as pd
 from rnnbench.io import write_csv, write_json
 
 RUN_FILES = ("config.json", "epochs.csv", "metrics.json")  # copied as training wrote them
-DYNAMIC_FILE = "dynamic.json"  # copied too where the run was scored under dynamic evaluation (rnnbench.dynamic)
+DYNAMIC_FILE = (
+    "dynamic.json"  # copied too where the run was scored under dynamic evaluation (rnnbench.training.dynamic)
+)
 MANIFEST = "runs.csv"
 MANIFEST_COLUMNS = (
     "run_id",
@@ -104,7 +106,7 @@ def reference_files(reference_dir: str | Path) -> list[str]:
 def stale_runs(runs: Sequence[ReferenceRun], repository: str | Path) -> dict[str, str]:
     """run id -> why it is stale, for each run whose id its study in the repository's config files no
     longer gives (``repository``: the checkout whose config/ the runs' provenance names)."""
-    from rnnbench.config import ConfigError, RunConfig, load_config, merge_config_files
+    from rnnbench.config.settings import ConfigError, RunConfig, load_config, merge_config_files
 
     stale: dict[str, str] = {}
     ids_of: dict[tuple[str, ...], Any] = {}
@@ -172,9 +174,9 @@ def collect(
     import logging
 
     from rnnbench import paths
-    from rnnbench.config import load_config, merge_config_files
+    from rnnbench.config.settings import load_config, merge_config_files
 
-    log = logging.getLogger("rnnbench.reference")
+    log = logging.getLogger("rnnbench.results.reference")
     config = load_config(merge_config_files([Path(repository) / f for f in config_files]))
     collected = []
     for study in config.comparison.study_names():

@@ -18,7 +18,7 @@ One run = one resolved ``RunConfig`` trained into one directory::
                         renamed checkpoint.pt.corrupt-<time>, with a warning, and the run starts from scratch)
 
 How a run reads its data (a stream in truncated-BPTT segments, whole sentences, n-gram windows) is
-decided once, by ``rnnbench.reading``; this loop never asks which model family it trains.
+decided once, by ``rnnbench.training.reading``; this loop never asks which model family it trains.
 
 Truncated BPTT over a batchified stream (``bptt`` > 0) carries the hidden state from one segment to
 the next but cuts the graph between them (``detach_state``)::
@@ -58,26 +58,27 @@ import numpy as np
 import pandas as pd
 import torch
 
-from rnnbench import locations, optim
-from rnnbench.allocator import retain_freed_memory
-from rnnbench.clipping import Clipped, clip_gradients, clip_gradients_  # noqa: F401 (re-exported)
-from rnnbench.columns import worst_and_median
-from rnnbench.config import RunConfig
+from rnnbench.config import locations
+from rnnbench.config.settings import RunConfig
 from rnnbench.data.corpora import load_corpus
-from rnnbench.divergence import step_divergence, validation_divergence
-from rnnbench.evaluate import perplexity
 from rnnbench.io import write_csv, write_json, write_torch
 from rnnbench.metrics import GRAD_NORM_QUANTILES
 from rnnbench.models import ModelConfig, build_model
 from rnnbench.paths import snapshot_in
-from rnnbench.reading import Reading, detach_state, reading_for, split_stream  # noqa: F401 (re-exported)
+from rnnbench.training import optim
+from rnnbench.training.allocator import retain_freed_memory
+from rnnbench.training.clipping import Clipped, clip_gradients_
+from rnnbench.training.divergence import step_divergence, validation_divergence
+from rnnbench.training.evaluate import perplexity
+from rnnbench.training.reading import Reading, reading_for
+from rnnbench.training.stuck_columns import worst_and_median
 
-log = logging.getLogger("rnnbench.train")
+log = logging.getLogger("rnnbench.training.loop")
 
 
 # --------------------------------------------------------------------------------------------------
-# The three small mechanisms the chapter names: truncation (``rnnbench.reading.detach_state``),
-# clipping (``rnnbench.clipping``), the learning-rate schedule.
+# The three small mechanisms the chapter names: truncation (``rnnbench.training.reading.detach_state``),
+# clipping (``rnnbench.training.clipping``), the learning-rate schedule.
 
 
 @dataclass(frozen=True)
@@ -105,7 +106,7 @@ class Schedule:
 
 
 # --------------------------------------------------------------------------------------------------
-# Records (divergence is judged by ``rnnbench.divergence``).
+# Records (divergence is judged by ``rnnbench.training.divergence``).
 
 
 @dataclass(frozen=True)
@@ -168,7 +169,7 @@ def peak_rss_mb() -> float:
 
 def make_optimizer(cfg: RunConfig, model: torch.nn.Module) -> optim.Optimizer:
     # torch's update rules without torch.optim's start-up cost: Adam fused; the embedding's gradient as the rows a
-    # step used, not the whole table (rnnbench.optim says why each).
+    # step used, not the whole table (rnnbench.training.optim says why each).
     optim.sparse_embedding_gradients(model)
     rule = optim.Adam if cfg.optimizer == "adam" else optim.SGD
     return rule(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
@@ -426,7 +427,7 @@ def _finish(
         table = reading.agreement(model, "test")
         write_csv(out / "agreement.csv", table)
         metrics["agreement_accuracy"] = float((table["accuracy"] * table["n"]).sum() / table["n"].sum())
-        metrics["agreement_probes"] = int(table["n"].sum())  # the accuracy's sample size (rnnbench.outcome)
+        metrics["agreement_probes"] = int(table["n"].sum())  # the accuracy's sample size (rnnbench.results.outcome)
     count_cost()
     # From train_run's start to here, over every call that trained the run: the corpus read, training, every
     # evaluation; not the interpreter's start-up before it.

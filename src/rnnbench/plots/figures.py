@@ -23,7 +23,7 @@ import pandas as pd
 import seaborn as sns
 
 from rnnbench.metrics import METRIC_LABELS
-from rnnbench.outcome import UNKNOWN, require_outcome
+from rnnbench.results.outcome import UNKNOWN, require_outcome
 
 # A metric whose measured values span this ratio or more is drawn on a log axis.
 LOG_SPAN = 30.0
@@ -45,7 +45,7 @@ def apply_theme() -> None:
 
 def study_runs(summary: pd.DataFrame, study: Mapping) -> pd.DataFrame:
     """One row per run: its varied settings, seed, the study's metric (``value``), its ``outcome``
-    (rnnbench.outcome, from the summary) and ``diverged`` (bool).
+    (rnnbench.results.outcome, from the summary) and ``diverged`` (bool).
 
     A run counts as diverged when its ``diverged`` metric is true; its value is kept (it may be missing,
     or a finite number far off the scale of the others) but never drawn as an ordinary point, and nor is
@@ -90,7 +90,7 @@ def study_figure(summary: pd.DataFrame, study: Mapping, *, source: str) -> plt.F
     A numeric setting is a line through the mean over the seeds that learned, with their range as a band; a
     categorical one (clip mode, optimiser, activation) is a point per category with the range as an error bar
     and no line joining the categories. A metric spanning orders of magnitude gets a log axis. A run that
-    finished but did not learn (rnnbench.outcome) is a hollow grey circle at its value, in no mean or band;
+    finished but did not learn (rnnbench.results.outcome) is a hollow grey circle at its value, in no mean or band;
     diverged runs are red crosses on the top edge at their setting. Both are in the legend and counted under
     the title.
     """
@@ -284,7 +284,7 @@ SCALE_STYLES = {"reference": "-", "paper": "-", "short": "--"}
 
 def learning_curves_figure(table: pd.DataFrame, *, source: str = "") -> plt.Figure:
     """Validation perplexity against training tokens seen (log axes), one line per run, a panel per corpus
-    (rnnbench.comparison.learning_curves): colour the family, dashed a short run, a dot at each epoch's end."""
+    (rnnbench.results.comparison.learning_curves): colour the family, dashed a short run, a dot at each epoch's end."""
     sns.set_theme(style="whitegrid", context="paper")
     corpora = list(dict.fromkeys(table["corpus"])) or ["none"]
     fig, axes = plt.subplots(1, len(corpora), figsize=(3.6 * len(corpora), 3.4), layout="constrained", squeeze=False)
@@ -371,19 +371,19 @@ def _minor_count_labels(ax: plt.Axes) -> matplotlib.ticker.Formatter:
 
 
 def crossover_figure(table: pd.DataFrame, *, title: str = "", source: str = "") -> plt.Figure:
-    """Test perplexity against parameter count, both families (rnnbench.comparison.crossover_table, one scale).
+    """Test perplexity against parameter count, both families (rnnbench.results.comparison.crossover_table, one scale).
 
-    A point is a model: the mean of its seeds' test perplexities (rnnbench.comparison.setting_means), with a bar
+    A point is a model: the mean of its seeds' test perplexities (rnnbench.results.comparison.setting_means), with a bar
     over their range where it has more than one. The Elman models form one line over H; the feed-forward models
     one line per H over the context n-1, each point labelled with its n-1, hollow once the analytic formula makes
     it larger than the Elman LM of the same d and H. A dotted vertical line per feed-forward H marks that Elman
     LM's size: where the feed-forward line crosses it is the analytic tie, n-1 = 1 + H/d. Runs without a
     perplexity (diverged) are counted under the title, not drawn.
     """
-    from rnnbench.comparison import MEASURED, setting_means
+    from rnnbench.results.comparison import MEASURED, setting_means
 
     runs = table[table["status"].isin(MEASURED) & table["test_ppl"].notna()]
-    # Reference runs (trained to convergence, rnnbench.reference) are points of their own, not on the lines.
+    # Reference runs (trained to convergence, rnnbench.results.reference) are points of their own, not on the lines.
     reference = runs[runs["scale"] == "reference"] if "scale" in runs else runs.iloc[0:0]
     runs = runs.drop(reference.index)
     drawn = setting_means(runs, "parameters", keep=("family", "ff_larger", "rnn_equivalent_parameters"))
