@@ -94,3 +94,17 @@ def test_the_source_folders_are_the_folders_git_tracks():
 
 def test_the_package_knows_its_checkout():
     assert locations.package_checkout() == REPO
+
+
+def test_a_job_resolves_its_folders_by_the_same_rule(monkeypatch):
+    """The data folder as the config gives it (None: the loader's own fallback); the cache folder resolved."""
+    from rnnbench.config.locations import job_folders
+
+    monkeypatch.setenv("RNNBENCH_CACHE", "/env/cache")
+    assert job_folders({"data_dir": "~/corpora", "cache_dir": None}) == {
+        "data_dir": os.path.expanduser("~/corpora"),
+        "cache_dir": "/env/cache",
+    }
+    assert job_folders({"data_dir": None, "cache_dir": "given/"}) == {"data_dir": None, "cache_dir": "given"}
+    monkeypatch.delenv("RNNBENCH_CACHE")
+    assert job_folders({"data_dir": None, "cache_dir": None}) == {"data_dir": None, "cache_dir": "data/cache"}

@@ -8,7 +8,16 @@ from datetime import datetime
 
 import pytest
 
-from rnnbench.provenance import config_hash, git_commit, package_versions, record, write_provenance
+from rnnbench.provenance import (
+    CONFIG_FILES_VARIABLE,
+    config_hash,
+    git_commit,
+    job_fields,
+    package_versions,
+    record,
+    share_config_files,
+    write_provenance,
+)
 
 
 def git(repo, *args):
@@ -92,3 +101,20 @@ def test_write_provenance_writes_the_declared_path(checkout, tmp_path):
     written = json.loads(path.read_text(encoding="utf-8"))
     assert written["producer"] == "p" and written["inputs"] == []
     assert sorted(p.name for p in path.parent.iterdir()) == ["unroll.provenance.json"]  # no temporary left
+
+
+def test_a_job_reads_its_config_files_command_and_checkout_from_where_the_workflow_put_them(monkeypatch, tmp_path):
+    """The Snakefile shares the config files through the environment; the checkout is two folders above the job's
+    script folder, whatever the working directory."""
+    monkeypatch.setenv(CONFIG_FILES_VARIABLE, "")  # restored after the test
+    share_config_files(["/c/config/config.yaml", "extra.yaml"])
+    fields = job_fields({"seed": 1}, "study_figure", tmp_path / "checkout" / "workflow" / "scripts")
+    assert fields == {
+        "config": {"seed": 1},
+        "config_files": ["/c/config/config.yaml", "extra.yaml"],
+        "command": "snakemake --configfile /c/config/config.yaml --configfile extra.yaml (rule study_figure)",
+        "checkout": str((tmp_path / "checkout").resolve()),
+    }
+    monkeypatch.delenv(CONFIG_FILES_VARIABLE)
+    with pytest.raises(RuntimeError, match=f"{CONFIG_FILES_VARIABLE} is not set"):
+        job_fields({}, "study_figure", tmp_path)

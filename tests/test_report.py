@@ -155,17 +155,17 @@ def build_results(results: Path) -> Config:
             provenance=provenance,
             baselines=None if study.corpus == "agreement" else baselines,
         )
-        figures = [paths.study_figure(str(results), study_name, ext) for ext in paths.FIGURE_FORMATS]
-        jobs.study_figure(summary, record, figures, provenance_file=paths.provenance(figures[0]), provenance=provenance)
+        files = [paths.study_figure(str(results), study_name, ext) for ext in paths.FIGURE_FORMATS]
+        jobs.study_figure(summary, record, files, provenance_file=paths.provenance(files[0]), provenance=provenance)
         _write_extras(results, config, study_name, points, configs, summary, record, provenance)
 
     for name in figures.BOOK_FIGURES:
-        figures = [paths.book_figure(str(results), name, ext) for ext in paths.FIGURE_FORMATS]
+        files = [paths.book_figure(str(results), name, ext) for ext in paths.FIGURE_FORMATS]
         jobs.book_figure(
             name,
             paths.table(str(results), name),
-            figures,
-            provenance_file=paths.provenance(figures[0]),
+            files,
+            provenance_file=paths.provenance(files[0]),
             provenance=provenance,
         )
 
@@ -220,12 +220,12 @@ def build_results(results: Path) -> Config:
     jobs.learning_curves_figure(
         outs["learning_curves"], curves, provenance_file=paths.provenance(curves[0]), provenance=provenance
     )
-    figures = [paths.book_figure(str(results), paths.CROSSOVER_FIGURE, ext) for ext in paths.FIGURE_FORMATS]
+    files = [paths.book_figure(str(results), paths.CROSSOVER_FIGURE, ext) for ext in paths.FIGURE_FORMATS]
     jobs.comparison_figure(
         outs["crossover"],
-        figures,
+        files,
         title="crossover",
-        provenance_file=paths.provenance(figures[0]),
+        provenance_file=paths.provenance(files[0]),
         provenance=provenance,
     )
     # Dynamic evaluation (rule dynamic_evaluation): hand-written records, as the runs' metrics are.
@@ -316,9 +316,9 @@ def _write_extras(results, config, study_name, points, configs, summary, record,
             provenance=provenance,
         )
         for name in paths.extra_figure_names(kind):
-            figures = [paths.study_extra_figure(str(results), study_name, name, ext) for ext in paths.FIGURE_FORMATS]
+            files = [paths.study_extra_figure(str(results), study_name, name, ext) for ext in paths.FIGURE_FORMATS]
             jobs.study_extra_figure(
-                name, out, record, figures, provenance_file=paths.provenance(figures[0]), provenance=provenance
+                name, out, record, files, provenance_file=paths.provenance(files[0]), provenance=provenance
             )
 
 
@@ -342,9 +342,9 @@ def _write_cuts(results, config, study_name, points, configs, summary, record, p
     write_csv(out, cut_accuracy.cut_table(runs, per_run, list(config.studies[study_name].vary)))
     write_provenance(paths.provenance(out), producer="rnnbench.results.cut_accuracy.cut_table", **provenance)
     for name in paths.extra_figure_names("cuts"):
-        figures = [paths.study_extra_figure(str(results), study_name, name, ext) for ext in paths.FIGURE_FORMATS]
+        files = [paths.study_extra_figure(str(results), study_name, name, ext) for ext in paths.FIGURE_FORMATS]
         jobs.study_extra_figure(
-            name, out, record, figures, provenance_file=paths.provenance(figures[0]), provenance=provenance
+            name, out, record, files, provenance_file=paths.provenance(files[0]), provenance=provenance
         )
 
 
@@ -422,12 +422,12 @@ def _analysis(config: Config, name: str, results: Path, provenance: dict) -> Non
         write_provenance(paths.provenance(out), producer="pytest fixture", **provenance)
     Path(paths.analysis_record(root, name)).write_text(json.dumps(analysis.record(points)), encoding="utf-8")
     if analysis.kind == "gradient_decay":
-        figures = [paths.analysis_figure(root, name, ext) for ext in paths.FIGURE_FORMATS]
+        files = [paths.analysis_figure(root, name, ext) for ext in paths.FIGURE_FORMATS]
         jobs.analysis_figure(
             paths.analysis_table(root, name, "curves"),
             paths.analysis_record(root, name),
-            figures,
-            provenance_file=paths.provenance(figures[0]),
+            files,
+            provenance_file=paths.provenance(files[0]),
             provenance=provenance,
         )
 
