@@ -20,8 +20,20 @@ import pandas as pd
 
 from rnnbench.metrics import MACHINE_METRICS
 
-# Columns of tables/benchmarks.csv and metrics of studies/*/summary.csv that are measurements of the machine.
-TIMING_COLUMNS = ("wall_seconds", "max_rss_mb", "cpu_seconds")
+# Columns that are measurements of the machine: tables/benchmarks.csv's, the seconds a run had trained by each epoch
+# (learning.csv, learning_curves.csv), and a run's training and job times beside its perplexity (comparison.csv,
+# crossover.csv); and the metrics of studies/*/summary.csv that are.
+TIMING_COLUMNS = (
+    "wall_seconds",
+    "max_rss_mb",
+    "cpu_seconds",
+    "seconds_trained",
+    "train_seconds",
+    "job_wall_seconds",
+    "job_cpu_seconds",
+)
+# Tables in which a column of another name is a time: matched_time.csv's cost is the training time it matches at.
+TIMING_COLUMNS_OF = {"tables/matched_time.csv": ("cost",)}
 TIMING_METRICS = tuple(sorted(MACHINE_METRICS))
 # Provenance fields that change with every build of the same results.
 PROVENANCE_VOLATILE = ("created", "git_commit")
@@ -37,9 +49,10 @@ def records(root: Path) -> list[str]:
     return sorted(str(p.relative_to(root)) for p in found)
 
 
-def comparable(table: pd.DataFrame) -> pd.DataFrame:
-    """The table without its timing columns and timing metrics."""
-    table = table.drop(columns=[c for c in TIMING_COLUMNS if c in table.columns])
+def comparable(table: pd.DataFrame, name: str = "") -> pd.DataFrame:
+    """The table (``name``: its path under the results folder) without its timing columns and timing metrics."""
+    timing = TIMING_COLUMNS + TIMING_COLUMNS_OF.get(name, ())
+    table = table.drop(columns=[c for c in timing if c in table.columns])
     if "metric" in table.columns:
         table = table[~table["metric"].isin(TIMING_METRICS)].reset_index(drop=True)
     return table
@@ -51,7 +64,7 @@ def compare_tables(before: Path, after: Path, rtol: float = 0.0) -> list[str]:
     problems += [f"{name}: only in {before}" for name in sorted(set(names_before) - set(names_after))]
     problems += [f"{name}: only in {after}" for name in sorted(set(names_after) - set(names_before))]
     for name in sorted(set(names_before) & set(names_after)):
-        a, b = (comparable(pd.read_csv(root / name)) for root in (before, after))
+        a, b = (comparable(pd.read_csv(root / name), name) for root in (before, after))
         try:
             if rtol:
                 pd.testing.assert_frame_equal(a, b, check_exact=False, rtol=rtol, atol=0.0)
