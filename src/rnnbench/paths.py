@@ -38,6 +38,9 @@ results of several configurations side by side. The names work with Snakemake wi
 
 from __future__ import annotations
 
+import hashlib
+import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -88,6 +91,13 @@ def snapshot_in(run: str | Path, epoch: int) -> str:
 
 def run_snapshot(results: str, run_id: str, epoch: int) -> str:
     return snapshot_in(run_dir(results, run_id), epoch)
+
+
+def corpus_key(corpus: str, options: Mapping) -> str:
+    """Names one prepared corpus, ``<corpus>-<8 hex digits of its options>``: runs that read the same corpus with
+    the same options share it (its record under corpora/, its row in the baseline tables)."""
+    digest = hashlib.sha1(json.dumps(dict(options), sort_keys=True).encode()).hexdigest()[:8]
+    return f"{corpus}-{digest}"
 
 
 def corpus_stats(results: str, corpus_key: str) -> str:

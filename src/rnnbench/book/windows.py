@@ -7,7 +7,6 @@ Reads results only (rnnbench.book.results); no torch.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 from dataclasses import dataclass
@@ -79,13 +78,14 @@ def _nearest_noun(study: str, results: str | Path | None) -> pd.DataFrame:
     if not settings.is_file():
         return pd.DataFrame(columns=["distance", "accuracy", "n"])
     run = json.loads(settings.read_text())
-    # rnnbench.config.settings.RunConfig.corpus_key, from the run's own settings
-    digest = hashlib.sha1(json.dumps(dict(run["corpus_options"]), sort_keys=True).encode()).hexdigest()[:8]
     try:
         table = agreement_baselines(results)
     except FileNotFoundError:
         return pd.DataFrame(columns=["distance", "accuracy", "n"])
-    rows = table[(table["corpus_key"] == f"{run['corpus']}-{digest}") & (table["heuristic"] == "nearest_noun")]
+    rows = table[
+        (table["corpus_key"] == paths.corpus_key(run["corpus"], run["corpus_options"]))
+        & (table["heuristic"] == "nearest_noun")
+    ]
     return rows[rows["split"] == "test"][["distance", "accuracy", "n"]]
 
 

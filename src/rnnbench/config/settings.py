@@ -27,6 +27,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from rnnbench import paths
 from rnnbench.config import constraints, locations
 from rnnbench.config.analyses import Analysis, AnalysisPoint, analysis_points, parse_analysis
 from rnnbench.config.comparison import Comparison, parse_comparison
@@ -172,8 +173,7 @@ class RunConfig:
     @property
     def corpus_key(self) -> str:
         """Names one prepared corpus: runs that read the same corpus with the same options share it."""
-        digest = hashlib.sha1(json.dumps(dict(self.corpus_options), sort_keys=True).encode()).hexdigest()[:8]
-        return f"{self.corpus}-{digest}"
+        return paths.corpus_key(self.corpus, self.corpus_options)
 
     def settings(self) -> dict[str, Any]:
         """Every setting that can change this run's result: all but NON_SEMANTIC_SETTINGS, those its
