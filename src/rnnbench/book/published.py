@@ -57,6 +57,11 @@ def ours(frame: pd.DataFrame) -> pd.DataFrame:
     return frame[frame["origin"] != "published"]
 
 
+def published_rows(frame: pd.DataFrame, corpus: str) -> pd.DataFrame:
+    """The published rows of ``corpus``."""
+    return frame[(frame["origin"] == "published") & (frame["corpus"] == corpus)]
+
+
 def trained_here(frame: pd.DataFrame) -> pd.DataFrame:
     """Our runs of this results folder's config: all of ours but the reference runs kept in the repository."""
     return frame[~frame["origin"].isin(["published", "ours (reference)"])]
@@ -83,7 +88,7 @@ def best_runs(frame: pd.DataFrame) -> pd.DataFrame:
 
 def corpus_rows(frame: pd.DataFrame, corpus: str) -> pd.DataFrame:
     """The chapter's table for one corpus: every published row, then our best run of each family."""
-    theirs = frame[(frame["origin"] == "published") & (frame["corpus"] == corpus)]
+    theirs = published_rows(frame, corpus)
     mine = best_runs(frame)
     mine = mine[mine["corpus"] == corpus]
     rows = []
@@ -187,13 +192,13 @@ def _page(page: Any) -> str:
 
 def sources(frame: pd.DataFrame, corpus: str) -> Markdown:
     """The full source of each published row of ``corpus``, once each."""
-    theirs = frame[(frame["origin"] == "published") & (frame["corpus"] == corpus)]
+    theirs = published_rows(frame, corpus)
     return Markdown("; ".join(escape(s) for s in dict.fromkeys(theirs["source"])))
 
 
 def split_sentence(frame: pd.DataFrame, corpus: str) -> Markdown:
     """The paper's split and ours, side by side, from the table's split columns."""
-    theirs = frame[(frame["origin"] == "published") & (frame["corpus"] == corpus)]["split"]
+    theirs = published_rows(frame, corpus)["split"]
     mine = trained_here(frame)[trained_here(frame)["corpus"] == corpus]["split"].dropna()
     paper = escape(theirs.iloc[0]) if len(theirs) else Markdown("not given")
     parts = [f"The paper's split: {paper}."]
@@ -395,7 +400,7 @@ def wall_minutes(runs: pd.DataFrame) -> float:
 def _corpus_section(frame: pd.DataFrame, corpus: str) -> list[str]:
     name = CORPUS_NAMES.get(corpus, corpus)
     slug = re.sub(r"[^a-z0-9]+", "-", corpus)
-    theirs = frame[(frame["origin"] == "published") & (frame["corpus"] == corpus)]
+    theirs = published_rows(frame, corpus)
     cite = words_of(dict.fromkeys(short_cite(s) for s in theirs["source"]))
     lines = [f"## {name} {{#sec-published-{slug}}}", ""]
     said = []
