@@ -647,6 +647,11 @@ def test_missing_results_name_the_file_and_the_command(tmp_path):
 
 def test_number_formatters():
     assert fmt.integer(6_310_500) == "6,310,500"
+    assert (fmt.counted(1, "run"), fmt.counted(0, "seed"), fmt.counted(1200, "step")) == (
+        "1 run",
+        "0 seeds",
+        "1,200 steps",
+    )
     assert fmt.fixed(0.63361, 2) == "0.63"
     assert fmt.sci(7.105427357601002e-15) == "$7.1 \\times 10^{-15}$"
     assert fmt.sci(1e-94) == "$1.0 \\times 10^{-94}$"

@@ -36,6 +36,12 @@ def integer(value: Any) -> Markdown:
     return Markdown(f"{int(round(float(value))):,}")
 
 
+def counted(n: int, noun: str) -> Markdown:
+    """A count and its noun, plural unless the count is one: counted(1, "run") -> 1 run, counted(0, "seed") -> 0
+    seeds, counted(1200, "step") -> 1,200 steps."""
+    return Markdown(f"{integer(n)} {noun}{'' if int(n) == 1 else 's'}")
+
+
 def fixed(value: Any, digits: int = 2) -> Markdown:
     """A fixed number of decimals: fixed(0.6336, 2) -> 0.63."""
     return Markdown(f"{float(value):.{digits}f}")

@@ -22,7 +22,7 @@ import pandas as pd
 
 from rnnbench import paths
 from rnnbench.book.figures import STAGING_DIR, book_figure
-from rnnbench.book.format import Markdown, cell_sig, code, escape, integer, markdown_table, sig, words
+from rnnbench.book.format import Markdown, cell_sig, code, counted, escape, integer, markdown_table, sig, words
 from rnnbench.book.results import results_root, table
 
 SCALE_NAMES = {"paper": "paper-config", "short": "short"}
@@ -114,7 +114,7 @@ def corpus_rows(frame: pd.DataFrame, corpus: str) -> pd.DataFrame:
         )
     for row in mine.itertuples():
         label = Markdown(f"**ours, {SCALE_NAMES.get(row.origin[6:-1], row.origin)}**: {escape(row.description)}")
-        epochs = f"{int(row.epochs)} epoch{'s' if row.epochs != 1 else ''}, {STATUS_TEXT.get(row.status, row.status)}"
+        epochs = f"{counted(int(row.epochs), 'epoch')}, {STATUS_TEXT.get(row.status, row.status)}"
         rows.append(
             {
                 "model": label,
@@ -221,7 +221,7 @@ def best_against_reference(frame: pd.DataFrame, corpus: str, family: str) -> dic
         "ratio": sig(row["ratio_to_reference"]),
         "comparable": pd.notna(row["ratio_to_reference"]),
         "status": STATUS_TEXT.get(row["status"], row["status"]),
-        "epochs": count_text(int(row["epochs"]), "epoch"),
+        "epochs": counted(int(row["epochs"]), "epoch"),
     }
 
 
@@ -306,10 +306,6 @@ def _short_model(description: str) -> str:
     for long, short in (("feed-forward n-gram network", "FF"), ("Elman RNN", "RNN"), ("n - 1", "n‑1")):
         kept = kept.replace(long, short)
     return kept
-
-
-def count_text(n: int, noun: str) -> Markdown:
-    return Markdown(f"{integer(n)} {noun}{'s' if n != 1 else ''}")
 
 
 def matched_table(matched_parameters: pd.DataFrame, matched_time: pd.DataFrame) -> pd.DataFrame:

@@ -21,7 +21,7 @@ import pandas as pd
 
 from rnnbench import paths
 from rnnbench.book.figures import STAGING_DIR, stage_figure
-from rnnbench.book.format import Markdown, fixed, integer, label_slug, percent, sig
+from rnnbench.book.format import Markdown, counted, fixed, integer, label_slug, percent, sig
 from rnnbench.book.results import missing_result, results_root, study_about, study_names, study_summary
 from rnnbench.results.ablations import per_run, setting_table
 from rnnbench.results.outcome import COUNT_COLUMNS
@@ -133,7 +133,7 @@ def measured_cell(row: pd.Series, metric: str, digits: int = 3) -> str:
         return "none learned"
     stuck = int(row.get("seeds_stuck", 0)) if metric == "test_ppl" else 0
     if stuck == row["seeds_learned"]:
-        return f"{integer(stuck)} stuck column{'s' if stuck > 1 else ''}"
+        return counted(stuck, "stuck column")
     cell = spread(row[f"{metric}_mean"], row[f"{metric}_min"], row[f"{metric}_max"], digits)
     return Markdown(f"{cell}; {integer(stuck)} stuck, left out") if stuck else cell
 

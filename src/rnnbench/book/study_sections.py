@@ -26,6 +26,7 @@ from rnnbench.book.format import (
     Formatter,
     Markdown,
     cell_text,
+    counted,
     humanize,
     integer,
     label_slug,
@@ -118,7 +119,7 @@ def study_section(study: str, results: str | Path | None = None, staging: str | 
         f"## The `{study}` study {{#sec-study-{slug}}}",
         "",
         f"{about['description'][0].upper()}{about['description'][1:]}.",
-        f"The study trains {integer(n_runs)} {family} run{'s' if n_runs != 1 else ''} on the "
+        f"The study trains {counted(n_runs, family + ' run')} on the "
         f"{about['corpus']} corpus, varying {words([f'`{v}`' for v in vary]) if vary else 'only the seed'}, "
         f"with seed{'s' if len(seeds) != 1 else ''} {words([integer(s) for s in seeds])}.",
         "",
@@ -180,9 +181,7 @@ def study_section(study: str, results: str | Path | None = None, staging: str | 
         lines.append(_seeds_learned_sentence(summary_counts(study, results), vary))
     unmeasured = int((~diverged & wide[metric].isna()).sum())
     if unmeasured:
-        lines.append(
-            f"{integer(unmeasured).capitalize()} run{'s' if unmeasured != 1 else ''} produced no {metric_name}."
-        )
+        lines.append(f"{counted(unmeasured, 'run').capitalize()} produced no {metric_name}.")
     # Relative to the results folder, as every caption of the book names its file.
     summary_file = os.path.relpath(paths.study_summary(".", study))
     figure_file = os.path.relpath(paths.study_figure(".", study, "png"))
