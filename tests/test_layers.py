@@ -44,7 +44,6 @@ MAX_LINES = 480
 OVER_THE_LIMIT = {
     "rnnbench.config.settings",
     "rnnbench.jobs",
-    "rnnbench.plots.figures",
     "rnnbench.results.comparison",
     "rnnbench.training.loop",
 }
