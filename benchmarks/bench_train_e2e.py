@@ -161,7 +161,7 @@ def run_ours(
         fused = torch_adam == "fused"
         train_module.make_optimizer = lambda cfg, model: torch.optim.Adam(model.parameters(), lr=cfg.lr, fused=fused)
     if dense_embedding:
-        optim.sparse_embedding_gradients = lambda model: None  # train_module calls it through the module
+        optim.sparse_embedding_gradients = lambda model: None  # make_optimizer calls it through its module
     timers = plain_loop.Timers()
     with tempfile.TemporaryDirectory() as out, timed_parts(timers):
         t0 = time.perf_counter()

@@ -370,7 +370,8 @@ def test_log_interpolate_edges():
 
 
 def test_crossover_figure_marks_the_analytic_tie(tmp_path):
-    from rnnbench.plots.figures import crossover_figure, save
+    from rnnbench.plots.comparison_figures import crossover_figure
+    from rnnbench.plots.style import save
 
     vocab, cutoffs = 10_000, (1000, 5000)
     runs = (
@@ -422,7 +423,7 @@ def test_crossover_ticks_label_the_models_range_and_thin_out_over_decades():
     ticks at 2 and 5 times a power of ten keep a label."""
     import matplotlib.pyplot as plt
 
-    from rnnbench.plots.figures import _minor_count_labels
+    from rnnbench.plots.comparison_figures import _minor_count_labels
 
     fig, ax = plt.subplots()
     ax.set_xscale("log")

@@ -264,7 +264,8 @@ def test_an_unknown_untrained_setting_is_named():
 
 
 def test_decay_curves_figure_has_one_log_panel_per_sweep_value(tmp_path):
-    from rnnbench.plots import figures
+    from rnnbench.plots.decay_figures import decay_curves_figure
+    from rnnbench.plots.style import save
 
     ids = np.arange(300) % VOCAB
     tables = []
@@ -272,7 +273,7 @@ def test_decay_curves_figure_has_one_log_panel_per_sweep_value(tmp_path):
         spec = {"radius": radius, "hidden": 6, "embed_dim": 4}
         curves = decay.decay_point(spec, ids, VOCAB, steps=101, count=2, keys={"radius": radius})[0]
         tables += [curves.assign(activation="tanh"), curves.assign(activation="relu")]  # two panels, same lines
-    fig = figures.decay_curves_figure(pd.concat(tables), hue="radius", panel="activation", title="t", source="s")
+    fig = decay_curves_figure(pd.concat(tables), hue="radius", panel="activation", title="t", source="s")
     axes = fig.get_axes()
     # the backward gradient on top, the forward move of the state below it, one column per activation
     assert [ax.get_title() for ax in axes] == ["activation = relu", "activation = tanh", "", ""]
@@ -287,8 +288,8 @@ def test_decay_curves_figure_has_one_log_panel_per_sweep_value(tmp_path):
     assert max(axes[0].get_lines()[0].get_xdata()) >= 100
     # a table of the backward pass alone draws its one row
     backward = pd.concat(tables).query("direction == 'backward'")
-    assert len(figures.decay_curves_figure(backward, hue="radius", panel="activation").get_axes()) == 2
-    figures.save(fig, str(tmp_path / "decay.png"))
+    assert len(decay_curves_figure(backward, hue="radius", panel="activation").get_axes()) == 2
+    save(fig, str(tmp_path / "decay.png"))
     assert (tmp_path / "decay.png").stat().st_size > 0
 
 

@@ -44,9 +44,7 @@ MAX_LINES = 480
 OVER_THE_LIMIT = {
     "rnnbench.config.settings",
     "rnnbench.jobs",
-    "rnnbench.plots.figures",
     "rnnbench.results.comparison",
-    "rnnbench.training.loop",
 }
 
 

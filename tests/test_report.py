@@ -36,7 +36,7 @@ from rnnbench.book import published, study_sections
 from rnnbench.book import results as res
 from rnnbench.config.settings import Config, load_config, merge_config_files
 from rnnbench.findings.evidence import Roles
-from rnnbench.plots import figures
+from rnnbench.plots.decay_figures import BOOK_FIGURES
 from rnnbench.provenance import write_provenance
 from rnnbench.results.dynamic_record import FIELDS
 from rnnbench.results.summary import study_record
@@ -159,7 +159,7 @@ def build_results(results: Path) -> Config:
         jobs.study_figure(summary, record, files, provenance_file=paths.provenance(files[0]), provenance=provenance)
         _write_extras(results, config, study_name, points, configs, summary, record, provenance)
 
-    for name in figures.BOOK_FIGURES:
+    for name in BOOK_FIGURES:
         files = [paths.book_figure(str(results), name, ext) for ext in paths.FIGURE_FORMATS]
         jobs.book_figure(
             name,
@@ -597,7 +597,7 @@ def test_named_result_files_are_workflow_outputs(fixture, runs):
     default = load_config(REPO / "config" / "config.yaml")
     root = default.results_dir
     outputs = paths.expected_outputs(default, list(TABLES))
-    for name in figures.BOOK_FIGURES:
+    for name in BOOK_FIGURES:
         files = [paths.book_figure(root, name, ext) for ext in paths.FIGURE_FORMATS]
         outputs += files + [paths.provenance(files[0])]
     expected = {Path(p).relative_to(root).as_posix() for p in outputs}

@@ -16,16 +16,12 @@ from rnnbench.data import load_corpus
 from rnnbench.metrics import MACHINE_METRICS
 from rnnbench.training import optim
 from rnnbench.training.clipping import clip_gradients, clip_gradients_
-from rnnbench.training.loop import (
-    Schedule,
-    StepRecord,
-    make_optimizer,
-    step_divergence,
-    thin_steps,
-    train_run,
-    validation_divergence,
-)
+from rnnbench.training.divergence import step_divergence, validation_divergence
+from rnnbench.training.loop import train_run
+from rnnbench.training.optim import make_optimizer
 from rnnbench.training.reading import detach_state, split_stream
+from rnnbench.training.records import StepRecord, step_statistics, thin_steps
+from rnnbench.training.schedule import Schedule
 
 torch.set_num_threads(1)
 
@@ -390,8 +386,6 @@ def test_thin_steps_keeps_at_most_max_rows_with_first_last_and_the_kept_step(kee
 
 
 def test_step_statistics_hand_worked():
-    from rnnbench.training.loop import step_statistics
-
     def step(i, norm, clipped, cosine):
         return StepRecord(i, 1, 1.0, 5.0, norm, clipped, cosine)
 
@@ -716,7 +710,7 @@ def test_a_checkpoint_that_cannot_be_read_is_set_aside_and_the_run_starts_again(
     damaged(checkpoint, how)
     damage = checkpoint.read_bytes()
 
-    with caplog.at_level(logging.INFO, logger="rnnbench.training.loop"):
+    with caplog.at_level(logging.INFO, logger="rnnbench.training"):  # the loop and its checkpoints
         metrics = train_run(cfg, run, cache_dir=cache_dir)  # no error: the rerun that used to fail every time
 
     (aside,) = run.glob("checkpoint.pt.corrupt-*")

@@ -105,15 +105,15 @@ def study_figure(
     summary: str, record: str, outs: Sequence[str], *, provenance_file: str, provenance: Mapping[str, Any]
 ) -> None:
     """The study's figure, in every format of ``outs``; what to plot comes from the study's record."""
-    from rnnbench.plots.figures import save
-    from rnnbench.plots.figures import study_figure as draw
+    from rnnbench.plots.study_figures import study_figure as draw
+    from rnnbench.plots.style import save
 
     table = pd.read_csv(summary)
     study = json.loads(Path(record).read_text(encoding="utf-8"))
     for out in outs:
         save(draw(table, study, source=f"data: {summary} (rule study_figure)"), out)
     write_provenance(
-        provenance_file, producer="rnnbench.plots.figures.study_figure", inputs=[summary, record], **provenance
+        provenance_file, producer="rnnbench.plots.study_figures.study_figure", inputs=[summary, record], **provenance
     )
 
 
@@ -196,9 +196,9 @@ def decay_analysis(
 def analysis_figure(
     curves: str, record: str, outs: Sequence[str], *, provenance_file: str, provenance: Mapping[str, Any]
 ) -> None:
-    """An analysis's figure (rnnbench.plots.figures.decay_curves_figure), colour and panels as its record says."""
-    from rnnbench.plots.figures import decay_curves_figure as draw
-    from rnnbench.plots.figures import save
+    """An analysis's figure (rnnbench.plots.decay_figures.decay_curves_figure), colour and panels from its record."""
+    from rnnbench.plots.decay_figures import decay_curves_figure as draw
+    from rnnbench.plots.style import save
 
     table = pd.read_csv(curves, dtype={"snapshot": str})
     analysis = json.loads(Path(record).read_text(encoding="utf-8"))
@@ -213,21 +213,25 @@ def analysis_figure(
         )
         save(drawn, out)
     write_provenance(
-        provenance_file, producer="rnnbench.plots.figures.decay_curves_figure", inputs=[curves, record], **provenance
+        provenance_file,
+        producer="rnnbench.plots.decay_figures.decay_curves_figure",
+        inputs=[curves, record],
+        **provenance,
     )
 
 
 def book_figure(
     name: str, table: str, outs: Sequence[str], *, provenance_file: str, provenance: Mapping[str, Any]
 ) -> None:
-    """A figure the book shows beside a worked table (``name`` is a plots.BOOK_FIGURES key)."""
-    from rnnbench.plots.figures import BOOK_FIGURES, save
+    """A figure the book shows beside a worked table (``name`` is a rnnbench.plots.decay_figures.BOOK_FIGURES key)."""
+    from rnnbench.plots.decay_figures import BOOK_FIGURES
+    from rnnbench.plots.style import save
 
     frame = pd.read_csv(table)
     for out in outs:
         save(BOOK_FIGURES[name](frame, source=f"data: {table} (rule book_figure)"), out)
     write_provenance(
-        provenance_file, producer=f"rnnbench.plots.figures.BOOK_FIGURES[{name!r}]", inputs=[table], **provenance
+        provenance_file, producer=f"rnnbench.plots.decay_figures.BOOK_FIGURES[{name!r}]", inputs=[table], **provenance
     )
 
 
@@ -429,8 +433,9 @@ def comparison_tables(
 def comparison_figure(
     crossover: str, outs: Sequence[str], *, title: str, provenance_file: str, provenance: Mapping[str, Any]
 ) -> None:
-    """Test perplexity against parameter count, both families (rnnbench.plots.figures.crossover_figure)."""
-    from rnnbench.plots.figures import crossover_figure, save
+    """Test perplexity against parameter count, both families (rnnbench.plots.comparison_figures.crossover_figure)."""
+    from rnnbench.plots.comparison_figures import crossover_figure
+    from rnnbench.plots.style import save
 
     # Counts stay integers where the Elman rows leave them blank (an n-1 of 4, not 4.0, beside each point).
     table = pd.read_csv(
@@ -439,22 +444,26 @@ def comparison_figure(
     for out in outs:
         save(crossover_figure(table, title=title, source=f"data: {crossover} (rule crossover_figure)"), out)
     write_provenance(
-        provenance_file, producer="rnnbench.plots.figures.crossover_figure", inputs=[crossover], **provenance
+        provenance_file, producer="rnnbench.plots.comparison_figures.crossover_figure", inputs=[crossover], **provenance
     )
 
 
 def learning_curves_figure(
     curves: str, outs: Sequence[str], *, provenance_file: str, provenance: Mapping[str, Any]
 ) -> None:
-    """Validation perplexity against training tokens, every run of the comparison (rnnbench.plots.figures)."""
-    from rnnbench.plots.figures import learning_curves_figure as draw
-    from rnnbench.plots.figures import save
+    """Validation perplexity against training tokens, every run of the comparison
+    (rnnbench.plots.comparison_figures.learning_curves_figure)."""
+    from rnnbench.plots.comparison_figures import learning_curves_figure as draw
+    from rnnbench.plots.style import save
 
     table = pd.read_csv(curves, dtype={"tokens_seen": "Int64"})
     for out in outs:
         save(draw(table, source=f"data: {curves} (rule learning_curves_figure)"), out)
     write_provenance(
-        provenance_file, producer="rnnbench.plots.figures.learning_curves_figure", inputs=[curves], **provenance
+        provenance_file,
+        producer="rnnbench.plots.comparison_figures.learning_curves_figure",
+        inputs=[curves],
+        **provenance,
     )
 
 
@@ -588,7 +597,7 @@ def study_extra_figure(
 ) -> None:
     """A figure of a study's extra table (``name`` is a rnnbench.paths.EXTRA_FIGURES key)."""
     from rnnbench.plots import ablation_figures
-    from rnnbench.plots.figures import save
+    from rnnbench.plots.style import save
 
     frame = pd.read_csv(table)
     study = json.loads(Path(record).read_text(encoding="utf-8"))

@@ -1,4 +1,4 @@
-BOOK_FIGURES = ["jacobian_product", "decay"]  # rnnbench.plots.figures.BOOK_FIGURES: worked tables the book draws
+BOOK_FIGURES = ["jacobian_product", "decay"]  # rnnbench.plots.decay_figures.BOOK_FIGURES: worked tables the book draws
 
 
 rule book_figure:

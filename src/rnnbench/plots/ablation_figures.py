@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from rnnbench.plots.figures import (
+from rnnbench.plots.style import (
     DIVERGED_COLOR,
     FAILED_COLOR,
     FAILED_LABELS,

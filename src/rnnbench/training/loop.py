@@ -1,5 +1,16 @@
 """The training loop: truncated BPTT, clipping, Mikolov's schedule, divergence, checkpoints, metrics.
 
+The steps are here; each mechanism they call is named and lives in a module of its own::
+
+    rnnbench.training.reading       how the run reads its data, and truncation (``detach_state``)
+    rnnbench.training.optim         the update rule a run's config asks for (``make_optimizer``)
+    rnnbench.training.clipping      global-norm and element-wise clipping
+    rnnbench.training.schedule      the rate each epoch trains at, and when the run stops
+    rnnbench.training.divergence    when a step's or an epoch's loss counts as diverged
+    rnnbench.training.records       step records, thinned for steps.csv, and their statistics
+    rnnbench.training.checkpoints   the run's folder checked, its state saved each epoch and resumed
+    rnnbench.training.cost          the run's own CPU time and peak memory
+
 One run = one resolved ``RunConfig`` trained into one directory::
 
     results/runs/<run_id>/
@@ -40,17 +51,12 @@ read-back and its records cut at the first diverged step, as if it had stopped t
 from __future__ import annotations
 
 import copy
-import itertools
-import json
 import logging
 import math
-import random
-import resource
 import shutil
-import sys
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -62,117 +68,25 @@ from rnnbench.config import locations
 from rnnbench.config.settings import RunConfig
 from rnnbench.data.corpora import load_corpus
 from rnnbench.io import write_csv, write_json, write_torch
-from rnnbench.metrics import GRAD_NORM_QUANTILES
 from rnnbench.models import ModelConfig, build_model
 from rnnbench.paths import snapshot_in
 from rnnbench.training import optim
 from rnnbench.training.allocator import retain_freed_memory
+from rnnbench.training.checkpoints import TrainingState, load_checkpoint, refuse_other_run, save_checkpoint
 from rnnbench.training.clipping import Clipped, clip_gradients_
+from rnnbench.training.cost import cost_so_far
 from rnnbench.training.divergence import step_divergence, validation_divergence
 from rnnbench.training.evaluate import perplexity
+from rnnbench.training.optim import make_optimizer
 from rnnbench.training.reading import Reading, reading_for
+from rnnbench.training.records import Divergence, StepRecord, step_statistics, thin_steps
+from rnnbench.training.schedule import Schedule
 from rnnbench.training.stuck_columns import worst_and_median
 
 log = logging.getLogger("rnnbench.training.loop")
 
 
-# --------------------------------------------------------------------------------------------------
-# The three small mechanisms the chapter names: truncation (``rnnbench.training.reading.detach_state``),
-# clipping (``rnnbench.training.clipping``), the learning-rate schedule.
-
-
-@dataclass(frozen=True)
-class Schedule:
-    """Mikolov's rule: keep the rate while validation log-likelihood improves by at least a factor of
-    ``min_improvement``; after the first epoch that does not, halve it every epoch; stop at the next
-    epoch that does not. ``constant`` never changes the rate and stops only at max_epochs."""
-
-    kind: str
-    lr: float
-    min_improvement: float
-    decaying: bool = False
-    done: bool = False
-
-    def after_epoch(self, previous_nll: float, current_nll: float) -> Schedule:
-        if self.kind == "constant":
-            return self
-        # Mikolov compares log-likelihoods: improvement = previous / current (both positive NLLs).
-        improved = previous_nll / current_nll >= self.min_improvement if math.isfinite(previous_nll) else True
-        if self.decaying and not improved:
-            return replace(self, done=True)
-        if self.decaying or not improved:
-            return replace(self, lr=self.lr / 2, decaying=True)
-        return self
-
-
-# --------------------------------------------------------------------------------------------------
-# Records (divergence is judged by ``rnnbench.training.divergence``).
-
-
-@dataclass(frozen=True)
-class StepRecord:
-    step: int
-    epoch: int
-    lr: float
-    loss: float
-    grad_norm: float
-    clipped: bool
-    clip_cosine: float = math.nan  # absent from checkpoints written before it was recorded
-
-
-@dataclass(frozen=True)
-class Divergence:
-    step: int
-    epoch: int
-    reason: str
-
-
-def thin_steps(records: list[StepRecord], max_rows: int, keep: int | None = None) -> list[StepRecord]:
-    """At most ``max_rows`` evenly spaced records from the first, always including the last and the step ``keep``."""
-    if len(records) <= max_rows:
-        return records
-    # Room is left for the last record and ``keep`` (the divergence step is usually the last one too),
-    # so the evenly spaced rows plus those two never exceed max_rows.
-    extra = {len(records) - 1} | {i for i, r in enumerate(records) if r.step == keep}
-    stride = math.ceil(len(records) / (max_rows - len(extra)))
-    return [records[i] for i in sorted(set(range(0, len(records), stride)) | extra)]
-
-
-# --------------------------------------------------------------------------------------------------
-# The run.
-
 READ_EVERY = 32  # steps between read-backs of the per-step records (and divergence checks)
-
-
-@dataclass
-class TrainingState:
-    """Everything a checkpoint must hold to resume bit-for-bit (with the model and optimiser)."""
-
-    epoch: int = 0
-    global_step: int = 0
-    best_valid_nll: float = math.inf
-    previous_valid_nll: float = math.inf
-    epochs: list[dict[str, Any]] | None = None
-    steps: list[StepRecord] | None = None
-    divergence: Divergence | None = None
-    # The run's cost in the calls before this one (a resumed run), up to their last checkpoint: the work after it
-    # was lost and is done again, so it is not counted twice.
-    cpu_seconds: float = 0.0
-    peak_rss_mb: float = 0.0
-
-
-def peak_rss_mb() -> float:
-    """This process's peak resident memory so far, in MB (getrusage: kilobytes on Linux, bytes on macOS)."""
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return peak / 2**20 if sys.platform == "darwin" else peak / 2**10
-
-
-def make_optimizer(cfg: RunConfig, model: torch.nn.Module) -> optim.Optimizer:
-    # torch's update rules without torch.optim's start-up cost: Adam fused; the embedding's gradient as the rows a
-    # step used, not the whole table (rnnbench.training.optim says why each).
-    optim.sparse_embedding_gradients(model)
-    rule = optim.Adam if cfg.optimizer == "adam" else optim.SGD
-    return rule(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
 
 
 def train_run(
@@ -190,13 +104,11 @@ def train_run(
     A directory holding another configuration's run is refused before anything in it is touched, and a
     call that fails before its first checkpoint leaves no directory behind that it created.
     """
-    # The run counts its own CPU time: Snakemake's benchmark samples a job's process every 30 s after its first
-    # 15 s and keeps the last sample, which leaves out up to 30 s of a job's CPU time.
-    cpu_start = time.process_time()
+    cpu_start = time.process_time()  # the run counts its own CPU time (rnnbench.training.cost says why)
     out = Path(out_dir)
     if problem := locations.unwritable(out):  # known now, not after the corpus has loaded
         raise ValueError(f"run directory {out} {problem}; allowed: a folder that is new or holds this run")
-    _refuse_other_run(out, cfg)
+    refuse_other_run(out, cfg)
     torch.set_num_threads(cfg.threads)
     if not retain_freed_memory():
         log.info("malloc is not glibc's: freed blocks may go back to the kernel and be faulted in every step")
@@ -213,36 +125,6 @@ def train_run(
         raise
 
 
-# What marks a folder as a run's even without its config.json (a workflow rerun deletes an interrupted job's
-# declared outputs, config.json among them, and keeps these): a checkpoint (compared with the run's settings when
-# it is read) and the weights snapshots.
-RUN_MARKS = ("config.json", "checkpoint.pt", "snapshots")
-
-
-def _refuse_other_run(out: Path, cfg: RunConfig) -> None:
-    """Refuse, before anything in ``out`` is touched, a folder holding another configuration's run, or a folder
-    that is not empty and holds no run at all (the user's own files: training would replace its metrics.json)."""
-    written = out / "config.json"
-    if not written.exists():
-        entries = sorted(p.name for p in out.iterdir()) if out.is_dir() else []
-        if entries and not any((out / mark).exists() for mark in RUN_MARKS):
-            shown = ", ".join(entries[:5]) + (f" and {len(entries) - 5} more" if len(entries) > 5 else "")
-            raise ValueError(
-                f"run directory {out} is not empty and holds no run (no {', '.join(RUN_MARKS)}; it holds {shown}); "
-                f"nothing was changed. Allowed: a folder that is new, empty or holds this run"
-            )
-        return
-    saved = json.loads(written.read_text(encoding="utf-8"))
-    saved.pop("run_id", None)
-    before, now = RunConfig.from_settings(saved).settings(), cfg.settings()
-    if before != now:
-        differing = sorted(k for k in before.keys() | now.keys() if before.get(k) != now.get(k))
-        raise ValueError(
-            f"{out} holds a run with other settings (differing keys: {differing}); nothing was changed. "
-            f"Train into another directory, or remove {out} to replace that run."
-        )
-
-
 def _train(
     cfg: RunConfig, out: Path, reading: Reading, model, epoch_limit: int | None, cpu_start: float
 ) -> dict[str, Any]:
@@ -253,7 +135,7 @@ def _train(
     uniform_nll = math.log(len(reading.corpus.vocab))
 
     checkpoint_path = out / "checkpoint.pt"
-    resumed = _load_checkpoint(checkpoint_path, cfg) if checkpoint_path.exists() else None
+    resumed = load_checkpoint(checkpoint_path, cfg) if checkpoint_path.exists() else None
     if resumed is not None:
         model_state, optimizer_state, schedule, state, best_weights = resumed
         model.load_state_dict(model_state)
@@ -264,8 +146,7 @@ def _train(
     earlier_cpu, earlier_peak = state.cpu_seconds, state.peak_rss_mb
 
     def count_cost() -> None:
-        state.cpu_seconds = earlier_cpu + time.process_time() - cpu_start
-        state.peak_rss_mb = max(earlier_peak, peak_rss_mb())
+        state.cpu_seconds, state.peak_rss_mb = cost_so_far(cpu_start, earlier_cpu, earlier_peak)
 
     # Also on resuming: a workflow rerun deletes an interrupted job's declared outputs, config.json among them.
     write_json(out / "config.json", {"run_id": cfg.run_id, **cfg.to_json()})
@@ -296,7 +177,7 @@ def _train(
         state.epoch += 1
         epochs_this_call += 1
         count_cost()
-        _save_checkpoint(checkpoint_path, cfg, model, optimizer, schedule, state, best_weights)
+        save_checkpoint(checkpoint_path, cfg, model, optimizer, schedule, state, best_weights)
 
     metrics = _finish(cfg, out, model, reading, state, best_weights, count_cost)
     checkpoint_path.unlink(missing_ok=True)
@@ -382,18 +263,6 @@ def _save_snapshot(out: Path, cfg: RunConfig, model, epoch: int) -> None:
     write_torch(snapshot_in(out, epoch), {"config": cfg.to_dict(), "state_dict": model.state_dict()})
 
 
-def step_statistics(steps: list[StepRecord], diverged_step: int | None) -> dict[str, float | None]:
-    """Over every step taken but the diverged one: the share clipped, quantiles of the pre-clip gradient
-    norm, and the mean cosine between the clipped and the unclipped update over the steps clipped."""
-    steps = [s for s in steps if s.step != diverged_step]
-    norms = np.array([s.grad_norm for s in steps])
-    cosines = [s.clip_cosine for s in steps if s.clipped]
-    return {
-        **{key: float(np.quantile(norms, q)) if len(norms) else None for key, q in GRAD_NORM_QUANTILES.items()},
-        "clip_cosine_mean": float(np.mean(cosines)) if cosines else None,
-    }
-
-
 def _finish(
     cfg, out: Path, model, reading: Reading, state: TrainingState, best_weights, count_cost: Callable[[], None]
 ) -> dict[str, Any]:
@@ -439,94 +308,3 @@ def _finish(
     write_torch(out / "model.pt", {"config": cfg.to_dict(), "state_dict": best_weights})
     write_json(out / "metrics.json", metrics)
     return metrics
-
-
-# --------------------------------------------------------------------------------------------------
-# Checkpoints: everything needed to continue as if never interrupted, RNG states included.
-
-
-def _save_checkpoint(path: Path, cfg, model, optimizer, schedule: Schedule, state: TrainingState, best_weights) -> None:
-    write_torch(
-        path,
-        {
-            "config": cfg.to_dict(),
-            "model": model.state_dict(),
-            "optimizer": optimizer.state_dict(),
-            "schedule": asdict(schedule),
-            "state": {**asdict(state), "steps": [asdict(s) for s in state.steps]},
-            "best_weights": best_weights,
-            "rng": {"torch": torch.get_rng_state(), "numpy": np.random.get_state(), "python": random.getstate()},
-        },
-    )
-
-
-CHECKPOINT_PARTS = ("config", "model", "optimizer", "schedule", "state", "best_weights", "rng")
-
-
-def _load_checkpoint(path: Path, cfg: RunConfig):
-    """(model state, optimiser state, schedule, training state, best weights) from the checkpoint ``path``, with
-    the random generators restored; None if it cannot be read, after setting it aside (`_set_aside`)."""
-    try:
-        saved = torch.load(path, weights_only=False)
-        if not isinstance(saved, dict):
-            raise TypeError(f"a {type(saved).__name__}, not a checkpoint's dict")
-        missing = [part for part in CHECKPOINT_PARTS if part not in saved]
-        if missing:
-            raise ValueError(f"it has no {', '.join(missing)}")
-    except Exception as err:  # a truncated or damaged file fails in torch's reader in many ways, none of them ours
-        _set_aside(path, cfg, err)
-        return None
-    # Compared as the run id is: a rerun with more threads (another machine, a cluster) resumes.
-    current = cfg.settings()
-    written = RunConfig.from_settings(saved["config"]).settings()
-    if written != current:
-        raise ValueError(
-            f"{path} was written for a different configuration; remove it to start this run afresh "
-            f"(differing keys: {sorted(k for k in written.keys() | current.keys() if written.get(k) != current.get(k))})"
-        )
-    before = (torch.get_rng_state(), np.random.get_state(), random.getstate())
-    try:
-        raw = saved["state"]
-        state = TrainingState(
-            epoch=raw["epoch"],
-            global_step=raw["global_step"],
-            best_valid_nll=raw["best_valid_nll"],
-            previous_valid_nll=raw["previous_valid_nll"],
-            epochs=raw["epochs"],
-            steps=[StepRecord(**s) for s in raw["steps"]],
-            divergence=Divergence(**raw["divergence"]) if raw["divergence"] else None,
-            # Absent from a checkpoint written before the run counted its cost: those calls go uncounted.
-            cpu_seconds=raw.get("cpu_seconds", 0.0),
-            peak_rss_mb=raw.get("peak_rss_mb", 0.0),
-        )
-        schedule = Schedule(**saved["schedule"])
-        torch.set_rng_state(saved["rng"]["torch"])
-        np.random.set_state(saved["rng"]["numpy"])
-        random.setstate(saved["rng"]["python"])
-    except (KeyError, TypeError, ValueError, RuntimeError) as err:  # read, but not a checkpoint of this format
-        torch.set_rng_state(before[0])  # as a run that never saw it: from its seed
-        np.random.set_state(before[1])
-        random.setstate(before[2])
-        _set_aside(path, cfg, err)
-        return None
-    return saved["model"], saved["optimizer"], schedule, state, saved["best_weights"]
-
-
-def _set_aside(path: Path, cfg: RunConfig, err: Exception) -> None:
-    """A checkpoint that cannot be read is renamed, not deleted (it may be looked at) and not read again: the run
-    starts from scratch, as if it had never been interrupted (one checkpoint per run: there is no older one)."""
-    stamp = time.strftime("%Y%m%dT%H%M%S")
-    aside = path.with_name(f"{path.name}.corrupt-{stamp}")
-    for n in itertools.count(2):  # a second one within the same second keeps the first
-        if not aside.exists():
-            break
-        aside = path.with_name(f"{path.name}.corrupt-{stamp}-{n}")
-    path.rename(aside)
-    log.warning(
-        "run %s: the checkpoint %s cannot be read (%s: %s); set aside as %s, training from scratch",
-        cfg.run_id,
-        path,
-        type(err).__name__,
-        err,
-        aside,
-    )

@@ -1,4 +1,5 @@
-"""The two update rules the loop trains with, plain SGD and Adam, without torch.optim.
+"""The two update rules the loop trains with, plain SGD and Adam, without torch.optim; make_optimizer builds the
+one a run's config asks for.
 
 Building any torch.optim optimiser imports torch._dynamo (its methods are wrapped to keep the compiler out):
 1.2-1.3 s of a fresh process on this machine (`python -X importtime -c "import torch._dynamo"`), paid once by
@@ -33,9 +34,12 @@ updates alone and Adam scatters into a zero table (RowScatter) for its dense pas
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
+
+if TYPE_CHECKING:
+    from rnnbench.config.settings import RunConfig
 
 
 class Optimizer:
@@ -206,3 +210,12 @@ def _fresh_state(p: torch.Tensor) -> dict[str, torch.Tensor]:
         "exp_avg": torch.zeros_like(p, memory_format=torch.preserve_format),
         "exp_avg_sq": torch.zeros_like(p, memory_format=torch.preserve_format),
     }
+
+
+def make_optimizer(cfg: RunConfig, model: torch.nn.Module) -> Optimizer:
+    """The update rule ``cfg.optimizer`` names, over the model's parameters at the run's rate and weight decay."""
+    # torch's update rules without torch.optim's start-up cost: Adam fused; the embedding's gradient as the rows a
+    # step used, not the whole table (the module's docstring says why each).
+    sparse_embedding_gradients(model)
+    rule = Adam if cfg.optimizer == "adam" else SGD
+    return rule(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)

@@ -1,0 +1,200 @@
+"""Figures of our runs beside the published rows (tables of rnnbench.results.comparison in, a figure out).
+
+learning_curves_figure   validation perplexity against training tokens seen, one line per run, a panel per corpus
+crossover_figure         test perplexity against parameter count, both families, the analytic tie marked
+"""
+
+from __future__ import annotations
+
+import textwrap
+from typing import Any
+
+import matplotlib.pyplot as plt
+import matplotlib.ticker
+import numpy as np
+import pandas as pd
+import seaborn as sns
+
+from rnnbench.metrics import METRIC_LABELS
+from rnnbench.plots.style import add_source_note
+
+# A run's line by its scale: solid a reference or paper-scale run, dashed a short one.
+SCALE_STYLES = {"reference": "-", "paper": "-", "short": "--"}
+
+
+def learning_curves_figure(table: pd.DataFrame, *, source: str = "") -> plt.Figure:
+    """Validation perplexity against training tokens seen (log axes), one line per run, a panel per corpus
+    (rnnbench.results.comparison.learning_curves): colour the family, dashed a short run, a dot at each epoch's end."""
+    sns.set_theme(style="whitegrid", context="paper")
+    corpora = list(dict.fromkeys(table["corpus"])) or ["none"]
+    fig, axes = plt.subplots(1, len(corpora), figsize=(3.6 * len(corpora), 3.4), layout="constrained", squeeze=False)
+    colors = {"rnn": "black", "ff": "tab:red", "lstm": "tab:blue"}
+    names = {"rnn": "Elman RNN", "ff": "feed-forward", "lstm": "LSTM"}
+    for ax, corpus in zip(axes[0], corpora, strict=True):
+        here = table[(table["corpus"] == corpus) & table["valid_ppl"].notna()]
+        labelled: set[tuple[str, str]] = set()
+        for (scale, family, _), run in here.groupby(["scale", "family", "run_id"], sort=False):
+            key = (scale, family)
+            label = f"{names.get(family, family)}, {scale}" if key not in labelled else None
+            labelled.add(key)
+            ax.plot(
+                run["tokens_seen"].astype(float),
+                run["valid_ppl"],
+                SCALE_STYLES.get(scale, "-"),
+                marker="o",
+                markersize=2.5,
+                linewidth=1.6 if scale == "reference" else 1.0,
+                color=colors.get(family, "0.4"),
+                alpha=1.0 if scale == "reference" else 0.6,
+                label=label,
+            )
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.yaxis.set_major_formatter(matplotlib.ticker.ScalarFormatter())
+        ax.yaxis.set_minor_formatter(matplotlib.ticker.ScalarFormatter())
+        ax.tick_params(axis="y", which="both", labelsize=7)
+        ax.set_xlabel("training tokens seen")
+        ax.set_ylabel("validation perplexity")
+        ax.set_title(corpus, fontsize=9)
+        if labelled:
+            ax.legend(fontsize=7)
+    add_source_note(fig, source)
+    return fig
+
+
+def _short_count(value: float) -> str:
+    """A parameter count as a tick label: 250k, 1.2M."""
+    return f"{value / 1e6:g}M" if value >= 1e6 else f"{value / 1e3:g}k"
+
+
+# Where the minor ticks of a parameter-count axis sit, as multiples of each power of ten. The models of one
+# corpus often lie within a factor of two (1.1M to 1.7M on PTB), where ticks only at 2-9 times a power of ten
+# would leave them unlabelled; at 1.2 and 1.5 they are read off directly. Over more than a decade these crowd,
+# and only the ticks at LABELLED_MINOR (times a power of ten) keep a label.
+MINOR_SUBS = (1.2, 1.5, 2, 3, 5, 7)
+LABELLED_MINOR = (2, 5)
+
+
+def _minor_count_labels(ax: plt.Axes) -> matplotlib.ticker.Formatter:
+    """The x axis's minor tick labels: every one where the axis spans a decade or less, else those at
+    LABELLED_MINOR times a power of ten."""
+
+    def label(value: float, _position) -> str:
+        low, high = ax.get_xlim()
+        if np.log10(high / low) <= 1:
+            return _short_count(value)
+        multiple = round(value / 10 ** np.floor(np.log10(value)), 1)
+        return _short_count(value) if multiple in LABELLED_MINOR else ""
+
+    return matplotlib.ticker.FuncFormatter(label)
+
+
+def crossover_figure(table: pd.DataFrame, *, title: str = "", source: str = "") -> plt.Figure:
+    """Test perplexity against parameter count, both families (rnnbench.results.comparison.crossover_table, one scale).
+
+    A point is a model: the mean of its seeds' test perplexities (rnnbench.results.comparison.setting_means), with a bar
+    over their range where it has more than one. The Elman models form one line over H; the feed-forward models
+    one line per H over the context n-1, each point labelled with its n-1, hollow once the analytic formula makes
+    it larger than the Elman LM of the same d and H. A dotted vertical line per feed-forward H marks that Elman
+    LM's size: where the feed-forward line crosses it is the analytic tie, n-1 = 1 + H/d. Runs without a
+    perplexity (diverged) are counted under the title, not drawn.
+    """
+    from rnnbench.results.comparison import MEASURED, setting_means
+
+    runs = table[table["status"].isin(MEASURED) & table["test_ppl"].notna()]
+    # Reference runs (trained to convergence, rnnbench.results.reference) are points of their own, not on the lines.
+    reference = runs[runs["scale"] == "reference"] if "scale" in runs else runs.iloc[0:0]
+    runs = runs.drop(reference.index)
+    drawn = setting_means(runs, "parameters", keep=("family", "ff_larger", "rnn_equivalent_parameters"))
+    sns.set_theme(style="whitegrid", context="paper")
+    fig, ax = plt.subplots(figsize=(7.0, 3.8), layout="constrained")
+    for family, color, name in (("rnn", "black", "Elman RNN"), ("ff", "tab:red", "feed-forward")):
+        points = reference[reference["family"] == family]
+        if len(points):
+            label = f"{name}, reference (trained to convergence)"
+            ax.scatter(points["parameters"], points["test_ppl"], marker="*", s=90, color=color, zorder=4, label=label)
+    rnn = drawn[drawn["family"] == "rnn"].sort_values("parameters")
+    if len(rnn):
+        ax.plot(rnn["parameters"], rnn["test_ppl"], "-o", color="black", label="Elman RNN (over H)")
+        _seed_ranges(ax, rnn, "black")
+        for row in rnn.itertuples():
+            ax.annotate(
+                f"H={row.hidden:g}",
+                (row.parameters, row.test_ppl),
+                textcoords="offset points",
+                xytext=(4, -10),
+                fontsize=7,
+            )
+    ff = drawn[drawn["family"] == "ff"]
+    palette = sns.color_palette("viridis", max(ff["hidden"].nunique(), 1))
+    for color, (hidden, group) in zip(palette, ff.groupby("hidden"), strict=True):
+        group = group.sort_values("context")
+        ax.plot(group["parameters"], group["test_ppl"], "-", color=color, label=f"feed-forward, H={hidden} (over n-1)")
+        _seed_ranges(ax, group, color)
+        larger = group["ff_larger"].fillna(False).astype(bool)
+        ax.scatter(group.loc[~larger, "parameters"], group.loc[~larger, "test_ppl"], color=color, zorder=3)
+        ax.scatter(
+            group.loc[larger, "parameters"],
+            group.loc[larger, "test_ppl"],
+            facecolors="white",
+            edgecolors=[color],
+            zorder=3,
+        )
+        # Neighbouring windows differ by one word's weights and often by little perplexity: labels alternate
+        # above and below their points so that two close ones do not print over each other.
+        for i, row in enumerate(group.itertuples()):
+            ax.annotate(
+                f"n-1={row.context:g}",
+                (row.parameters, row.test_ppl),
+                textcoords="offset points",
+                xytext=(3, 3) if i % 2 == 0 else (3, -9),
+                fontsize=7,
+                color=color,
+            )
+        for size in group["rnn_equivalent_parameters"].dropna().unique():
+            ax.axvline(float(size), color=color, linestyle=":", linewidth=1)
+    ax.set_xscale("log")
+    # Sizes span less than a decade or two: labelled ticks in short form (250k, 1.2M), not 2.05 × 10⁵.
+    ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: _short_count(v)))
+    ax.xaxis.set_minor_locator(matplotlib.ticker.LogLocator(base=10, subs=MINOR_SUBS))
+    ax.xaxis.set_minor_formatter(_minor_count_labels(ax))
+    ax.tick_params(axis="x", which="both", labelsize=7, length=3)  # one length: labels on one line
+    ax.set_xlabel("parameters")
+    ax.set_ylabel(METRIC_LABELS["test_ppl"])
+    lines = textwrap.wrap(title, 70)
+    if (drawn["seeds"] > 1).any():
+        lines.append("a point: a model's mean over its seeds; a bar: their range")
+    left_out = len(table) - len(runs) - len(reference)
+    if left_out:
+        lines.append(f"{left_out} run(s) without a comparable perplexity are not shown")
+    ax.set_title("\n".join(lines), fontsize=9)
+    if len(drawn) or len(reference):
+        from matplotlib.lines import Line2D
+
+        handles, _ = ax.get_legend_handles_labels()
+        if len(ff):
+            handles += [
+                Line2D([], [], color="0.4", linestyle=":", label="Elman RNN of the same d and H (analytic tie)"),
+                Line2D(
+                    [],
+                    [],
+                    color="0.4",
+                    marker="o",
+                    markerfacecolor="white",
+                    linestyle="",
+                    label="feed-forward larger than that RNN",
+                ),
+            ]
+        ax.legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))  # beside, over no point
+    if source:
+        fig.text(0.01, 0.005, source, fontsize=6, color="0.4", ha="left", va="bottom")
+        fig.get_layout_engine().set(h_pad=0.12)
+    return fig
+
+
+def _seed_ranges(ax: plt.Axes, models: pd.DataFrame, color: Any) -> None:
+    """A vertical bar over the range of each model's seeds (setting_means rows), where it has more than one."""
+    seeded = models[models["seeds"] > 1]
+    if len(seeded):
+        spread = [seeded["test_ppl"] - seeded["test_min"], seeded["test_max"] - seeded["test_ppl"]]
+        ax.errorbar(seeded["parameters"], seeded["test_ppl"], yerr=spread, fmt="none", ecolor=color, capsize=2, lw=0.8)
