@@ -45,7 +45,6 @@ OVER_THE_LIMIT = {
     "rnnbench.config.settings",
     "rnnbench.jobs",
     "rnnbench.plots.figures",
-    "rnnbench.results.comparison",
     "rnnbench.training.loop",
 }
 

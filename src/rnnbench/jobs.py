@@ -347,9 +347,10 @@ def comparison_tables(
     reference_dir: str | None = None,
     repository: str = ".",
 ) -> None:
-    """Our runs beside the published rows (rnnbench.results.comparison), the tables of paths.COMPARISON_TABLES in
-    ``outs``: the comparison, perplexity against parameters on ``crossover_corpus``, the RNN against each
-    feed-forward run at matched parameter count and at matched training time, and every run's learning curve.
+    """Our runs beside the published rows, the tables of paths.COMPARISON_TABLES in ``outs``: the comparison
+    (rnnbench.results.beside_published), perplexity against parameters on ``crossover_corpus`` and the RNN against
+    each feed-forward run at matched parameter count and at matched training time (rnnbench.results.crossover),
+    every run's learning curve and the families' ranking epoch by epoch (rnnbench.results.learning_curves).
 
     ``runs``: run id -> the studies it serves (each run once, however many studies share it), its folder
     under ``results``; ``benchmark_files``: each run's training-job record, in the same order. The published
@@ -359,16 +360,19 @@ def comparison_tables(
     """
     from rnnbench import paths
     from rnnbench.published import load_published, published_path
-    from rnnbench.results import comparison as cmp
+    from rnnbench.results.beside_published import comparison_table, read_corpus_stats
+    from rnnbench.results.crossover import crossover_table, matched_cost
     from rnnbench.results.dynamic_record import dynamic_metrics
+    from rnnbench.results.learning_curves import learning_curves, ranking_by_epoch
     from rnnbench.results.reference import read_reference, reference_files, stale_runs
+    from rnnbench.results.runs import our_runs, read_run, with_job_times
     from rnnbench.results.summary import benchmark_table
 
     # A run's source is named inside the results folder, so the tables of two folders built from one config
     # (a local and a cluster build) are equal.
     records = [
         {
-            **cmp.read_run(paths.run_dir(results, run_id), scale),
+            **read_run(paths.run_dir(results, run_id), scale),
             "studies": list(studies),
             "source": os.path.relpath(paths.run_dir(results, run_id), results),
             "dynamic": dynamic_metrics(results, run_id),
@@ -395,21 +399,21 @@ def comparison_tables(
     epochs = {run_id: pd.read_csv(paths.run_epochs(results, run_id)) for run_id in runs}
     epochs |= {run.run_id: run.epochs for run in reference}
     run_metrics = [paths.run_metrics(results, run_id) for run_id in runs]
-    ours = cmp.with_job_times(cmp.our_runs(records), benchmark_table(list(runs), benchmark_files, run_metrics))
-    crossover = cmp.crossover_table(ours, crossover_corpus) if crossover_corpus else cmp.crossover_table(ours.iloc[0:0])
+    ours = with_job_times(our_runs(records), benchmark_table(list(runs), benchmark_files, run_metrics))
+    crossover = crossover_table(ours, crossover_corpus) if crossover_corpus else crossover_table(ours.iloc[0:0])
     tables = {
         "comparison": (
-            cmp.comparison_table(load_published(), ours, cmp.read_corpus_stats(corpus_stats_files)),
-            "rnnbench.results.comparison.comparison_table",
+            comparison_table(load_published(), ours, read_corpus_stats(corpus_stats_files)),
+            "rnnbench.results.beside_published.comparison_table",
         ),
-        "crossover": (crossover, "rnnbench.results.comparison.crossover_table"),
-        "matched_parameters": (cmp.matched_cost(crossover, "parameters"), "rnnbench.results.comparison.matched_cost"),
-        "matched_time": (cmp.matched_cost(crossover, "train_seconds"), "rnnbench.results.comparison.matched_cost"),
-        "learning_curves": (cmp.learning_curves(ours, epochs), "rnnbench.results.comparison.learning_curves"),
+        "crossover": (crossover, "rnnbench.results.crossover.crossover_table"),
+        "matched_parameters": (matched_cost(crossover, "parameters"), "rnnbench.results.crossover.matched_cost"),
+        "matched_time": (matched_cost(crossover, "train_seconds"), "rnnbench.results.crossover.matched_cost"),
+        "learning_curves": (learning_curves(ours, epochs), "rnnbench.results.learning_curves.learning_curves"),
     }
     tables["ranking_by_epoch"] = (
-        cmp.ranking_by_epoch(tables["learning_curves"][0], crossover),
-        "rnnbench.results.comparison.ranking_by_epoch",
+        ranking_by_epoch(tables["learning_curves"][0], crossover),
+        "rnnbench.results.learning_curves.ranking_by_epoch",
     )
     run_files = [f(results, run_id) for run_id in runs for f in (paths.run_config, paths.run_metrics)]
     reference_inputs = reference_files(reference_dir) if reference_dir else []
