@@ -475,13 +475,14 @@ def study_extra_table(
     data_dir: str | None = None,
     cache_dir: str | None = None,
 ) -> None:
-    """A study's table beyond its summary (rnnbench.results.ablations, rnnbench.results.cut_accuracy): ``kind`` "distance" reads each
-    run's agreement.csv, "trace" each traced run's steps.csv, "learning" each run's epochs.csv, "speed" each run's
-    steps.csv, "cuts" and "units" each run's model.pt (its probes scored again, or its units counted, on the corpus
-    read from ``data_dir`` and ``cache_dir``); ``run_files`` maps
-    run id -> that file (rnnbench.paths.EXTRA_TABLES). Each run's outcome is the one its ``summary`` (summary.csv)
-    holds, so every table marks the same failed runs."""
+    """A study's table beyond its summary (rnnbench.results.ablations, cut_accuracy, silent_units): ``kind``
+    "distance" reads each run's agreement.csv, "trace" each traced run's steps.csv, "learning" each run's epochs.csv,
+    "speed" each run's steps.csv, "cuts" and "units" each run's model.pt (its probes scored again,
+    rnnbench.results.cut_scoring, or its units counted, on the corpus read from ``data_dir`` and ``cache_dir``);
+    ``run_files`` maps run id -> that file (rnnbench.paths.EXTRA_TABLES). Each run's outcome is the one its
+    ``summary`` (summary.csv) holds, so every table marks the same failed runs."""
     from rnnbench.results import ablations, cut_accuracy, silent_units
+    from rnnbench.results.cut_scoring import cut_accuracies_by_run
 
     runs = ablations.read_runs(record, points, summary)
     vary = list(record["vary"])
@@ -498,7 +499,7 @@ def study_extra_table(
         table = ablations.learning_table(runs, {r: pd.read_csv(run_files[r]) for r in runs["run_id"]}, vary)
     elif kind == "cuts":
         table = cut_accuracy.cut_table(
-            runs, _cut_accuracies(runs, run_files, data_dir=data_dir, cache_dir=cache_dir), vary
+            runs, cut_accuracies_by_run(runs, run_files, data_dir=data_dir, cache_dir=cache_dir), vary
         )
         inputs, producer = (
             [run_files[r] for r in runs.loc[~runs["diverged"], "run_id"]],
@@ -509,7 +510,7 @@ def study_extra_table(
         table = ablations.speed_table(runs, {r: pd.read_csv(run_files[r]) for r in runs["run_id"]}, vary)
     elif kind == "units":
         table = silent_units.unit_table(
-            runs, _silent_units(runs, run_files, data_dir=data_dir, cache_dir=cache_dir), vary
+            runs, silent_units.silent_units_by_run(runs, run_files, data_dir=data_dir, cache_dir=cache_dir), vary
         )
         inputs, producer = (
             [run_files[r] for r in runs.loc[~runs["diverged"], "run_id"]],
@@ -519,72 +520,6 @@ def study_extra_table(
         raise ValueError(f"no extra study table {kind!r}; known: {', '.join(paths.EXTRA_TABLES)}")
     write_csv(out, table)
     write_provenance(provenance_file, producer=producer, inputs=[summary, *inputs], **provenance)
-
-
-def _cut_accuracies(
-    runs: pd.DataFrame, model_files: Mapping[str, str], *, data_dir: str | None, cache_dir: str | None
-) -> dict[str, pd.DataFrame]:
-    """run_id -> rnnbench.results.cut_accuracy.cut_accuracy under each cut length its probes are split by (rnnbench.results.cut_accuracy.partitions),
-    for every run of ``runs`` that did not diverge: its test probes scored by its model.pt (the best epoch's
-    weights, which its agreement.csv scored), in batches of its eval_batch_size, as training scored them."""
-    import torch
-
-    from rnnbench.baselines.tables import AGREEMENT_SPLIT
-    from rnnbench.data.corpora import load_corpus
-    from rnnbench.decay.analysis import load_trained
-    from rnnbench.results import cut_accuracy
-    from rnnbench.training.evaluate import sentence_margins
-
-    torch.set_num_threads(1)  # a table job: small models, one core, as the rule declares
-    configs = {}
-    for run_id in runs["run_id"]:
-        saved = torch.load(model_files[run_id], map_location="cpu", weights_only=True)["config"]
-        configs[run_id] = RunConfig.from_settings(saved, where=model_files[run_id])
-    study_cuts = {cfg.bptt for cfg in configs.values() if cfg.segments == "sentence" and cfg.bptt > 0}
-    corpora, tables = {}, {}
-    for run_id in runs.loc[~runs["diverged"], "run_id"]:
-        cfg = configs[run_id]
-        every = cut_accuracy.partitions(cfg.bptt, cfg.segments, study_cuts)
-        if not every:
-            continue
-        if cfg.corpus_key not in corpora:
-            corpus = load_corpus(cfg.corpus, data_dir=data_dir, cache_dir=cache_dir, **cfg.corpus_options)
-            corpora[cfg.corpus_key] = corpus
-        corpus = corpora[cfg.corpus_key]
-        model = load_trained(model_files[run_id])
-        margins = sentence_margins(model, corpus, AGREEMENT_SPLIT, batch_size=cfg.eval_batch_size)
-        probes = cut_accuracy.probe_steps(margins, corpus.sentence_starts[AGREEMENT_SPLIT])
-        tables[run_id] = pd.concat([cut_accuracy.cut_accuracy(probes, k) for k in every], ignore_index=True)
-        log.info("%s: %d probes split by cuts every %s steps", run_id, len(probes), every)
-    return tables
-
-
-def _silent_units(
-    runs: pd.DataFrame, model_files: Mapping[str, str], *, data_dir: str | None, cache_dir: str | None
-) -> dict[str, tuple[Any, int]]:
-    """run_id -> rnnbench.results.silent_units.silent_units of its model.pt (the best epoch's weights) over its corpus's validation
-    split, read as its evaluation reads it (rnnbench.training.reading), for every run of ``runs`` that did not diverge."""
-    import torch
-
-    from rnnbench.data.corpora import load_corpus
-    from rnnbench.decay.analysis import load_run
-    from rnnbench.results import silent_units
-    from rnnbench.training.reading import reading_for
-
-    torch.set_num_threads(1)  # a table job: one core, as the rule declares
-    corpora, found = {}, {}
-    for run_id in runs.loc[~runs["diverged"], "run_id"]:
-        cfg, model = load_run(model_files[run_id])
-        if cfg.corpus_key not in corpora:
-            corpora[cfg.corpus_key] = load_corpus(
-                cfg.corpus, data_dir=data_dir, cache_dir=cache_dir, **cfg.corpus_options
-            )
-        reading = reading_for(cfg, corpora[cfg.corpus_key])
-        found[run_id] = silent_units.silent_units(
-            model, reading.eval_batches("valid"), carry_state=reading.carries_state
-        )
-        log.info("%s: %d of %d units silent", run_id, int(found[run_id][0].sum()), found[run_id][0].size)
-    return found
 
 
 def study_extra_figure(
