@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -362,40 +361,13 @@ def comparison_tables(
     from rnnbench.published import load_published, published_path
     from rnnbench.results.beside_published import comparison_table, read_corpus_stats
     from rnnbench.results.crossover import crossover_table, matched_cost
-    from rnnbench.results.dynamic_record import dynamic_metrics
     from rnnbench.results.learning_curves import learning_curves, ranking_by_epoch
-    from rnnbench.results.reference import read_reference, reference_files, stale_runs
-    from rnnbench.results.runs import our_runs, read_run, with_job_times
+    from rnnbench.results.reference import read_reference, reference_files, reference_records
+    from rnnbench.results.runs import our_runs, run_records, with_job_times
     from rnnbench.results.summary import benchmark_table
 
-    # A run's source is named inside the results folder, so the tables of two folders built from one config
-    # (a local and a cluster build) are equal.
-    records = [
-        {
-            **read_run(paths.run_dir(results, run_id), scale),
-            "studies": list(studies),
-            "source": os.path.relpath(paths.run_dir(results, run_id), results),
-            "dynamic": dynamic_metrics(results, run_id),
-        }
-        for run_id, studies in runs.items()
-    ]
     reference = read_reference(reference_dir) if reference_dir else []
-    stale = stale_runs(reference, repository)
-    records += [
-        {
-            "config": run.config,
-            "metrics": run.metrics,
-            "scale": "reference",
-            "studies": [run.study],
-            "source": os.path.relpath(run.folder, repository),
-            "stale": stale.get(run.run_id, ""),
-            "commit": run.provenance.get("commit", ""),
-            "cpu_seconds": run.provenance.get("cpu_seconds"),
-            "corpus_stats": run.provenance.get("corpus"),
-            "dynamic": run.dynamic,
-        }
-        for run in reference
-    ]
+    records = run_records(results, runs, scale) + reference_records(reference, repository)
     epochs = {run_id: pd.read_csv(paths.run_epochs(results, run_id)) for run_id in runs}
     epochs |= {run.run_id: run.epochs for run in reference}
     run_metrics = [paths.run_metrics(results, run_id) for run_id in runs]

@@ -2,10 +2,12 @@
 perplexity, size and time.
 
 A record is plain data: ``{"config": <config.json>, "metrics": <metrics.json>, "scale": "paper" | "short"}``, as
-`read_run` returns, optionally with its ``"source"`` folder and the ``"studies"`` it serves. Every number in the
-rows is a copy of an input or computed from inputs; none is typed here.
+`read_run` returns, optionally with its ``"source"`` folder and the ``"studies"`` it serves (`run_records`; a
+reference run's, rnnbench.results.reference.reference_records, carries more). Every number in the rows is a copy
+of an input or computed from inputs; none is typed here.
 
     read_run(run_dir, scale)               one finished run folder's record
+    run_records(results, runs, scale)      the records of a results folder's runs, each with the studies it serves
     our_runs(records)                      one row per run: settings, status, perplexity, size, time
     with_job_times(ours, benchmarks)       each run's training job's wall time and the run's CPU time beside it
 
@@ -28,13 +30,16 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Iterable, Mapping
+import os
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from rnnbench import paths
 from rnnbench.metrics import read_metrics
+from rnnbench.results.dynamic_record import dynamic_metrics
 from rnnbench.training.stuck_columns import stuck
 
 SCALES = ("reference", "paper", "short")
@@ -87,6 +92,23 @@ def read_run(run_dir: str | Path, scale: str) -> dict[str, Any]:
             raise FileNotFoundError(f"{path} is missing: {run_dir} is not a finished run (train it first)")
         record[name] = read_metrics(path) if name == "metrics" else json.loads(path.read_text(encoding="utf-8"))
     return record
+
+
+def run_records(results: str | Path, runs: Mapping[str, Sequence[str]], scale: str) -> list[dict[str, Any]]:
+    """The record of each run of ``runs`` (run id -> the studies it serves), its folder under ``results``, at
+    ``scale``: `read_run`'s, with the studies, its dynamic-evaluation record if it has one
+    (rnnbench.results.dynamic_record) and its source folder named inside ``results``."""
+    # A run's source is named inside the results folder, so the tables of two folders built from one config
+    # (a local and a cluster build) are equal.
+    return [
+        {
+            **read_run(paths.run_dir(results, run_id), scale),
+            "studies": list(studies),
+            "source": os.path.relpath(paths.run_dir(results, run_id), results),
+            "dynamic": dynamic_metrics(results, run_id),
+        }
+        for run_id, studies in runs.items()
+    ]
 
 
 def run_status(config: Mapping[str, Any], metrics: Mapping[str, Any], stale: str = "") -> str:
