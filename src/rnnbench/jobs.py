@@ -21,7 +21,6 @@ import pandas as pd
 from rnnbench import paths
 from rnnbench.config.settings import RunConfig
 from rnnbench.io import write_csv, write_json
-from rnnbench.paths import ANALYSIS_TABLES
 from rnnbench.provenance import write_provenance
 
 log = logging.getLogger("rnnbench.jobs")
@@ -116,23 +115,6 @@ def study_figure(
     )
 
 
-def _decay_inputs(point: Mapping[str, Any], measure: Mapping[str, Any], corpora: dict, *, data_dir, cache_dir):
-    """(network source, corpus) of one analysis point: an untrained spec or a model file, and the corpus it
-    reads (a study's run: its own corpus and options; an untrained network: the analysis's corpus)."""
-    from rnnbench.data.corpora import load_corpus
-
-    name, options = point["corpus"], point["corpus_options"]
-    key = (name, json.dumps(options, sort_keys=True))
-    if key not in corpora:
-        corpora[key] = load_corpus(name, data_dir=data_dir, cache_dir=cache_dir, **options)
-    if point["untrained"] is None and not Path(point["model"]).is_file():
-        raise FileNotFoundError(
-            f"{point['model']}: no weights for {dict(point['keys'])}; a run whose schedule stopped it before that "
-            "epoch has no snapshot there (its epochs.csv says how far it went): ask for an earlier one or 'final'"
-        )
-    return (point["untrained"] if point["untrained"] is not None else point["model"]), corpora[key]
-
-
 def decay_analysis(
     record: Mapping[str, Any],
     points: Sequence[Mapping[str, Any]],
@@ -142,51 +124,14 @@ def decay_analysis(
     cache_dir: str,
     provenance: Mapping[str, Any],
 ) -> None:
-    """One analysis: every point measured in turn, written as one table per output of ``outs``.
+    """One analysis: every point measured in turn (rnnbench.results.analysis_tables), written as one table per
+    output of ``outs`` (gradient_decay: curves and rates; passage: passage), and its record (analysis.json)."""
+    from rnnbench.results.analysis_tables import analysis_tables
 
-    gradient_decay: ``outs`` has curves and rates (rnnbench.decay.decay_point on N windows of the split);
-    passage: ``outs`` has passage (rnnbench.decay.passage_decay). Either way also the record (analysis.json).
-    Each point is {"keys", "untrained" (settings or None), "model" (a model file or None), "corpus", "corpus_options"}.
-    """
-    import time
-
-    from rnnbench.config.analyses import check_window
-    from rnnbench.decay import decay_point, network, passage_decay
-    from rnnbench.decay.analysis import DTYPES
-
-    measure, corpora = record["measure"], {}
-    tables: dict[str, list[pd.DataFrame]] = {name: [] for name in ANALYSIS_TABLES[record["kind"]]}
-    for point in points:
-        started = time.perf_counter()
-        source, corpus = _decay_inputs(point, measure, corpora, data_dir=data_dir, cache_dir=cache_dir)
-        if record["kind"] == "passage":
-            model = network(source, len(corpus.vocab), DTYPES[measure["dtype"]])
-            table = passage_decay(model, corpus.vocab)
-            for position, (name, value) in enumerate(point["keys"].items()):
-                table.insert(position, name, value)
-            tables["passage"].append(table)
-        else:
-            fit = tuple(measure["fit"]) if measure["fit"] is not None else None
-            ids = getattr(corpus, measure["split"])
-            # the config's check knew only a bound for a generated corpus; its real length is known now
-            check_window(f"analyses.{record['name']}", measure["steps"], point["corpus"], measure["split"], len(ids))
-            curves, rates = decay_point(
-                source,
-                ids,
-                len(corpus.vocab),
-                steps=measure["steps"],
-                count=measure["sequences"],
-                keys=point["keys"],
-                seed=measure["seed"],
-                dtype=measure["dtype"],
-                fit=fit,
-            )
-            tables["curves"].append(curves)
-            tables["rates"].append(rates)
-        log.info("%s %s: %.1f s", record["name"], dict(point["keys"]), time.perf_counter() - started)
+    tables = analysis_tables(record, points, data_dir=data_dir, cache_dir=cache_dir)
     models = [p["model"] for p in points if p["model"] is not None]
-    for name, parts in tables.items():
-        write_csv(outs[name], pd.concat(parts, ignore_index=True))
+    for name, table in tables.items():
+        write_csv(outs[name], table)
         producer = "rnnbench.decay.passage_decay" if name == "passage" else "rnnbench.decay.decay_point"
         write_provenance(outs[f"{name}_provenance"], producer=producer, inputs=models, **provenance)
     write_json(outs["record"], dict(record))
@@ -357,7 +302,6 @@ def comparison_tables(
     reference runs (rnnbench.results.reference) from ``reference_dir``, each checked against the config files of
     ``repository`` it names (a stale one is marked, never compared). Nothing is typed here.
     """
-    from rnnbench import paths
     from rnnbench.published import load_published, published_path
     from rnnbench.results.beside_published import comparison_table, read_corpus_stats
     from rnnbench.results.crossover import crossover_table, matched_cost
