@@ -14,7 +14,7 @@ from rnnbench import jobs, paths
 from rnnbench.book.published import matched_numbers
 from rnnbench.config.settings import ConfigError, RunConfig, load_config, merge_config_files
 from rnnbench.published import load_published, published_path, reference_rows
-from rnnbench.results.comparison import log_interpolate
+from rnnbench.results.crossover import log_interpolate
 
 REPO = Path(__file__).resolve().parents[1]
 BENCHMARK_HEADER = "s\th:m:s\tmax_rss\tmax_vms\tmax_uss\tmax_pss\tio_in\tio_out\tmean_load\tcpu_time\n"
@@ -132,7 +132,7 @@ def test_the_job_reads_the_published_table_and_our_run_folders(tmp_path):
 
     # provenance beside each table, naming what it read
     record = json.loads(Path(provenance_files["comparison"]).read_text())
-    assert record["producer"] == "rnnbench.results.comparison.comparison_table"
+    assert record["producer"] == "rnnbench.results.beside_published.comparison_table"
     assert str(published_path()) in record["inputs"] and str(stats) in record["inputs"]
     assert all(Path(p).is_file() for p in provenance_files.values())
 

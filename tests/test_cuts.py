@@ -151,7 +151,7 @@ def test_a_runs_probes_scored_again_by_cut_are_its_agreement_table_split(tmp_pat
     # every cut, that is the agreement.csv its training wrote, distance by distance
     from test_train import tiny
 
-    from rnnbench.jobs import _cut_accuracies
+    from rnnbench.results.cut_scoring import cut_accuracies_by_run
     from rnnbench.training.loop import train_run
 
     configs = [tiny(bptt=0, max_epochs=1), tiny(bptt=3, segments="sentence", max_epochs=1)]
@@ -159,7 +159,7 @@ def test_a_runs_probes_scored_again_by_cut_are_its_agreement_table_split(tmp_pat
         train_run(cfg, tmp_path / cfg.run_id, cache_dir=cache_dir)
     runs = pd.DataFrame({"run_id": [c.run_id for c in configs], "diverged": False})
     models = {c.run_id: str(tmp_path / c.run_id / "model.pt") for c in configs}
-    tables = _cut_accuracies(runs, models, data_dir=None, cache_dir=str(cache_dir))
+    tables = cut_accuracies_by_run(runs, models, data_dir=None, cache_dir=str(cache_dir))
     full, cut = (tables[c.run_id] for c in configs)
     assert set(full["cut_every"]) == {3} and set(cut["cut_every"]) == {3}  # full BPTT split by the study's k
     for cfg, table in zip(configs, (full, cut), strict=True):

@@ -12,7 +12,14 @@ import yaml
 
 from rnnbench import paths
 from rnnbench.config.settings import load_config, merge_config_files
-from rnnbench.results.reference import collect, cpu_seconds, manifest, read_reference, stale_runs
+from rnnbench.results.reference import (
+    collect,
+    cpu_seconds,
+    manifest,
+    read_reference,
+    reference_records,
+    stale_runs,
+)
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -130,6 +137,25 @@ def test_a_reference_run_is_stale_once_its_study_or_the_run_id_code_moves_on(tmp
     saved.write_text(json.dumps({**json.loads(saved.read_text()), "hidden": 21}))
     stale = stale_runs(read_reference(reference), repo)
     assert list(stale) == [first] and stale[first].startswith("its settings now give run id rnn-ptb-")
+
+
+def test_a_reference_run_is_a_record_of_the_comparison_named_inside_the_repository(tmp_path):
+    repo = _repository(tmp_path, STUDY)
+    results = tmp_path / "results"
+    first, second = _finished_runs(repo, results)
+    _collect(repo, results)
+    _repository(tmp_path, {**STUDY, "seeds": [1]})  # seed 2 is no longer the study's
+    records = {r["config"]["run_id"]: r for r in reference_records(read_reference(repo / "reference"), repo)}
+    assert set(records) == {first, second}
+    record = records[first]
+    assert (record["scale"], record["studies"], record["source"]) == (
+        "reference",
+        ["paper_rnn"],
+        f"reference/runs/{first}",
+    )
+    assert (record["stale"], record["commit"], record["cpu_seconds"], record["dynamic"]) == ("", "abc1234", 210.0, None)
+    assert record["metrics"]["test_ppl"] == 121.0
+    assert records[second]["stale"].startswith("study paper_rnn of config/config.yaml")
 
 
 def test_a_reference_run_with_a_file_missing_is_named(tmp_path):

@@ -100,3 +100,28 @@ def test_the_unit_table_counts_each_runs_silent_units_and_leaves_a_diverged_runs
     assert table["silent_units"].tolist()[:2] == [1, 2] and table["silent_fraction"].tolist()[:2] == [0.25, 0.5]
     assert table["units"].tolist()[:2] == [4, 4] and table["positions"].tolist()[:2] == [396, 396]
     assert table.iloc[2][list(UNIT_COLUMNS)].isna().all() and table.iloc[2]["outcome"] == "diverged"
+
+
+def test_a_studys_runs_are_counted_from_their_model_files_as_their_evaluation_reads_them(tmp_path, cache_dir):
+    # rule study_extra_table ("units") counts each run's units from its model.pt over its corpus's validation split;
+    # a diverged run is left out (unit_table keeps its row, its counts empty)
+    from test_train import tiny
+
+    from rnnbench.data.corpora import load_corpus
+    from rnnbench.decay.analysis import load_run
+    from rnnbench.results.silent_units import silent_units_by_run
+    from rnnbench.training.loop import train_run
+    from rnnbench.training.reading import reading_for
+
+    configs = [tiny(max_epochs=1), tiny(max_epochs=1, seed=2)]
+    for cfg in configs:
+        train_run(cfg, tmp_path / cfg.run_id, cache_dir=cache_dir)
+    runs = pd.DataFrame({"run_id": [c.run_id for c in configs], "diverged": [False, True]})
+    models = {c.run_id: str(tmp_path / c.run_id / "model.pt") for c in configs}
+    found = silent_units_by_run(runs, models, data_dir=None, cache_dir=str(cache_dir))
+    assert list(found) == [configs[0].run_id]
+    cfg, model = load_run(models[configs[0].run_id])
+    reading = reading_for(cfg, load_corpus(cfg.corpus, cache_dir=cache_dir, **cfg.corpus_options))
+    mask, positions = silent_units(model, reading.eval_batches("valid"), carry_state=reading.carries_state)
+    assert found[configs[0].run_id][0].tolist() == mask.tolist() and found[configs[0].run_id][1] == positions > 0
+    assert mask.size == cfg.hidden

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -22,7 +21,6 @@ import pandas as pd
 from rnnbench import paths
 from rnnbench.config.settings import RunConfig
 from rnnbench.io import write_csv, write_json
-from rnnbench.paths import ANALYSIS_TABLES
 from rnnbench.provenance import write_provenance
 
 log = logging.getLogger("rnnbench.jobs")
@@ -117,23 +115,6 @@ def study_figure(
     )
 
 
-def _decay_inputs(point: Mapping[str, Any], measure: Mapping[str, Any], corpora: dict, *, data_dir, cache_dir):
-    """(network source, corpus) of one analysis point: an untrained spec or a model file, and the corpus it
-    reads (a study's run: its own corpus and options; an untrained network: the analysis's corpus)."""
-    from rnnbench.data.corpora import load_corpus
-
-    name, options = point["corpus"], point["corpus_options"]
-    key = (name, json.dumps(options, sort_keys=True))
-    if key not in corpora:
-        corpora[key] = load_corpus(name, data_dir=data_dir, cache_dir=cache_dir, **options)
-    if point["untrained"] is None and not Path(point["model"]).is_file():
-        raise FileNotFoundError(
-            f"{point['model']}: no weights for {dict(point['keys'])}; a run whose schedule stopped it before that "
-            "epoch has no snapshot there (its epochs.csv says how far it went): ask for an earlier one or 'final'"
-        )
-    return (point["untrained"] if point["untrained"] is not None else point["model"]), corpora[key]
-
-
 def decay_analysis(
     record: Mapping[str, Any],
     points: Sequence[Mapping[str, Any]],
@@ -143,51 +124,14 @@ def decay_analysis(
     cache_dir: str,
     provenance: Mapping[str, Any],
 ) -> None:
-    """One analysis: every point measured in turn, written as one table per output of ``outs``.
+    """One analysis: every point measured in turn (rnnbench.results.analysis_tables), written as one table per
+    output of ``outs`` (gradient_decay: curves and rates; passage: passage), and its record (analysis.json)."""
+    from rnnbench.results.analysis_tables import analysis_tables
 
-    gradient_decay: ``outs`` has curves and rates (rnnbench.decay.decay_point on N windows of the split);
-    passage: ``outs`` has passage (rnnbench.decay.passage_decay). Either way also the record (analysis.json).
-    Each point is {"keys", "untrained" (settings or None), "model" (a model file or None), "corpus", "corpus_options"}.
-    """
-    import time
-
-    from rnnbench.config.analyses import check_window
-    from rnnbench.decay import decay_point, network, passage_decay
-    from rnnbench.decay.analysis import DTYPES
-
-    measure, corpora = record["measure"], {}
-    tables: dict[str, list[pd.DataFrame]] = {name: [] for name in ANALYSIS_TABLES[record["kind"]]}
-    for point in points:
-        started = time.perf_counter()
-        source, corpus = _decay_inputs(point, measure, corpora, data_dir=data_dir, cache_dir=cache_dir)
-        if record["kind"] == "passage":
-            model = network(source, len(corpus.vocab), DTYPES[measure["dtype"]])
-            table = passage_decay(model, corpus.vocab)
-            for position, (name, value) in enumerate(point["keys"].items()):
-                table.insert(position, name, value)
-            tables["passage"].append(table)
-        else:
-            fit = tuple(measure["fit"]) if measure["fit"] is not None else None
-            ids = getattr(corpus, measure["split"])
-            # the config's check knew only a bound for a generated corpus; its real length is known now
-            check_window(f"analyses.{record['name']}", measure["steps"], point["corpus"], measure["split"], len(ids))
-            curves, rates = decay_point(
-                source,
-                ids,
-                len(corpus.vocab),
-                steps=measure["steps"],
-                count=measure["sequences"],
-                keys=point["keys"],
-                seed=measure["seed"],
-                dtype=measure["dtype"],
-                fit=fit,
-            )
-            tables["curves"].append(curves)
-            tables["rates"].append(rates)
-        log.info("%s %s: %.1f s", record["name"], dict(point["keys"]), time.perf_counter() - started)
+    tables = analysis_tables(record, points, data_dir=data_dir, cache_dir=cache_dir)
     models = [p["model"] for p in points if p["model"] is not None]
-    for name, parts in tables.items():
-        write_csv(outs[name], pd.concat(parts, ignore_index=True))
+    for name, table in tables.items():
+        write_csv(outs[name], table)
         producer = "rnnbench.decay.passage_decay" if name == "passage" else "rnnbench.decay.decay_point"
         write_provenance(outs[f"{name}_provenance"], producer=producer, inputs=models, **provenance)
     write_json(outs["record"], dict(record))
@@ -351,9 +295,10 @@ def comparison_tables(
     reference_dir: str | None = None,
     repository: str = ".",
 ) -> None:
-    """Our runs beside the published rows (rnnbench.results.comparison), the tables of paths.COMPARISON_TABLES in
-    ``outs``: the comparison, perplexity against parameters on ``crossover_corpus``, the RNN against each
-    feed-forward run at matched parameter count and at matched training time, and every run's learning curve.
+    """Our runs beside the published rows, the tables of paths.COMPARISON_TABLES in ``outs``: the comparison
+    (rnnbench.results.beside_published), perplexity against parameters on ``crossover_corpus`` and the RNN against
+    each feed-forward run at matched parameter count and at matched training time (rnnbench.results.crossover),
+    every run's learning curve and the families' ranking epoch by epoch (rnnbench.results.learning_curves).
 
     ``runs``: run id -> the studies it serves (each run once, however many studies share it), its folder
     under ``results``; ``benchmark_files``: each run's training-job record, in the same order. The published
@@ -361,59 +306,34 @@ def comparison_tables(
     reference runs (rnnbench.results.reference) from ``reference_dir``, each checked against the config files of
     ``repository`` it names (a stale one is marked, never compared). Nothing is typed here.
     """
-    from rnnbench import paths
     from rnnbench.published import load_published, published_path
-    from rnnbench.results import comparison as cmp
-    from rnnbench.results.dynamic_record import dynamic_metrics
-    from rnnbench.results.reference import read_reference, reference_files, stale_runs
+    from rnnbench.results.beside_published import comparison_table, read_corpus_stats
+    from rnnbench.results.crossover import crossover_table, matched_cost
+    from rnnbench.results.learning_curves import learning_curves, ranking_by_epoch
+    from rnnbench.results.reference import read_reference, reference_files, reference_records
+    from rnnbench.results.runs import our_runs, run_records, with_job_times
     from rnnbench.results.summary import benchmark_table
 
-    # A run's source is named inside the results folder, so the tables of two folders built from one config
-    # (a local and a cluster build) are equal.
-    records = [
-        {
-            **cmp.read_run(paths.run_dir(results, run_id), scale),
-            "studies": list(studies),
-            "source": os.path.relpath(paths.run_dir(results, run_id), results),
-            "dynamic": dynamic_metrics(results, run_id),
-        }
-        for run_id, studies in runs.items()
-    ]
     reference = read_reference(reference_dir) if reference_dir else []
-    stale = stale_runs(reference, repository)
-    records += [
-        {
-            "config": run.config,
-            "metrics": run.metrics,
-            "scale": "reference",
-            "studies": [run.study],
-            "source": os.path.relpath(run.folder, repository),
-            "stale": stale.get(run.run_id, ""),
-            "commit": run.provenance.get("commit", ""),
-            "cpu_seconds": run.provenance.get("cpu_seconds"),
-            "corpus_stats": run.provenance.get("corpus"),
-            "dynamic": run.dynamic,
-        }
-        for run in reference
-    ]
+    records = run_records(results, runs, scale) + reference_records(reference, repository)
     epochs = {run_id: pd.read_csv(paths.run_epochs(results, run_id)) for run_id in runs}
     epochs |= {run.run_id: run.epochs for run in reference}
     run_metrics = [paths.run_metrics(results, run_id) for run_id in runs]
-    ours = cmp.with_job_times(cmp.our_runs(records), benchmark_table(list(runs), benchmark_files, run_metrics))
-    crossover = cmp.crossover_table(ours, crossover_corpus) if crossover_corpus else cmp.crossover_table(ours.iloc[0:0])
+    ours = with_job_times(our_runs(records), benchmark_table(list(runs), benchmark_files, run_metrics))
+    crossover = crossover_table(ours, crossover_corpus) if crossover_corpus else crossover_table(ours.iloc[0:0])
     tables = {
         "comparison": (
-            cmp.comparison_table(load_published(), ours, cmp.read_corpus_stats(corpus_stats_files)),
-            "rnnbench.results.comparison.comparison_table",
+            comparison_table(load_published(), ours, read_corpus_stats(corpus_stats_files)),
+            "rnnbench.results.beside_published.comparison_table",
         ),
-        "crossover": (crossover, "rnnbench.results.comparison.crossover_table"),
-        "matched_parameters": (cmp.matched_cost(crossover, "parameters"), "rnnbench.results.comparison.matched_cost"),
-        "matched_time": (cmp.matched_cost(crossover, "train_seconds"), "rnnbench.results.comparison.matched_cost"),
-        "learning_curves": (cmp.learning_curves(ours, epochs), "rnnbench.results.comparison.learning_curves"),
+        "crossover": (crossover, "rnnbench.results.crossover.crossover_table"),
+        "matched_parameters": (matched_cost(crossover, "parameters"), "rnnbench.results.crossover.matched_cost"),
+        "matched_time": (matched_cost(crossover, "train_seconds"), "rnnbench.results.crossover.matched_cost"),
+        "learning_curves": (learning_curves(ours, epochs), "rnnbench.results.learning_curves.learning_curves"),
     }
     tables["ranking_by_epoch"] = (
-        cmp.ranking_by_epoch(tables["learning_curves"][0], crossover),
-        "rnnbench.results.comparison.ranking_by_epoch",
+        ranking_by_epoch(tables["learning_curves"][0], crossover),
+        "rnnbench.results.learning_curves.ranking_by_epoch",
     )
     run_files = [f(results, run_id) for run_id in runs for f in (paths.run_config, paths.run_metrics)]
     reference_inputs = reference_files(reference_dir) if reference_dir else []
@@ -480,13 +400,14 @@ def study_extra_table(
     data_dir: str | None = None,
     cache_dir: str | None = None,
 ) -> None:
-    """A study's table beyond its summary (rnnbench.results.ablations, rnnbench.results.cut_accuracy): ``kind`` "distance" reads each
-    run's agreement.csv, "trace" each traced run's steps.csv, "learning" each run's epochs.csv, "speed" each run's
-    steps.csv, "cuts" and "units" each run's model.pt (its probes scored again, or its units counted, on the corpus
-    read from ``data_dir`` and ``cache_dir``); ``run_files`` maps
-    run id -> that file (rnnbench.paths.EXTRA_TABLES). Each run's outcome is the one its ``summary`` (summary.csv)
-    holds, so every table marks the same failed runs."""
+    """A study's table beyond its summary (rnnbench.results.ablations, cut_accuracy, silent_units): ``kind``
+    "distance" reads each run's agreement.csv, "trace" each traced run's steps.csv, "learning" each run's epochs.csv,
+    "speed" each run's steps.csv, "cuts" and "units" each run's model.pt (its probes scored again,
+    rnnbench.results.cut_scoring, or its units counted, on the corpus read from ``data_dir`` and ``cache_dir``);
+    ``run_files`` maps run id -> that file (rnnbench.paths.EXTRA_TABLES). Each run's outcome is the one its
+    ``summary`` (summary.csv) holds, so every table marks the same failed runs."""
     from rnnbench.results import ablations, cut_accuracy, silent_units
+    from rnnbench.results.cut_scoring import cut_accuracies_by_run
 
     runs = ablations.read_runs(record, points, summary)
     vary = list(record["vary"])
@@ -503,7 +424,7 @@ def study_extra_table(
         table = ablations.learning_table(runs, {r: pd.read_csv(run_files[r]) for r in runs["run_id"]}, vary)
     elif kind == "cuts":
         table = cut_accuracy.cut_table(
-            runs, _cut_accuracies(runs, run_files, data_dir=data_dir, cache_dir=cache_dir), vary
+            runs, cut_accuracies_by_run(runs, run_files, data_dir=data_dir, cache_dir=cache_dir), vary
         )
         inputs, producer = (
             [run_files[r] for r in runs.loc[~runs["diverged"], "run_id"]],
@@ -514,7 +435,7 @@ def study_extra_table(
         table = ablations.speed_table(runs, {r: pd.read_csv(run_files[r]) for r in runs["run_id"]}, vary)
     elif kind == "units":
         table = silent_units.unit_table(
-            runs, _silent_units(runs, run_files, data_dir=data_dir, cache_dir=cache_dir), vary
+            runs, silent_units.silent_units_by_run(runs, run_files, data_dir=data_dir, cache_dir=cache_dir), vary
         )
         inputs, producer = (
             [run_files[r] for r in runs.loc[~runs["diverged"], "run_id"]],
@@ -524,72 +445,6 @@ def study_extra_table(
         raise ValueError(f"no extra study table {kind!r}; known: {', '.join(paths.EXTRA_TABLES)}")
     write_csv(out, table)
     write_provenance(provenance_file, producer=producer, inputs=[summary, *inputs], **provenance)
-
-
-def _cut_accuracies(
-    runs: pd.DataFrame, model_files: Mapping[str, str], *, data_dir: str | None, cache_dir: str | None
-) -> dict[str, pd.DataFrame]:
-    """run_id -> rnnbench.results.cut_accuracy.cut_accuracy under each cut length its probes are split by (rnnbench.results.cut_accuracy.partitions),
-    for every run of ``runs`` that did not diverge: its test probes scored by its model.pt (the best epoch's
-    weights, which its agreement.csv scored), in batches of its eval_batch_size, as training scored them."""
-    import torch
-
-    from rnnbench.baselines.tables import AGREEMENT_SPLIT
-    from rnnbench.data.corpora import load_corpus
-    from rnnbench.decay.analysis import load_trained
-    from rnnbench.results import cut_accuracy
-    from rnnbench.training.evaluate import sentence_margins
-
-    torch.set_num_threads(1)  # a table job: small models, one core, as the rule declares
-    configs = {}
-    for run_id in runs["run_id"]:
-        saved = torch.load(model_files[run_id], map_location="cpu", weights_only=True)["config"]
-        configs[run_id] = RunConfig.from_settings(saved, where=model_files[run_id])
-    study_cuts = {cfg.bptt for cfg in configs.values() if cfg.segments == "sentence" and cfg.bptt > 0}
-    corpora, tables = {}, {}
-    for run_id in runs.loc[~runs["diverged"], "run_id"]:
-        cfg = configs[run_id]
-        every = cut_accuracy.partitions(cfg.bptt, cfg.segments, study_cuts)
-        if not every:
-            continue
-        if cfg.corpus_key not in corpora:
-            corpus = load_corpus(cfg.corpus, data_dir=data_dir, cache_dir=cache_dir, **cfg.corpus_options)
-            corpora[cfg.corpus_key] = corpus
-        corpus = corpora[cfg.corpus_key]
-        model = load_trained(model_files[run_id])
-        margins = sentence_margins(model, corpus, AGREEMENT_SPLIT, batch_size=cfg.eval_batch_size)
-        probes = cut_accuracy.probe_steps(margins, corpus.sentence_starts[AGREEMENT_SPLIT])
-        tables[run_id] = pd.concat([cut_accuracy.cut_accuracy(probes, k) for k in every], ignore_index=True)
-        log.info("%s: %d probes split by cuts every %s steps", run_id, len(probes), every)
-    return tables
-
-
-def _silent_units(
-    runs: pd.DataFrame, model_files: Mapping[str, str], *, data_dir: str | None, cache_dir: str | None
-) -> dict[str, tuple[Any, int]]:
-    """run_id -> rnnbench.results.silent_units.silent_units of its model.pt (the best epoch's weights) over its corpus's validation
-    split, read as its evaluation reads it (rnnbench.training.reading), for every run of ``runs`` that did not diverge."""
-    import torch
-
-    from rnnbench.data.corpora import load_corpus
-    from rnnbench.decay.analysis import load_run
-    from rnnbench.results import silent_units
-    from rnnbench.training.reading import reading_for
-
-    torch.set_num_threads(1)  # a table job: one core, as the rule declares
-    corpora, found = {}, {}
-    for run_id in runs.loc[~runs["diverged"], "run_id"]:
-        cfg, model = load_run(model_files[run_id])
-        if cfg.corpus_key not in corpora:
-            corpora[cfg.corpus_key] = load_corpus(
-                cfg.corpus, data_dir=data_dir, cache_dir=cache_dir, **cfg.corpus_options
-            )
-        reading = reading_for(cfg, corpora[cfg.corpus_key])
-        found[run_id] = silent_units.silent_units(
-            model, reading.eval_batches("valid"), carry_state=reading.carries_state
-        )
-        log.info("%s: %d of %d units silent", run_id, int(found[run_id][0].sum()), found[run_id][0].size)
-    return found
 
 
 def study_extra_figure(

@@ -1,6 +1,6 @@
 """What the chapter "Against the published numbers" (reports/published.qmd) reads: the comparison tables
-of rule comparison (rnnbench.results.comparison) shaped for the page, the values its sentences print, and the sections
-the configuration adds (one per corpus).
+of rule comparison (rnnbench.results.beside_published, crossover, learning_curves) shaped for the page, the
+values its sentences print, and the sections the configuration adds (one per corpus).
 
     results/tables/comparison.csv          published rows and ours (every run of the config's comparison studies)
     results/tables/crossover.csv           both families on one corpus, perplexity against parameter count
@@ -171,7 +171,7 @@ def reference_runs(frame: pd.DataFrame) -> pd.DataFrame:
 
 def reference_verdict(row: Any) -> str:
     """Where a reference row's seeds stand against its published row: below (every seed lower), above (every
-    seed higher), straddles (some of each), or not comparable (see rnnbench.results.comparison.VOCAB_TOLERANCE)."""
+    seed higher), straddles (some of each), or not comparable (see rnnbench.results.beside_published.VOCAB_TOLERANCE)."""
     if row["comparable"] != "yes":
         return "not comparable"
     if row["test_max"] < row["reference_ppl"]:
@@ -228,7 +228,7 @@ def best_against_reference(frame: pd.DataFrame, corpus: str, family: str) -> dic
 @dataclass(frozen=True)
 class Matched:
     """Our RNN curve against our feed-forward models at equal cost (parameters or training seconds), as
-    comparison.matched_cost reads it, each model the mean of its seeds; the chapter words it.
+    rnnbench.results.crossover.matched_cost reads it, each model the mean of its seeds; the chapter words it.
 
     The headline is the feed-forward model with the lowest validation perplexity among those the RNN curve
     spans (chosen without the test split); outside that span no RNN value is read (no extrapolation), so the
@@ -255,7 +255,7 @@ class Matched:
 
 
 def matched_numbers(matched: pd.DataFrame, by: str) -> Matched:
-    """The numbers the chapter prints about ``matched`` (comparison.matched_cost's table at equal ``by``)."""
+    """The numbers the chapter prints about ``matched`` (crossover.matched_cost's table at equal ``by``)."""
     spanned = matched.dropna(subset=["rnn_test_ppl"])
     unmatched = len(matched) - len(spanned)
     if spanned.empty:

@@ -306,7 +306,8 @@ def _build_brown(options: dict, data_dir, cache_dir: Path) -> Corpus:
 
     Option lowercase folds case before counting. Their text keeps case, but NLTK's edition has 18% more
     types than theirs; folded, it has 49,815 types (+4.7%) and |V| = 16,690 (+1.9%), close enough for
-    perplexities to be set against theirs (comparison.VOCAB_TOLERANCE), which the case-kept split is not.
+    perplexities to be set against theirs (rnnbench.results.beside_published.VOCAB_TOLERANCE), which the case-kept
+    split is not.
     tests/test_corpora.py pins these measured sizes.
     """
     reference = SOURCES["brown"][0]

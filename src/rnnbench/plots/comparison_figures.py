@@ -1,4 +1,5 @@
-"""Figures of our runs beside the published rows (tables of rnnbench.results.comparison in, a figure out).
+"""Figures of our runs beside the published rows: tables of rnnbench.results.crossover and
+rnnbench.results.learning_curves in, a figure out.
 
 learning_curves_figure   validation perplexity against training tokens seen, one line per run, a panel per corpus
 crossover_figure         test perplexity against parameter count, both families, the analytic tie marked
@@ -24,7 +25,7 @@ SCALE_STYLES = {"reference": "-", "paper": "-", "short": "--"}
 
 def learning_curves_figure(table: pd.DataFrame, *, source: str = "") -> plt.Figure:
     """Validation perplexity against training tokens seen (log axes), one line per run, a panel per corpus
-    (rnnbench.results.comparison.learning_curves): colour the family, dashed a short run, a dot at each epoch's end."""
+    (rnnbench.results.learning_curves.learning_curves): colour the family, dashed a short run, a dot at each epoch's end."""
     sns.set_theme(style="whitegrid", context="paper")
     corpora = list(dict.fromkeys(table["corpus"])) or ["none"]
     fig, axes = plt.subplots(1, len(corpora), figsize=(3.6 * len(corpora), 3.4), layout="constrained", squeeze=False)
@@ -90,16 +91,17 @@ def _minor_count_labels(ax: plt.Axes) -> matplotlib.ticker.Formatter:
 
 
 def crossover_figure(table: pd.DataFrame, *, title: str = "", source: str = "") -> plt.Figure:
-    """Test perplexity against parameter count, both families (rnnbench.results.comparison.crossover_table, one scale).
+    """Test perplexity against parameter count, both families (rnnbench.results.crossover.crossover_table, one scale).
 
-    A point is a model: the mean of its seeds' test perplexities (rnnbench.results.comparison.setting_means), with a bar
+    A point is a model: the mean of its seeds' test perplexities (rnnbench.results.crossover.setting_means), with a bar
     over their range where it has more than one. The Elman models form one line over H; the feed-forward models
     one line per H over the context n-1, each point labelled with its n-1, hollow once the analytic formula makes
     it larger than the Elman LM of the same d and H. A dotted vertical line per feed-forward H marks that Elman
     LM's size: where the feed-forward line crosses it is the analytic tie, n-1 = 1 + H/d. Runs without a
     perplexity (diverged) are counted under the title, not drawn.
     """
-    from rnnbench.results.comparison import MEASURED, setting_means
+    from rnnbench.results.crossover import setting_means
+    from rnnbench.results.runs import MEASURED
 
     runs = table[table["status"].isin(MEASURED) & table["test_ppl"].notna()]
     # Reference runs (trained to convergence, rnnbench.results.reference) are points of their own, not on the lines.

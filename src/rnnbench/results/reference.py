@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -134,6 +135,28 @@ def stale_runs(runs: Sequence[ReferenceRun], repository: str | Path) -> dict[str
         elif run.run_id not in {cfg.run_id for _, cfg in config.study_runs(run.study)}:
             stale[run.run_id] = f"study {run.study} of {', '.join(files)} now gives other settings (another run id)"
     return stale
+
+
+def reference_records(runs: Sequence[ReferenceRun], repository: str | Path) -> list[dict[str, Any]]:
+    """Each reference run as a record of the comparison (rnnbench.results.runs.our_runs reads it): at scale
+    "reference", its folder named inside ``repository``, why it is stale (`stale_runs`; "" when it is not), and the
+    commit, CPU seconds, corpus split and dynamic-evaluation record it was kept with."""
+    stale = stale_runs(runs, repository)
+    return [
+        {
+            "config": run.config,
+            "metrics": run.metrics,
+            "scale": "reference",
+            "studies": [run.study],
+            "source": os.path.relpath(run.folder, repository),
+            "stale": stale.get(run.run_id, ""),
+            "commit": run.provenance.get("commit", ""),
+            "cpu_seconds": run.provenance.get("cpu_seconds"),
+            "corpus_stats": run.provenance.get("corpus"),
+            "dynamic": run.dynamic,
+        }
+        for run in runs
+    ]
 
 
 def cpu_seconds(metrics: dict, epochs: pd.DataFrame, benchmark: pd.DataFrame | None) -> tuple[float, str]:

@@ -9,13 +9,16 @@ silent. The derivative is read off the unit's output h_t = f(a_t), in the networ
     sigmoid  f' = h (1 - h)        zero only where the sigmoid has rounded to 0 or 1
     relu     f' = [h > 0]          zero wherever a <= 0: a silent ReLU unit is a dead one
 
-    silent_units   a model's units over a split, read as the model was trained to read it: which of them pass no
-                   gradient at any step
-    unit_table     a study's: per run, its units, how many are silent on the validation split, and that share
+    silent_units          a model's units over a split, read as the model was trained to read it: which of them
+                          pass no gradient at any step
+    silent_units_by_run   a study's: each run's model.pt over its corpus's validation split, read from their files
+    unit_table            a study's: per run, its units, how many are silent on the validation split, and that
+                          share
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
@@ -23,7 +26,11 @@ import pandas as pd
 import torch
 
 from rnnbench.data.batching import IGNORE_INDEX
-from rnnbench.training.reading import Batch
+from rnnbench.data.corpora import load_corpus
+from rnnbench.decay.analysis import load_run
+from rnnbench.training.reading import Batch, reading_for
+
+log = logging.getLogger(__name__)
 
 UNIT_COLUMNS = ("units", "silent_units", "silent_fraction", "positions")
 
@@ -57,6 +64,25 @@ def silent_units(model, batches: Iterable[Batch], *, carry_state: bool) -> tuple
         passes |= (derivative_from_output(h[real], activation) != 0).any(dim=0)
         positions += int(real.sum())
     return (~passes).numpy(), positions
+
+
+def silent_units_by_run(
+    runs: pd.DataFrame, model_files: Mapping[str, str], *, data_dir: str | None, cache_dir: str | None
+) -> dict[str, tuple[np.ndarray, int]]:
+    """run_id -> `silent_units` of its model.pt (the best epoch's weights) over its corpus's validation split, read
+    as its evaluation reads it (rnnbench.training.reading), for every run of ``runs`` that did not diverge."""
+    torch.set_num_threads(1)  # a table job: one core, as the rule declares
+    corpora, found = {}, {}
+    for run_id in runs.loc[~runs["diverged"], "run_id"]:
+        cfg, model = load_run(model_files[run_id])
+        if cfg.corpus_key not in corpora:
+            corpora[cfg.corpus_key] = load_corpus(
+                cfg.corpus, data_dir=data_dir, cache_dir=cache_dir, **cfg.corpus_options
+            )
+        reading = reading_for(cfg, corpora[cfg.corpus_key])
+        found[run_id] = silent_units(model, reading.eval_batches("valid"), carry_state=reading.carries_state)
+        log.info("%s: %d of %d units silent", run_id, int(found[run_id][0].sum()), found[run_id][0].size)
+    return found
 
 
 def unit_table(runs: pd.DataFrame, silent: Mapping[str, tuple[np.ndarray, int]], vary: Sequence[str]) -> pd.DataFrame:

@@ -1,0 +1,228 @@
+"""Our runs beside the published rows: each of ours with the published row of its corpus and family it is
+measured against, and the ratio of their test perplexities where the two can be set against each other.
+
+Inputs are plain data: the published table (`rnnbench.published.load_published`), our runs as
+rnnbench.results.runs.our_runs tabulates them, and optionally each corpus's statistics (results/corpora/*.json,
+`read_corpus_stats`). Every number in the output is a copy of an input or computed from inputs; none is typed here.
+
+    read_corpus_stats(paths)               corpus name -> its statistics
+    comparison_table(published, ours)      published rows and ours side by side, each of ours with the
+                                           published row of its corpus and family it is measured against
+
+A run's ``status`` (rnnbench.results.runs) says whether its perplexity can stand beside a published one. A ratio
+to a published row is given only where the two vocabularies agree within VOCAB_TOLERANCE: a perplexity is an
+average over the words a model must tell apart, so one over a larger vocabulary (fewer rare words merged into
+<unk>) is a harder task, not a worse model. The ``comparable`` column says why not.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from rnnbench.published import COLUMNS as PUBLISHED_COLUMNS
+from rnnbench.published import reference_rows
+from rnnbench.results.runs import float_or_nan
+
+VOCAB_TOLERANCE = 0.05  # relative difference of |V| up to which two perplexities are set against each other
+CORPUS_ORDER = ("ptb", "brown")
+DYNAMIC_MODEL = "RNN LM, dynamic evaluation"  # the published row a dynamically evaluated run stands beside
+
+COMPARISON_COLUMNS = (
+    "corpus",
+    "origin",
+    "model",
+    "family",
+    "description",
+    "test_ppl",
+    "valid_ppl",
+    "parameters",
+    "epochs",
+    "train_seconds",
+    "job_wall_seconds",
+    "status",
+    "studies",
+    "reference_model",
+    "reference_ppl",
+    "ratio_to_reference",
+    "comparable",
+    "seed",
+    "commit",
+    # the published table's description of each row, from its source on (ours fill in theirs)
+    *PUBLISHED_COLUMNS[PUBLISHED_COLUMNS.index("source") :],
+)
+
+
+def read_corpus_stats(paths: Iterable[str | Path]) -> dict[str, dict[str, Any]]:
+    """corpus name -> its statistics, from the corpus records the workflow writes (results/corpora/*.json)."""
+    stats: dict[str, dict[str, Any]] = {}
+    for path in paths:
+        record = json.loads(Path(path).read_text(encoding="utf-8"))
+        if "corpus" not in record:
+            raise ValueError(f"{path}: not a corpus statistics record (no 'corpus' key)")
+        stats[record["corpus"]] = record
+    return stats
+
+
+def vocabulary_agreement(ours: Any, theirs: Any) -> str:
+    """ "" when two vocabulary sizes agree within VOCAB_TOLERANCE, else why the perplexities are not comparable."""
+    if pd.isna(ours) or pd.isna(theirs):
+        return "not comparable: a vocabulary size is unknown"
+    change = float(ours) / float(theirs) - 1
+    if abs(change) <= VOCAB_TOLERANCE:
+        return ""
+    return (
+        f"not comparable: |V| = {int(ours):,} against {int(theirs):,} ({change:+.1%}; a ratio needs them within "
+        f"{VOCAB_TOLERANCE:.0%})"
+    )
+
+
+def comparison_table(
+    published: pd.DataFrame, ours: pd.DataFrame, corpus_stats: Mapping[str, Mapping[str, Any]] | None = None
+) -> pd.DataFrame:
+    """Published rows and ours, corpus by corpus (published first, then our paper-scale and short runs).
+
+    Each of our rows carries the published row it is measured against (same corpus and family, marked
+    ``reference_for`` in the published table) and the ratio of its test perplexity to that row's.
+    ``corpus_stats`` (corpus name -> statistics with train/valid/test_tokens and vocab_size) fills in our
+    split beside the paper's (a reference run carries its own, ``ours["corpus_stats"]``, when it has one); only
+    corpora that have published rows appear. ``comparable`` is "yes", or why there is no ratio.
+    """
+    corpora = [c for c in CORPUS_ORDER if c in set(published["corpus"])]
+    corpora += sorted(set(published["corpus"]) - set(corpora))
+    references = {(r.corpus, r.reference_for): r for r in reference_rows(published).itertuples()}
+    theirs = published.assign(
+        origin="published",
+        parameters=np.nan,
+        epochs=np.nan,
+        train_seconds=np.nan,
+        job_wall_seconds=np.nan,
+        status="",
+        studies="",
+        reference_model="",
+        reference_ppl=np.nan,
+        ratio_to_reference=np.nan,
+        comparable="",
+        seed=pd.NA,
+        commit="",
+    )
+    mine = []
+    for row in ours[ours["corpus"].isin(corpora)].itertuples():
+        ref = references.get((row.corpus, row.family))
+        stats = getattr(row, "corpus_stats", None) or (corpus_stats or {}).get(row.corpus, {})
+        why_not = _why_not_comparable(row, ref, stats)
+        comparable = not why_not
+        mine.append(
+            {
+                "corpus": row.corpus,
+                "origin": f"ours ({row.scale})",
+                "model": row.run_id,
+                "family": row.family,
+                "description": row.description,
+                "test_ppl": row.test_ppl,
+                "valid_ppl": row.valid_ppl,
+                "parameters": row.parameters,
+                "epochs": row.epochs,
+                "train_seconds": row.train_seconds,
+                "job_wall_seconds": row.job_wall_seconds,
+                "status": row.status,
+                "studies": row.studies,
+                "reference_model": ref.model if ref is not None else "",
+                "reference_ppl": ref.test_ppl if ref is not None else np.nan,
+                "ratio_to_reference": row.test_ppl / ref.test_ppl if comparable else np.nan,
+                "comparable": "yes" if comparable else why_not,
+                "seed": row.seed,
+                "commit": row.commit,
+                "source": row.source,
+                "table": "",
+                "page": "",
+                "split": _our_split(row.corpus, stats),
+                "train_tokens": stats.get("train_tokens"),
+                "valid_tokens": stats.get("valid_tokens"),
+                "test_tokens": stats.get("test_tokens"),
+                "vocab_size": stats.get("vocab_size"),
+                "counting": _our_counting(row),
+                "checked_against": "",
+                "notes": row.stale_reason,
+            }
+        )
+    mine += _dynamic_rows(mine, ours, published)
+    mine = pd.DataFrame(mine, columns=list(COMPARISON_COLUMNS))
+    families = {f: i for i, f in enumerate(("ff", "rnn", "lstm"))}
+    mine = (
+        mine.assign(_f=mine["family"].map(families)).sort_values(["_f", "test_ppl"], kind="stable").drop(columns="_f")
+    )
+    # Published rows keep the order of their paper's table; ours follow, feed-forward first, best first.
+    table = pd.concat([theirs[list(COMPARISON_COLUMNS)], mine], ignore_index=True)
+    keys = pd.DataFrame(
+        {
+            "corpus": table["corpus"].map({c: i for i, c in enumerate(corpora)}),
+            "origin": table["origin"].map(
+                {"published": 0, "ours (reference)": 1, "ours (paper)": 2, "ours (short)": 3}
+            ),
+        }
+    )
+    return table.loc[keys.sort_values(["corpus", "origin"], kind="stable").index].reset_index(drop=True)
+
+
+def _dynamic_rows(mine: list[dict], ours: pd.DataFrame, published: pd.DataFrame) -> list[dict]:
+    """A row for each run with a dynamic-evaluation record: its test perplexity learning as it reads, set beside
+    the published dynamic row of its corpus, with the record's own static perplexity (batch 1) in its notes."""
+    rows = []
+    records = dict(zip(ours["run_id"], ours["dynamic"], strict=True))
+    for row in mine:
+        record = records.get(row["model"])
+        if not record or row["origin"] == "published":
+            continue
+        ref = published[(published["corpus"] == row["corpus"]) & (published["model"] == DYNAMIC_MODEL)]
+        value = record.get("dynamic_ppl")
+        comparable = row["comparable"] == "yes" and len(ref) and value is not None and not record.get("diverged")
+        rows.append(
+            {
+                **row,
+                "model": f"{row['model']} dynamic",
+                "description": f"{row['description']}, dynamic evaluation (SGD rate {record.get('lr')})",
+                "test_ppl": float_or_nan(value),
+                "valid_ppl": math.nan,
+                "reference_model": ref["model"].iloc[0] if len(ref) else "",
+                "reference_ppl": float(ref["test_ppl"].iloc[0]) if len(ref) else math.nan,
+                "ratio_to_reference": float_or_nan(value) / float(ref["test_ppl"].iloc[0]) if comparable else math.nan,
+                "comparable": "yes"
+                if comparable
+                else (row["comparable"] if row["comparable"] != "yes" else "no record"),
+                "notes": f"static at batch 1, same segments: {float_or_nan(record.get('static_ppl')):.1f}",
+            }
+        )
+    return rows
+
+
+def _why_not_comparable(row, ref, stats: Mapping[str, Any]) -> str:
+    """ "" when our run's test perplexity can be set against its reference row's, else the reason."""
+    if ref is None:
+        return "no published row of this family"
+    if row.status in ("diverged", "subset", "stale"):
+        return {
+            "diverged": "diverged",
+            "subset": "measured on part of the test split",
+            "stale": "stale reference run",
+        }[row.status]
+    return vocabulary_agreement(stats.get("vocab_size"), ref.vocab_size)
+
+
+def _our_split(corpus: str, stats: Mapping[str, Any]) -> str:
+    if not stats:
+        return ""
+    counts = " / ".join(f"{int(stats[k]):,}" for k in ("train_tokens", "valid_tokens", "test_tokens"))
+    return f"ours ({corpus}): {counts} tokens train / valid / test, |V| = {int(stats['vocab_size']):,}"
+
+
+def _our_counting(row) -> str:
+    """Which test tokens our perplexity averages over (rnnbench.training.evaluate reads the test split as one stream)."""
+    skipped = "the first" if row.family != "ff" else f"the first n - 1 = {row.context}"
+    return f"every test token but {skipped}, <eos> included, all alike"
