@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from rnnbench.config.files import typed_command_line_values
 from rnnbench.config.settings import (
     ADDED_AFTER_IDS,
     ConfigError,
@@ -654,6 +655,27 @@ def test_merge_applies_command_line_settings_last(tmp_path):
     path = tmp_path / "a.yaml"
     path.write_text("threads: 2\nrun: {hidden: 5, lr: 1.0}\n")
     assert merge_config_files([path], {"run": {"lr": 0.5}}) == {"threads": 2, "run": {"hidden": 5, "lr": 0.5}}
+
+
+def test_nested_command_line_values_are_typed_as_a_config_file_reads_them():
+    # Snakemake's --config gives a nested value as its YAML base loader reads it: every scalar a string
+    given = {
+        "run_overrides": {"hidden": "24", "lr": "0.5", "direct": "true", "activation": "tanh", "clip": ".inf"},
+        "studies": {"s": {"vary": {"bptt": ["5", "10"], "lr": ["1.0e-3", "2"]}, "seeds": ["1"], "description": ""}},
+        "tables": {"kn_order": "3", "worked": "false"},
+        "data_dir": "null",  # a top-level value is Snakemake's to type: kept
+        "threads": 2,
+    }
+    assert typed_command_line_values(given) == {
+        "run_overrides": {"hidden": 24, "lr": 0.5, "direct": True, "activation": "tanh", "clip": math.inf},
+        "studies": {"s": {"vary": {"bptt": [5, 10], "lr": [0.001, 2]}, "seeds": [1], "description": ""}},
+        "tables": {"kn_order": 3, "worked": False},
+        "data_dir": "null",
+        "threads": 2,
+    }
+    assert typed_command_line_values({"run_overrides": {"max_steps_per_epoch": "null", "output": "[1, 2]"}}) == {
+        "run_overrides": {"max_steps_per_epoch": None, "output": "[1, 2]"}  # a scalar stays a scalar
+    }
 
 
 def test_the_workflow_refuses_a_duplicate_key_in_a_configfile(tmp_path):
