@@ -889,6 +889,39 @@ def test_feed_forward_and_sentence_runs_take_any_batch_size():
     load_config({"studies": {"s": {**AGREEMENT, "fixed": {"output": "full", "bptt": 0, "batch_size": 50_000}}}})
 
 
+def test_a_bptt_longer_than_a_batch_column_is_refused_naming_the_bound():
+    # 1,000 training tokens in 20 columns: 50 per column, so a segment of 49 steps (50 tokens with its last target)
+    sliced = {"run_overrides": {"train_tokens": 1000}, "studies": {"s": {**RNN_PTB, "fixed": {"batch_size": 20}}}}
+    sliced["studies"]["s"]["vary"] = {"bptt": [49, 50]}
+    assert error_of(sliced) == (
+        "studies.s.vary.bptt: a segment of 50 steps needs 51 tokens of a batch column, and the ptb train stream of at "
+        "most 1,000 tokens in 20 columns (batch_size) holds 50 per column; allowed: <= 49 (batch_size from "
+        "studies.s.fixed.batch_size; train_tokens from run_overrides.train_tokens)"
+    )
+    sliced["studies"]["s"]["vary"] = {"bptt": [10, 49]}
+    load_config(sliced)
+    # train_tokens null: the whole PTB train split, 929,589 tokens in 20,000 columns: 46 per column
+    whole = study(fixed={"batch_size": 20_000, "bptt": 46}, vary={"hidden": [64]})
+    assert error_of(whole) == (
+        "studies.s.fixed.bptt: a segment of 46 steps needs 47 tokens of a batch column, and the ptb train stream of at "
+        "most 929,589 tokens in 20,000 columns (batch_size) holds 46 per column; allowed: <= 45 (batch_size from "
+        "studies.s.fixed.batch_size; corpus from studies.s.corpus)"
+    )
+    load_config(study(fixed={"batch_size": 20_000, "bptt": 45}, vary={"hidden": [64]}))
+
+
+def test_a_feed_forward_context_longer_than_the_training_split_is_refused_naming_the_bound():
+    # two training sentences of at most 3 + 6 tokens each: at most 18 tokens, so at most 17 words of context
+    tiny = {"output": "full", "corpus_options": {"train_sentences": 2, "max_distance": 3}}
+    windows = {"studies": {"s": {"family": "ff", "corpus": "agreement", "fixed": tiny, "vary": {"context": [17, 18]}}}}
+    assert error_of(windows) == (
+        "studies.s.vary.context: 18 words of context need windows of 19 tokens, and the agreement train stream has at "
+        "most 18; allowed: <= 17 (corpus from studies.s.corpus)"
+    )
+    windows["studies"]["s"]["vary"] = {"context": [17]}
+    load_config(windows)
+
+
 def test_checking_a_config_does_not_import_torch():
     code = (
         "import sys; from rnnbench.config.settings import load_config, merge_config_files; "

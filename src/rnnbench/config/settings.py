@@ -153,6 +153,7 @@ class RunConfig:
             constraints.broken_run_rule(settings, known.has_sentences),
             constraints.broken_model_rule(settings, known.vocab_size),
             constraints.broken_batch_rule(settings, known.max_tokens),
+            constraints.broken_length_rule(settings, known.max_tokens),
         ):
             if broken:
                 raise ConfigError(named.broken(broken))
