@@ -1005,6 +1005,38 @@ def test_a_config_file_larger_than_the_cap_is_refused_before_it_is_read(tmp_path
             "config.studies: 2 studies expand to 2,002 runs (the largest, studies.b, to 1,002: its varied values times "
             "its seeds); allowed: at most 2,000 runs in one config",
         ),
+        # an analysis's networks count: 2 runs, 1,000 hidden sizes times 2 seeds of untrained networks
+        (
+            {
+                "studies": {"s": RNN_PTB},
+                "analyses": {
+                    "u": {
+                        "network": {
+                            "untrained": {
+                                "fixed": {"radius": 1.0},
+                                "vary": {"hidden": list(range(1, 1001))},
+                                "seeds": [0, 1],
+                            }
+                        }
+                    }
+                },
+            },
+            "config.studies, config.analyses: 1 study expands to 2 runs and 1 analysis to 2,000 networks, 2,002 in all "
+            "(the largest, analyses.u, to 2,000: its varied values times its seeds); allowed: at most 2,000 runs and "
+            "analysed networks in one config",
+        ),
+        # a study's runs at snapshots: 1,000 runs; `where` keeps 1 of them at 2 snapshots, all 1,000 at 1
+        (
+            {
+                "studies": {"s": {**RNN_PTB, "vary": {"hidden": list(range(1, 1001))}}},
+                "analyses": {
+                    "a": {"network": {"study": "s", "where": {"hidden": 7}, "snapshots": [0, "final"]}},
+                    "b": {"network": {"study": "s"}},
+                },
+            },
+            "config.studies, config.analyses: 1 study expands to 1,000 runs and 2 analyses to 1,002 networks, 2,002 in "
+            "all (the largest, studies.s, to 1,000: its varied values times its seeds); allowed: at most 2,000",
+        ),
         # a value is quoted by its start only
         (
             {"run": {"hidden": "9" * 1000}},

@@ -16,6 +16,7 @@ do not have) is a ConfigError naming the key, raised when the config is loaded.
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -207,6 +208,20 @@ def analysis_points(analysis: Analysis, config: Config) -> list[AnalysisPoint]:
                     f"{where}.kind: the passage is read with the PTB vocabulary; this network reads {corpus!r}"
                 )
     return points
+
+
+def network_count(analysis: Analysis, studies: Mapping[str, Study]) -> int:
+    """The networks ``analysis`` measures, counted before any is expanded (config.settings.MAX_RUNS caps them with
+    the studies' runs): an untrained spec's combinations of varied values times its seeds; a study's runs that
+    ``where`` keeps times the snapshots."""
+    if analysis.study is None:
+        return math.prod(map(len, analysis.vary.values())) * len(analysis.seeds)
+    study = studies[analysis.study]
+    kept = math.prod(
+        sum(_same(value, analysis.where[key]) for value in values) if key in analysis.where else len(values)
+        for key, values in study.vary.items()
+    )
+    return kept * len(study.seeds) * len(analysis.snapshots)
 
 
 def _check_windows(analysis: Analysis, points: list[AnalysisPoint], where: str) -> None:

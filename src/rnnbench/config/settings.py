@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from rnnbench.config import constraints, locations
-from rnnbench.config.analyses import Analysis, AnalysisPoint, analysis_points, parse_analysis
+from rnnbench.config.analyses import Analysis, AnalysisPoint, analysis_points, network_count, parse_analysis
 from rnnbench.config.comparison import Comparison, parse_comparison
 from rnnbench.config.files import (
     ConfigError,
@@ -77,8 +77,10 @@ NON_SEMANTIC_SETTINGS = ("threads",)
 ADDED_AFTER_IDS = {"segments": "stream", "weight_decay": 0.0}
 
 # Runs a config's studies may expand to (each combination of varied values times each seed, before shared runs
-# are counted once): each is checked when the config loads (a few milliseconds apiece) and becomes a job of the
-# DAG. Ten times config/config.yaml's 183, which takes under a second to check; 2,000 take about five.
+# are counted once), with the networks its analyses measure (config.analyses.network_count): each run is checked
+# when the config loads (a few milliseconds apiece) and becomes a job of the DAG, and each network is expanded
+# when the config loads and measured in its analysis's job. config/config.yaml's 183 runs and 46 networks take
+# under a second to check; 2,000 take about five.
 MAX_RUNS = 2_000
 
 
@@ -328,7 +330,11 @@ def load_config(source: str | Path | Mapping[str, Any], *, checkout: str | Path 
         cache_dir, cache_named, checkout, "e.g. data/cache", "the cache in the working directory", writable=False
     )
     studies = {name: _study(name, body) for name, body in resolved["studies"].items()}
-    _check_run_count(studies)
+    analyses = {
+        name: parse_analysis(name, body, studies, schema()["$defs"]["analysis"]["properties"])
+        for name, body in resolved["analyses"].items()
+    }
+    _check_run_count(studies, analyses)
     config = Config(
         data_dir=locations.expand(resolved["data_dir"]) if resolved["data_dir"] is not None else None,
         cache_dir=cache_dir,
@@ -341,10 +347,7 @@ def load_config(source: str | Path | Mapping[str, Any], *, checkout: str | Path 
             **{key: prop["default"] for key, prop in top["tables"]["properties"].items()},
             **resolved["tables"],
         },
-        analyses={
-            name: parse_analysis(name, body, studies, schema()["$defs"]["analysis"]["properties"])
-            for name, body in resolved["analyses"].items()
-        },
+        analyses=analyses,
         comparison=parse_comparison(resolved["comparison"], studies, top["comparison"]["properties"]),
     )
     data_dir, data_named = locations.resolve("data_dir", config.data_dir, "config.data_dir")
@@ -382,16 +385,33 @@ def output_folder(
     return expanded
 
 
-def _check_run_count(studies: Mapping[str, Study]) -> None:
-    """Refuse a config whose studies expand to more than MAX_RUNS runs, counted before any is expanded."""
-    counts = {name: math.prod(map(len, s.vary.values())) * len(s.seeds) for name, s in studies.items()}
-    if sum(counts.values()) > MAX_RUNS:
-        largest = max(counts, key=counts.__getitem__)
+def _check_run_count(studies: Mapping[str, Study], analyses: Mapping[str, Analysis]) -> None:
+    """Refuse a config whose studies and analyses expand to more than MAX_RUNS runs and networks, counted before
+    any is expanded."""
+    counts = {f"studies.{name}": math.prod(map(len, s.vary.values())) * len(s.seeds) for name, s in studies.items()}
+    runs = sum(counts.values())
+    networks = {f"analyses.{name}": network_count(a, studies) for name, a in analyses.items()}
+    counts |= networks
+    if sum(counts.values()) <= MAX_RUNS:
+        return
+    largest = max(counts, key=counts.__getitem__)
+    if largest.startswith("studies.") or analyses[largest.removeprefix("analyses.")].study is None:
+        how = "its varied values times its seeds"
+    else:
+        analysis = analyses[largest.removeprefix("analyses.")]
+        how = f"the runs of studies.{analysis.study} it keeps times its snapshots"
+    studied = f"{len(studies):,} {'study expands' if len(studies) == 1 else 'studies expand'} to {runs:,} runs"
+    if not sum(networks.values()):
         raise ConfigError(
-            f"config.studies: {len(counts):,} studies expand to {sum(counts.values()):,} runs (the largest, "
-            f"studies.{largest}, to {counts[largest]:,}: its varied values times its seeds); allowed: at most "
+            f"config.studies: {studied} (the largest, {largest}, to {counts[largest]:,}: {how}); allowed: at most "
             f"{MAX_RUNS:,} runs in one config"
         )
+    raise ConfigError(
+        f"config.studies, config.analyses: {studied} and {len(analyses):,} "
+        f"{'analysis' if len(analyses) == 1 else 'analyses'} to {sum(networks.values()):,} networks, "
+        f"{sum(counts.values()):,} in all (the largest, {largest}, to {counts[largest]:,}: {how}); allowed: at most "
+        f"{MAX_RUNS:,} runs and analysed networks in one config"
+    )
 
 
 def _check_reference(comparison: Comparison, checkout: str | Path | None) -> None:
