@@ -10,8 +10,8 @@ from snakemake.utils import min_version, update_config
 
 min_version("9.0")
 
-from rnnbench.config.files import typed_command_line_values
-from rnnbench.config.settings import check_config_files, config_files_in_merge_order, load_config
+from rnnbench.config.files import check_config_files, config_files_in_merge_order, typed_command_line_values
+from rnnbench.config.settings import load_config
 from rnnbench.locks import clear_stale_locks
 from rnnbench.provenance import share_config_files
 

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rnnbench.config.settings import RunConfig
+from rnnbench.config.runs import RunConfig
 from rnnbench.params import count, ff_lm_shapes, rnn_lm_shapes
 from rnnbench.published import load_published, reference_rows
 from rnnbench.results.comparison import (

@@ -10,20 +10,17 @@ from pathlib import Path
 import pytest
 import yaml
 
-from rnnbench.config.files import typed_command_line_values
-from rnnbench.config.settings import (
-    ADDED_AFTER_IDS,
+from rnnbench.config.files import (
     ConfigError,
-    RunConfig,
     check_config_files,
-    check_training_slots,
     config_files_in_merge_order,
-    load_config,
     merge_config_files,
     read_yaml,
-    run_defaults,
-    schema,
+    typed_command_line_values,
 )
+from rnnbench.config.runs import ADDED_AFTER_IDS, RunConfig
+from rnnbench.config.schema import run_defaults, schema
+from rnnbench.config.settings import check_training_slots, load_config
 
 REPO = Path(__file__).resolve().parents[1]
 RNN_PTB = {"family": "rnn", "corpus": "ptb", "vary": {"hidden": [50, 100]}}
@@ -924,7 +921,8 @@ def test_a_feed_forward_context_longer_than_the_training_split_is_refused_naming
 
 def test_checking_a_config_does_not_import_torch():
     code = (
-        "import sys; from rnnbench.config.settings import load_config, merge_config_files; "
+        "import sys; from rnnbench.config.files import merge_config_files; "
+        "from rnnbench.config.settings import load_config; "
         f"load_config(merge_config_files([{str(REPO / 'config' / 'config.yaml')!r}, {str(REPO / 'config' / 'smoke.yaml')!r}])); "
         "assert 'torch' not in sys.modules, 'torch imported'"
     )
@@ -1192,13 +1190,13 @@ TINY_AGREEMENT = {"family": "rnn", "corpus": "agreement", "output": "full", "emb
     [("sgd", 3, "weights, gradients, best weights"), ("adam", 5, "weights, gradients, best weights, two Adam moments")],
 )
 def test_a_model_larger_than_the_machines_memory_is_refused_naming_the_bound(monkeypatch, optimizer, copies, what):
-    import rnnbench.config.settings
+    import rnnbench.config.runs
 
     # embedding 313 x 10, W 20 x 10, U 20 x 20, b_h 20, V 313 x 20, b_y 313: 10,323 parameters
     needed = 10_323 * 4 * copies
-    monkeypatch.setattr(rnnbench.config.settings, "machine_memory", lambda: needed)
+    monkeypatch.setattr(rnnbench.config.runs, "machine_memory", lambda: needed)
     RunConfig.from_settings({**TINY_AGREEMENT, "optimizer": optimizer})  # exactly fits
-    monkeypatch.setattr(rnnbench.config.settings, "machine_memory", lambda: needed - 1)
+    monkeypatch.setattr(rnnbench.config.runs, "machine_memory", lambda: needed - 1)
     with pytest.raises(ConfigError) as caught:
         RunConfig.from_settings({**TINY_AGREEMENT, "optimizer": optimizer}, where="run")
     assert str(caught.value) == (

@@ -123,7 +123,8 @@ def test_a_configfile_with_a_yaml_merge_key_is_read(tmp_path):
 def test_a_nested_command_line_value_is_read_as_a_config_file_reads_it():
     """--config gives a value nested in a mapping as a string ('24', Snakemake's reading); the Snakefile reads it
     again as a config file's line would be read, so the setting takes and makes new runs."""
-    from rnnbench.config.settings import load_config, merge_config_files
+    from rnnbench.config.files import merge_config_files
+    from rnnbench.config.settings import load_config
 
     files, study = [REPO / "config" / "config.yaml", REPO / "config" / "smoke.yaml"], "truncation_ptb"
     before = {cfg.run_id for _, cfg in load_config(merge_config_files(files)).study_runs(study)}
@@ -230,7 +231,8 @@ def declared_outputs(dry_run_output: str) -> set[str]:
 
 
 def expected(configs: list[str]) -> list[str]:
-    from rnnbench.config.settings import load_config, merge_config_files
+    from rnnbench.config.files import merge_config_files
+    from rnnbench.config.settings import load_config
     from rnnbench.paths import expected_outputs
     from rnnbench.worked import TABLES
 
@@ -287,7 +289,8 @@ def test_a_config_file_adding_a_study_reruns_only_what_reads_the_study(tmp_path)
     """The config files, command and checkout are a job's provenance, not its params: a new file adding a study
     plans that study's runs, tables and figures, the table of every run's cost and the findings that read it;
     nothing else again."""
-    from rnnbench.config.settings import load_config, merge_config_files
+    from rnnbench.config.files import merge_config_files
+    from rnnbench.config.settings import load_config
 
     results, configs = tiny_extra_config(tmp_path)
     touch_a_finished_build(configs)

@@ -79,7 +79,7 @@ def _nearest_noun(study: str, results: str | Path | None) -> pd.DataFrame:
     if not settings.is_file():
         return pd.DataFrame(columns=["distance", "accuracy", "n"])
     run = json.loads(settings.read_text())
-    # rnnbench.config.settings.RunConfig.corpus_key, from the run's own settings
+    # rnnbench.config.runs.RunConfig.corpus_key, from the run's own settings
     digest = hashlib.sha1(json.dumps(dict(run["corpus_options"]), sort_keys=True).encode()).hexdigest()[:8]
     try:
         table = agreement_baselines(results)

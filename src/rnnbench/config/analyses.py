@@ -24,7 +24,9 @@ from typing import TYPE_CHECKING, Any
 from rnnbench.config.files import ConfigError
 
 if TYPE_CHECKING:
-    from rnnbench.config.settings import Config, RunConfig, Study
+    from rnnbench.config.runs import RunConfig
+    from rnnbench.config.settings import Config
+    from rnnbench.config.studies import Study
 
 # The untrained network's settings when the config leaves them out: the chapter's H = 200 tanh network.
 UNTRAINED_DEFAULTS = {"family": "rnn", "activation": "tanh", "hidden": 200, "embed_dim": 200}
@@ -211,7 +213,7 @@ def analysis_points(analysis: Analysis, config: Config) -> list[AnalysisPoint]:
 
 
 def network_count(analysis: Analysis, studies: Mapping[str, Study]) -> int:
-    """The networks ``analysis`` measures, counted before any is expanded (config.settings.MAX_RUNS caps them with
+    """The networks ``analysis`` measures, counted before any is expanded (config.studies.MAX_RUNS caps them with
     the studies' runs): an untrained spec's combinations of varied values times its seeds; a study's runs that
     ``where`` keeps times the snapshots."""
     if analysis.study is None:

@@ -1,6 +1,6 @@
 """Constraints between settings: the schema checks one setting at a time, these check settings together.
 
-Each rule is written here once and nowhere else. `config.RunConfig` applies them when a configuration
+Each rule is written here once and nowhere else. `config.runs.RunConfig` applies them when a configuration
 is loaded, so that a bad combination fails before any job runs, and `models.ModelConfig` applies the
 model's rules when a model is built. Pure Python: no torch, so a config check stays import-light.
 
