@@ -6,11 +6,12 @@ snakemake --profile workflow/profiles/slurm           the same DAG on a SLURM cl
 snakemake --report report.zip                         Snakemake's report: runtimes, DAG, every table and figure
 """
 
-from snakemake.utils import min_version
+from snakemake.utils import min_version, update_config
 
 min_version("9.0")
 
-from rnnbench.config.settings import check_config_files, config_files_in_merge_order, load_config
+from rnnbench.config.files import check_config_files, config_files_in_merge_order, typed_command_line_values
+from rnnbench.config.settings import load_config
 from rnnbench.locks import clear_stale_locks
 from rnnbench.provenance import share_config_files
 
@@ -29,6 +30,11 @@ share_config_files(CONFIG_FILES)
 
 configfile: f"{workflow.basedir}/config/config.yaml"
 
+
+# Snakemake reads a value nested in --config (run_overrides={"hidden": 24}) with YAML's base loader, which keeps
+# every scalar a string ('24'): each is read again as a config file's YAML reads it. Here, not in the command, so
+# that a cluster job, which parses this file again with the same --config, reads the same config.
+update_config(config, typed_command_line_values(workflow.config_settings.config))
 
 # Validated against workflow/schemas/config.schema.yaml here, at parse time: a typo fails before any job.
 CFG = load_config(config, checkout=workflow.basedir)

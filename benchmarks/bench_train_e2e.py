@@ -67,7 +67,7 @@ import plain_loop
 
 import rnnbench.training.loop as train_module
 from rnnbench.config.files import read_yaml
-from rnnbench.config.settings import RunConfig
+from rnnbench.config.runs import RunConfig
 from rnnbench.data.corpora import load_corpus
 from rnnbench.training import optim
 from rnnbench.training.allocator import retain_freed_memory

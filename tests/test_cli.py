@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from rnnbench import cli
-from rnnbench.config.settings import run_defaults, run_settings_schema
+from rnnbench.config.schema import run_defaults, run_settings_schema
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -163,7 +163,8 @@ def test_a_setting_the_workflow_refuses_is_refused_by_the_command_too(capsys, mo
 
 
 def test_the_config_refuses_threads_with_the_same_message():
-    from rnnbench.config.settings import ConfigError, load_config
+    from rnnbench.config.files import ConfigError
+    from rnnbench.config.settings import load_config
 
     with pytest.raises(
         ConfigError, match=r"^config\.threads: 0 is out of range; allowed: \{'minimum': 1, 'maximum': 256\}$"

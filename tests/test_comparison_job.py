@@ -12,7 +12,9 @@ import pytest
 
 from rnnbench import jobs, paths
 from rnnbench.book.published import matched_numbers
-from rnnbench.config.settings import ConfigError, RunConfig, load_config, merge_config_files
+from rnnbench.config.files import ConfigError, merge_config_files
+from rnnbench.config.runs import RunConfig
+from rnnbench.config.settings import load_config
 from rnnbench.published import load_published, published_path, reference_rows
 from rnnbench.results.crossover import log_interpolate
 

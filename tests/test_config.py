@@ -10,19 +10,17 @@ from pathlib import Path
 import pytest
 import yaml
 
-from rnnbench.config.settings import (
-    ADDED_AFTER_IDS,
+from rnnbench.config.files import (
     ConfigError,
-    RunConfig,
     check_config_files,
-    check_training_slots,
     config_files_in_merge_order,
-    load_config,
     merge_config_files,
     read_yaml,
-    run_defaults,
-    schema,
+    typed_command_line_values,
 )
+from rnnbench.config.runs import ADDED_AFTER_IDS, RunConfig
+from rnnbench.config.schema import run_defaults, schema
+from rnnbench.config.settings import check_training_slots, load_config
 
 REPO = Path(__file__).resolve().parents[1]
 RNN_PTB = {"family": "rnn", "corpus": "ptb", "vary": {"hidden": [50, 100]}}
@@ -656,6 +654,27 @@ def test_merge_applies_command_line_settings_last(tmp_path):
     assert merge_config_files([path], {"run": {"lr": 0.5}}) == {"threads": 2, "run": {"hidden": 5, "lr": 0.5}}
 
 
+def test_nested_command_line_values_are_typed_as_a_config_file_reads_them():
+    # Snakemake's --config gives a nested value as its YAML base loader reads it: every scalar a string
+    given = {
+        "run_overrides": {"hidden": "24", "lr": "0.5", "direct": "true", "activation": "tanh", "clip": ".inf"},
+        "studies": {"s": {"vary": {"bptt": ["5", "10"], "lr": ["1.0e-3", "2"]}, "seeds": ["1"], "description": ""}},
+        "tables": {"kn_order": "3", "worked": "false"},
+        "data_dir": "null",  # a top-level value is Snakemake's to type: kept
+        "threads": 2,
+    }
+    assert typed_command_line_values(given) == {
+        "run_overrides": {"hidden": 24, "lr": 0.5, "direct": True, "activation": "tanh", "clip": math.inf},
+        "studies": {"s": {"vary": {"bptt": [5, 10], "lr": [0.001, 2]}, "seeds": [1], "description": ""}},
+        "tables": {"kn_order": 3, "worked": False},
+        "data_dir": "null",
+        "threads": 2,
+    }
+    assert typed_command_line_values({"run_overrides": {"max_steps_per_epoch": "null", "output": "[1, 2]"}}) == {
+        "run_overrides": {"max_steps_per_epoch": None, "output": "[1, 2]"}  # a scalar stays a scalar
+    }
+
+
 def test_the_workflow_refuses_a_duplicate_key_in_a_configfile(tmp_path):
     # the Snakefile reads every config file with the same loader (Snakemake's own keeps the last silently)
     dup = tmp_path / "dup.yaml"
@@ -867,9 +886,43 @@ def test_feed_forward_and_sentence_runs_take_any_batch_size():
     load_config({"studies": {"s": {**AGREEMENT, "fixed": {"output": "full", "bptt": 0, "batch_size": 50_000}}}})
 
 
+def test_a_bptt_longer_than_a_batch_column_is_refused_naming_the_bound():
+    # 1,000 training tokens in 20 columns: 50 per column, so a segment of 49 steps (50 tokens with its last target)
+    sliced = {"run_overrides": {"train_tokens": 1000}, "studies": {"s": {**RNN_PTB, "fixed": {"batch_size": 20}}}}
+    sliced["studies"]["s"]["vary"] = {"bptt": [49, 50]}
+    assert error_of(sliced) == (
+        "studies.s.vary.bptt: a segment of 50 steps needs 51 tokens of a batch column, and the ptb train stream of at "
+        "most 1,000 tokens in 20 columns (batch_size) holds 50 per column; allowed: <= 49 (batch_size from "
+        "studies.s.fixed.batch_size; train_tokens from run_overrides.train_tokens)"
+    )
+    sliced["studies"]["s"]["vary"] = {"bptt": [10, 49]}
+    load_config(sliced)
+    # train_tokens null: the whole PTB train split, 929,589 tokens in 20,000 columns: 46 per column
+    whole = study(fixed={"batch_size": 20_000, "bptt": 46}, vary={"hidden": [64]})
+    assert error_of(whole) == (
+        "studies.s.fixed.bptt: a segment of 46 steps needs 47 tokens of a batch column, and the ptb train stream of at "
+        "most 929,589 tokens in 20,000 columns (batch_size) holds 46 per column; allowed: <= 45 (batch_size from "
+        "studies.s.fixed.batch_size; corpus from studies.s.corpus)"
+    )
+    load_config(study(fixed={"batch_size": 20_000, "bptt": 45}, vary={"hidden": [64]}))
+
+
+def test_a_feed_forward_context_longer_than_the_training_split_is_refused_naming_the_bound():
+    # two training sentences of at most 3 + 6 tokens each: at most 18 tokens, so at most 17 words of context
+    tiny = {"output": "full", "corpus_options": {"train_sentences": 2, "max_distance": 3}}
+    windows = {"studies": {"s": {"family": "ff", "corpus": "agreement", "fixed": tiny, "vary": {"context": [17, 18]}}}}
+    assert error_of(windows) == (
+        "studies.s.vary.context: 18 words of context need windows of 19 tokens, and the agreement train stream has at "
+        "most 18; allowed: <= 17 (corpus from studies.s.corpus)"
+    )
+    windows["studies"]["s"]["vary"] = {"context": [17]}
+    load_config(windows)
+
+
 def test_checking_a_config_does_not_import_torch():
     code = (
-        "import sys; from rnnbench.config.settings import load_config, merge_config_files; "
+        "import sys; from rnnbench.config.files import merge_config_files; "
+        "from rnnbench.config.settings import load_config; "
         f"load_config(merge_config_files([{str(REPO / 'config' / 'config.yaml')!r}, {str(REPO / 'config' / 'smoke.yaml')!r}])); "
         "assert 'torch' not in sys.modules, 'torch imported'"
     )
@@ -949,6 +1002,38 @@ def test_a_config_file_larger_than_the_cap_is_refused_before_it_is_read(tmp_path
             },
             "config.studies: 2 studies expand to 2,002 runs (the largest, studies.b, to 1,002: its varied values times "
             "its seeds); allowed: at most 2,000 runs in one config",
+        ),
+        # an analysis's networks count: 2 runs, 1,000 hidden sizes times 2 seeds of untrained networks
+        (
+            {
+                "studies": {"s": RNN_PTB},
+                "analyses": {
+                    "u": {
+                        "network": {
+                            "untrained": {
+                                "fixed": {"radius": 1.0},
+                                "vary": {"hidden": list(range(1, 1001))},
+                                "seeds": [0, 1],
+                            }
+                        }
+                    }
+                },
+            },
+            "config.studies, config.analyses: 1 study expands to 2 runs and 1 analysis to 2,000 networks, 2,002 in all "
+            "(the largest, analyses.u, to 2,000: its varied values times its seeds); allowed: at most 2,000 runs and "
+            "analysed networks in one config",
+        ),
+        # a study's runs at snapshots: 1,000 runs; `where` keeps 1 of them at 2 snapshots, all 1,000 at 1
+        (
+            {
+                "studies": {"s": {**RNN_PTB, "vary": {"hidden": list(range(1, 1001))}}},
+                "analyses": {
+                    "a": {"network": {"study": "s", "where": {"hidden": 7}, "snapshots": [0, "final"]}},
+                    "b": {"network": {"study": "s"}},
+                },
+            },
+            "config.studies, config.analyses: 1 study expands to 1,000 runs and 2 analyses to 1,002 networks, 2,002 in "
+            "all (the largest, studies.s, to 1,000: its varied values times its seeds); allowed: at most 2,000",
         ),
         # a value is quoted by its start only
         (
@@ -1105,13 +1190,13 @@ TINY_AGREEMENT = {"family": "rnn", "corpus": "agreement", "output": "full", "emb
     [("sgd", 3, "weights, gradients, best weights"), ("adam", 5, "weights, gradients, best weights, two Adam moments")],
 )
 def test_a_model_larger_than_the_machines_memory_is_refused_naming_the_bound(monkeypatch, optimizer, copies, what):
-    import rnnbench.config.settings
+    import rnnbench.config.runs
 
     # embedding 313 x 10, W 20 x 10, U 20 x 20, b_h 20, V 313 x 20, b_y 313: 10,323 parameters
     needed = 10_323 * 4 * copies
-    monkeypatch.setattr(rnnbench.config.settings, "machine_memory", lambda: needed)
+    monkeypatch.setattr(rnnbench.config.runs, "machine_memory", lambda: needed)
     RunConfig.from_settings({**TINY_AGREEMENT, "optimizer": optimizer})  # exactly fits
-    monkeypatch.setattr(rnnbench.config.settings, "machine_memory", lambda: needed - 1)
+    monkeypatch.setattr(rnnbench.config.runs, "machine_memory", lambda: needed - 1)
     with pytest.raises(ConfigError) as caught:
         RunConfig.from_settings({**TINY_AGREEMENT, "optimizer": optimizer}, where="run")
     assert str(caught.value) == (

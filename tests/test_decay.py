@@ -241,7 +241,7 @@ def test_an_untrained_point_gives_curves_and_rates_keyed_by_its_settings():
 
 
 def test_a_trained_model_file_is_measured_on_its_own_vocabulary(tmp_path):
-    from rnnbench.config.settings import RunConfig
+    from rnnbench.config.runs import RunConfig
     from rnnbench.io import write_torch
 
     cfg = RunConfig.from_settings({"family": "lstm", "corpus": "ptb", "hidden": 5, "embed_dim": 4, "output": "full"})

@@ -6,7 +6,8 @@ from pathlib import Path
 import pytest
 
 from rnnbench import paths
-from rnnbench.config.settings import ConfigError, load_config, merge_config_files
+from rnnbench.config.files import ConfigError, merge_config_files
+from rnnbench.config.settings import load_config
 
 REPO = Path(__file__).resolve().parents[1]
 STUDY = {"family": "rnn", "corpus": "ptb", "fixed": {"max_epochs": 3}, "vary": {"hidden": [50, 100]}, "seeds": [1]}

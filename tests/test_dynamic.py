@@ -10,7 +10,9 @@ import pytest
 import torch
 
 from rnnbench import paths
-from rnnbench.config.settings import ConfigError, RunConfig, load_config, merge_config_files
+from rnnbench.config.files import ConfigError, merge_config_files
+from rnnbench.config.runs import RunConfig
+from rnnbench.config.settings import load_config
 from rnnbench.io import write_json
 from rnnbench.models import ModelConfig, build_model
 from rnnbench.paths import run_dir

@@ -9,8 +9,9 @@ import pandas as pd
 import pytest
 
 from rnnbench import jobs
+from rnnbench.config.files import ConfigError, merge_config_files
 from rnnbench.config.schema import schema
-from rnnbench.config.settings import ConfigError, load_config, merge_config_files
+from rnnbench.config.settings import load_config
 from rnnbench.findings import findings_table, stats
 from rnnbench.findings.catalog import CLAIMS, ROLES
 from rnnbench.findings.evidence import Evidence, Roles

@@ -414,7 +414,8 @@ def test_config_refuses_bad_values_naming_the_key():
 
 
 def test_model_defaults_are_the_schemas_and_a_run_builds_its_model():
-    from rnnbench.config.settings import RunConfig, run_defaults
+    from rnnbench.config.runs import RunConfig
+    from rnnbench.config.schema import run_defaults
 
     cfg = ModelConfig("rnn", 10_000)
     defaults = run_defaults()

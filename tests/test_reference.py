@@ -11,7 +11,8 @@ import pytest
 import yaml
 
 from rnnbench import paths
-from rnnbench.config.settings import load_config, merge_config_files
+from rnnbench.config.files import merge_config_files
+from rnnbench.config.settings import load_config
 from rnnbench.results.reference import (
     collect,
     cpu_seconds,

@@ -34,7 +34,8 @@ from rnnbench.book import figures as fig
 from rnnbench.book import format as fmt
 from rnnbench.book import published, study_sections
 from rnnbench.book import results as res
-from rnnbench.config.settings import Config, load_config, merge_config_files
+from rnnbench.config.files import merge_config_files
+from rnnbench.config.settings import Config, load_config
 from rnnbench.findings.evidence import Roles
 from rnnbench.plots.decay_figures import BOOK_FIGURES
 from rnnbench.provenance import write_provenance

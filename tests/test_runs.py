@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from rnnbench.config.settings import RunConfig
+from rnnbench.config.runs import RunConfig
 from rnnbench.results.runs import read_run, run_status, setting_key
 
 

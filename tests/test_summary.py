@@ -6,7 +6,8 @@ import math
 import pandas as pd
 import pytest
 
-from rnnbench.config.settings import RunConfig, load_config
+from rnnbench.config.runs import RunConfig
+from rnnbench.config.settings import load_config
 from rnnbench.metrics import RUN_METRICS, RunOutputError, read_metrics
 from rnnbench.results.summary import (
     benchmark_table,

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 import torch
 
-from rnnbench.config.settings import RunConfig
+from rnnbench.config.runs import RunConfig
 from rnnbench.data import load_corpus
 from rnnbench.metrics import MACHINE_METRICS
 from rnnbench.training import optim

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -119,6 +120,42 @@ def test_a_configfile_with_a_yaml_merge_key_is_read(tmp_path):
     assert result.returncode == 0, result.stdout + result.stderr
 
 
+def test_a_nested_command_line_value_is_read_as_a_config_file_reads_it():
+    """--config gives a value nested in a mapping as a string ('24', Snakemake's reading); the Snakefile reads it
+    again as a config file's line would be read, so the setting takes and makes new runs."""
+    from rnnbench.config.files import merge_config_files
+    from rnnbench.config.settings import load_config
+
+    files, study = [REPO / "config" / "config.yaml", REPO / "config" / "smoke.yaml"], "truncation_ptb"
+    before = {cfg.run_id for _, cfg in load_config(merge_config_files(files)).study_runs(study)}
+    wider = load_config(merge_config_files(files, {"run_overrides": {"hidden": 24}}))
+    after = {cfg.run_id for _, cfg in wider.study_runs(study)}
+    assert {cfg.hidden for _, cfg in wider.study_runs(study)} == {24} and before.isdisjoint(after)
+    target = f"results/smoke/studies/{study}/study.json"
+    dry = snakemake(target, "-n", "--config", 'run_overrides={"hidden": 24}', configfiles=["config/smoke.yaml"])
+    assert dry.returncode == 0, dry.stdout + dry.stderr
+    assert set(re.findall(r"run_id=([\w-]+)", dry.stdout)) == after
+
+
+@pytest.mark.parametrize(
+    ("given", "named"),
+    [
+        (
+            'run_overrides={"hidden": "wide"}',
+            "config.run_overrides.hidden: 'wide' has the wrong type; expected integer",
+        ),
+        (
+            'studies={"truncation_ptb": {"vary": {"bptt": [5, 0.5]}}}',
+            "studies.truncation_ptb.vary.bptt[1]: 0.5 has the wrong type; expected integer",
+        ),
+    ],
+)
+def test_a_wrong_nested_command_line_value_fails_before_any_job_naming_the_key(given, named):
+    result = snakemake("results", "-n", "--config", given, configfiles=["config/smoke.yaml"])
+    output = result.stdout + result.stderr
+    assert result.returncode != 0 and named in output and "Job stats" not in output, output
+
+
 def test_a_study_defined_in_two_configfiles_fails_before_any_job_naming_both(tmp_path):
     first, second = tmp_path / "a.yaml", tmp_path / "b.yaml"
     first.write_text("studies:\n  s: {family: rnn, corpus: ptb, vary: {hidden: [16]}}\n")
@@ -194,7 +231,8 @@ def declared_outputs(dry_run_output: str) -> set[str]:
 
 
 def expected(configs: list[str]) -> list[str]:
-    from rnnbench.config.settings import load_config, merge_config_files
+    from rnnbench.config.files import merge_config_files
+    from rnnbench.config.settings import load_config
     from rnnbench.paths import expected_outputs
     from rnnbench.worked import TABLES
 
@@ -251,7 +289,8 @@ def test_a_config_file_adding_a_study_reruns_only_what_reads_the_study(tmp_path)
     """The config files, command and checkout are a job's provenance, not its params: a new file adding a study
     plans that study's runs, tables and figures, the table of every run's cost and the findings that read it;
     nothing else again."""
-    from rnnbench.config.settings import load_config, merge_config_files
+    from rnnbench.config.files import merge_config_files
+    from rnnbench.config.settings import load_config
 
     results, configs = tiny_extra_config(tmp_path)
     touch_a_finished_build(configs)

@@ -25,8 +25,9 @@ from typing import Any
 
 import yaml
 
-from rnnbench.config.schema import validate
-from rnnbench.config.settings import ConfigError, RunConfig, run_settings_schema, schema
+from rnnbench.config.files import ConfigError
+from rnnbench.config.runs import RunConfig
+from rnnbench.config.schema import run_settings_schema, schema, validate
 
 WORKED_SECTIONS = ("unroll", "params", "vanish", "clip")
 
@@ -283,7 +284,8 @@ def _evaluate(args: argparse.Namespace) -> int:
 
 
 def _outputs(args: argparse.Namespace) -> int:
-    from rnnbench.config.settings import load_config, merge_config_files
+    from rnnbench.config.files import merge_config_files
+    from rnnbench.config.settings import load_config
     from rnnbench.paths import expected_outputs
     from rnnbench.worked import TABLES
 

@@ -19,7 +19,7 @@ from typing import Any
 import pandas as pd
 
 from rnnbench import paths
-from rnnbench.config.settings import RunConfig
+from rnnbench.config.runs import RunConfig
 from rnnbench.io import write_csv, write_json
 from rnnbench.provenance import write_provenance
 

@@ -32,7 +32,7 @@ from rnnbench.results.ablations import reach_table, setting_table
 from rnnbench.results.cut_accuracy import contrast
 from rnnbench.results.selection import best_and_worst, selection_metric
 
-# A truncation length of 0 is backpropagation through the whole sentence (rnnbench.config.settings).
+# A truncation length of 0 is backpropagation through the whole sentence (rnnbench.config.runs).
 FULL_SENTENCE_BPTT = 0
 
 

@@ -16,6 +16,7 @@ do not have) is a ConfigError naming the key, raised when the config is loaded.
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -23,7 +24,9 @@ from typing import TYPE_CHECKING, Any
 from rnnbench.config.files import ConfigError
 
 if TYPE_CHECKING:
-    from rnnbench.config.settings import Config, RunConfig, Study
+    from rnnbench.config.runs import RunConfig
+    from rnnbench.config.settings import Config
+    from rnnbench.config.studies import Study
 
 # The untrained network's settings when the config leaves them out: the chapter's H = 200 tanh network.
 UNTRAINED_DEFAULTS = {"family": "rnn", "activation": "tanh", "hidden": 200, "embed_dim": 200}
@@ -207,6 +210,20 @@ def analysis_points(analysis: Analysis, config: Config) -> list[AnalysisPoint]:
                     f"{where}.kind: the passage is read with the PTB vocabulary; this network reads {corpus!r}"
                 )
     return points
+
+
+def network_count(analysis: Analysis, studies: Mapping[str, Study]) -> int:
+    """The networks ``analysis`` measures, counted before any is expanded (config.studies.MAX_RUNS caps them with
+    the studies' runs): an untrained spec's combinations of varied values times its seeds; a study's runs that
+    ``where`` keeps times the snapshots."""
+    if analysis.study is None:
+        return math.prod(map(len, analysis.vary.values())) * len(analysis.seeds)
+    study = studies[analysis.study]
+    kept = math.prod(
+        sum(_same(value, analysis.where[key]) for value in values) if key in analysis.where else len(values)
+        for key, values in study.vary.items()
+    )
+    return kept * len(study.seeds) * len(analysis.snapshots)
 
 
 def _check_windows(analysis: Analysis, points: list[AnalysisPoint], where: str) -> None:

@@ -1,6 +1,6 @@
 """Constraints between settings: the schema checks one setting at a time, these check settings together.
 
-Each rule is written here once and nowhere else. `config.RunConfig` applies them when a configuration
+Each rule is written here once and nowhere else. `config.runs.RunConfig` applies them when a configuration
 is loaded, so that a bad combination fails before any job runs, and `models.ModelConfig` applies the
 model's rules when a model is built. Pure Python: no torch, so a config check stays import-light.
 
@@ -119,6 +119,38 @@ def broken_batch_rule(s: Mapping[str, Any], max_tokens: Mapping[str, int]) -> Br
                     f"{s[key]:,} columns of the {s['corpus']} {split} stream of at most {tokens:,} tokens leave fewer "
                     f"than 2 tokens per column (one input and its target); allowed: <= {tokens // 2:,}",
                 )
+    return None
+
+
+def broken_length_rule(s: Mapping[str, Any], max_tokens: Mapping[str, int]) -> Broken | None:
+    """A segment or window longer than the training split holds. A recurrent run reading a stream walks each of its
+    ``batch_size`` columns of ``train_tokens`` // ``batch_size`` tokens in segments of ``bptt`` steps, and a segment
+    of k steps needs k + 1 tokens of its column (its inputs and the last target): a longer ``bptt`` would silently
+    train on shorter segments. A feed-forward window of ``context`` words and its target needs ``context`` + 1
+    tokens of the stream (windows are drawn from the whole stream and batched by count, so ``batch_size`` plays no
+    part). ``max_tokens`` as in `broken_batch_rule`; run it after that rule (a column holds at least 2 tokens)."""
+    if "train" not in max_tokens:
+        return None
+    tokens = min(max_tokens["train"], s["train_tokens"] or max_tokens["train"])
+    source = "train_tokens" if s["train_tokens"] and s["train_tokens"] < max_tokens["train"] else "corpus"
+    if s["family"] == "ff":
+        if s["context"] + 1 > tokens:
+            return Broken(
+                ("context", source),
+                f"{s['context']:,} words of context need windows of {s['context'] + 1:,} tokens, and the "
+                f"{s['corpus']} train stream has at most {tokens:,}; allowed: <= {tokens - 1:,}",
+            )
+        return None
+    if s["bptt"] == 0 or s.get("segments") == "sentence":  # whole sentences, cut or not: no columns of a stream
+        return None
+    column = tokens // s["batch_size"]
+    if s["bptt"] + 1 > column:
+        return Broken(
+            ("bptt", "batch_size", source),
+            f"a segment of {s['bptt']:,} steps needs {s['bptt'] + 1:,} tokens of a batch column, and the "
+            f"{s['corpus']} train stream of at most {tokens:,} tokens in {s['batch_size']:,} columns (batch_size) holds "
+            f"{column:,} per column; allowed: <= {column - 1:,}",
+        )
     return None
 
 

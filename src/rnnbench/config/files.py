@@ -209,6 +209,34 @@ def merge_config_files(paths: Sequence[str | Path], overrides: Mapping[str, Any]
     return merged
 
 
+def typed_command_line_values(overrides: Mapping[str, Any]) -> dict[str, Any]:
+    """Snakemake's ``--config KEY=VALUE`` overrides, each value inside a mapping or list typed as a config file's
+    YAML reads it.
+
+    Snakemake types a top-level value itself (an integer, a float, True or False, else YAML), but reads a nested
+    one (``run_overrides={"hidden": 24}``) with YAML's base loader, which keeps every scalar a string: '24', not
+    24. Each such string is read again by the rules `read_yaml` reads an unquoted value by ('24' -> 24, '0.5' ->
+    0.5, 'true' -> True, 'null' -> None, '.inf' -> inf, 'tanh' -> 'tanh'); an empty string stays one. Keys and
+    top-level values are kept as Snakemake gives them. The base loader has already dropped the quotes, so a
+    quoted '24' is read as 24 too."""
+    return {key: _typed(value) if isinstance(value, (Mapping, list)) else value for key, value in overrides.items()}
+
+
+def _typed(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {key: _typed(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_typed(item) for item in value]
+    if isinstance(value, str) and value:
+        resolver = yaml.SafeLoader("")  # the implicit tags of read_yaml's loader (_UniqueKeyLoader's base)
+        try:
+            tag = resolver.resolve(yaml.ScalarNode, value, (True, False))
+            return resolver.construct_object(yaml.ScalarNode(tag, value))
+        finally:
+            resolver.dispose()
+    return value
+
+
 def _deep_update(target: dict[str, Any], source: Mapping[str, Any]) -> None:
     for key, value in source.items():
         if isinstance(value, Mapping) and isinstance(target.get(key), dict):

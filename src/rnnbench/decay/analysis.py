@@ -35,7 +35,7 @@ def load_trained(path: str | os.PathLike) -> RecurrentLM:
 
 def load_run(path: str | os.PathLike):
     """(the run's settings as a RunConfig, its recurrent LM in eval mode) from its model file, read once."""
-    from rnnbench.config.settings import RunConfig  # imported here: the measurement itself never needs the run schema
+    from rnnbench.config.runs import RunConfig  # imported here: the measurement itself never needs the run schema
 
     data = torch.load(path, map_location="cpu", weights_only=True)
     if not isinstance(data, dict) or not {"config", "state_dict"} <= set(data):

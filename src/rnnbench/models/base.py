@@ -18,7 +18,8 @@ from torch import nn
 
 from rnnbench.config import constraints
 from rnnbench.config.constraints import ADAPTIVE_DIV_VALUE
-from rnnbench.config.settings import RunConfig, check_settings, run_defaults
+from rnnbench.config.runs import RunConfig
+from rnnbench.config.schema import check_settings, run_defaults
 from rnnbench.models.output import build_output
 from rnnbench.params import Shapes, count
 

@@ -16,7 +16,7 @@ import pandas as pd
 import torch
 
 from rnnbench.baselines.tables import AGREEMENT_SPLIT
-from rnnbench.config.settings import RunConfig
+from rnnbench.config.runs import RunConfig
 from rnnbench.data.corpora import load_corpus
 from rnnbench.decay.analysis import load_trained
 from rnnbench.results import cut_accuracy

@@ -107,7 +107,9 @@ def reference_files(reference_dir: str | Path) -> list[str]:
 def stale_runs(runs: Sequence[ReferenceRun], repository: str | Path) -> dict[str, str]:
     """run id -> why it is stale, for each run whose id its study in the repository's config files no
     longer gives (``repository``: the checkout whose config/ the runs' provenance names)."""
-    from rnnbench.config.settings import ConfigError, RunConfig, load_config, merge_config_files
+    from rnnbench.config.files import ConfigError, merge_config_files
+    from rnnbench.config.runs import RunConfig
+    from rnnbench.config.settings import load_config
 
     stale: dict[str, str] = {}
     ids_of: dict[tuple[str, ...], Any] = {}
@@ -197,7 +199,8 @@ def collect(
     import logging
 
     from rnnbench import paths
-    from rnnbench.config.settings import load_config, merge_config_files
+    from rnnbench.config.files import merge_config_files
+    from rnnbench.config.settings import load_config
 
     log = logging.getLogger("rnnbench.results.reference")
     config = load_config(merge_config_files([Path(repository) / f for f in config_files]))

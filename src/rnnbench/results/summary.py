@@ -15,7 +15,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from rnnbench.config.settings import Config, RunConfig, json_settings
+from rnnbench.config.runs import RunConfig
+from rnnbench.config.schema import json_settings
+from rnnbench.config.settings import Config
 from rnnbench.metrics import RUN_METRICS, read_metrics
 
 FAMILY_NAMES = {"ff": "feed-forward n-gram", "rnn": "Elman RNN", "lstm": "LSTM"}

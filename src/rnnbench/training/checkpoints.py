@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from rnnbench.config.settings import RunConfig
+from rnnbench.config.runs import RunConfig
 from rnnbench.io import write_torch
 from rnnbench.training.records import Divergence, StepRecord
 from rnnbench.training.schedule import Schedule

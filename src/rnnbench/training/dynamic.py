@@ -155,7 +155,7 @@ def evaluate_run(
     NLL on the first ``valid_tokens`` validation tokens (None: all) is applied; one rate: applied as given; none:
     static only. A run that diverged is recorded as diverged, with no perplexities.
     """
-    from rnnbench.config.settings import RunConfig
+    from rnnbench.config.runs import RunConfig
     from rnnbench.data.corpora import load_corpus
     from rnnbench.decay.analysis import load_trained
     from rnnbench.training.reading import split_stream

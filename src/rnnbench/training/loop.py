@@ -65,7 +65,7 @@ import pandas as pd
 import torch
 
 from rnnbench.config import locations
-from rnnbench.config.settings import RunConfig
+from rnnbench.config.runs import RunConfig
 from rnnbench.data.corpora import load_corpus
 from rnnbench.io import write_csv, write_json, write_torch
 from rnnbench.models import ModelConfig, build_model

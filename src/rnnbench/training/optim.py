@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 if TYPE_CHECKING:
-    from rnnbench.config.settings import RunConfig
+    from rnnbench.config.runs import RunConfig
 
 
 class Optimizer:

@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from rnnbench.config.settings import RunConfig
+from rnnbench.config.runs import RunConfig
 from rnnbench.data.batching import batchify, bptt_segments, ngram_windows, sentence_batches
 from rnnbench.data.corpora import Corpus
 from rnnbench.models.base import detach_state
