@@ -1,5 +1,5 @@
-"""The metric vocabulary, written once: what every run reports, how each metric reads in a figure, a table or
-the book, which way is better, and which are counts. The training loop, the summaries, the findings and the
+"""The vocabulary, written once: what every run reports, how each metric and each model family reads in a figure,
+a table or the book, which way is better, and which are counts. The training loop, the summaries, the findings and the
 book all read it here; nothing here imports torch.
 """
 
@@ -66,6 +66,11 @@ LOWER_IS_BETTER = frozenset({"test_ppl", "valid_ppl", "clipped_fraction"})
 COUNT_METRICS = frozenset({"epochs", "steps", "diverged_step", "parameters"})
 # Perplexities: a language model's metrics, set beside its corpus's baselines.
 PERPLEXITY_METRICS = frozenset({"test_ppl", "valid_ppl"})
+
+# How a model family reads: as a noun, in a table or a sentence ("a feed-forward n-gram network, n - 1 = 4"), and as
+# a label before another noun or in a legend ("four feed-forward runs").
+FAMILY_NAMES = {"ff": "feed-forward n-gram network", "rnn": "Elman RNN", "lstm": "LSTM"}
+FAMILY_LABELS = {"ff": "feed-forward", "rnn": "Elman RNN", "lstm": "LSTM"}
 
 
 class RunOutputError(ValueError):

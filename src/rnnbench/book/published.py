@@ -24,6 +24,7 @@ from rnnbench import paths
 from rnnbench.book.figures import STAGING_DIR, book_figure
 from rnnbench.book.format import Markdown, cell_sig, code, counted, escape, integer, markdown_table, sig, words
 from rnnbench.book.results import results_root, table
+from rnnbench.metrics import FAMILY_NAMES
 
 SCALE_NAMES = {"paper": "paper-config", "short": "short"}
 STATUS_TEXT = {
@@ -400,7 +401,8 @@ def _corpus_section(frame: pd.DataFrame, corpus: str) -> list[str]:
     cite = words_of(dict.fromkeys(short_cite(s) for s in theirs["source"]))
     lines = [f"## {name} {{#sec-published-{slug}}}", ""]
     said = []
-    for family, label in (("rnn", "Elman RNN"), ("ff", "feed-forward model")):
+    for family in ("rnn", "ff"):
+        label = FAMILY_NAMES[family]
         numbers = best_against_reference(frame, corpus, family)
         if numbers is None:
             continue

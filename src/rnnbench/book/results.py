@@ -24,8 +24,7 @@ from typing import Any
 import pandas as pd
 
 from rnnbench import paths
-from rnnbench.metrics import METRIC_LABELS
-from rnnbench.results.summary import FAMILY_NAMES
+from rnnbench.metrics import FAMILY_NAMES, METRIC_LABELS
 
 RESULTS_ENV = "RNNBENCH_RESULTS"
 RESULTS_NAME_ENV = "RNNBENCH_RESULTS_NAME"

@@ -35,11 +35,10 @@ from rnnbench.book.format import (
     words,
 )
 from rnnbench.book.results import results_root, study_about, study_summary
-from rnnbench.metrics import COUNT_METRICS, METRIC_LABELS, read_metrics
+from rnnbench.metrics import COUNT_METRICS, FAMILY_LABELS, METRIC_LABELS, read_metrics
 from rnnbench.results.ablations import setting_table
 from rnnbench.results.outcome import CHANCE_Z, LEARNED_FRACTION, UNKNOWN, require_outcome
 from rnnbench.results.selection import SELECTED_ON, best_and_worst, selection_metric
-from rnnbench.results.summary import FAMILY_NAMES
 
 # Columns of a study's table beside its own metric, when the runs report them (and always the metric its best
 # run is chosen by, rnnbench.results.selection, so the choice can be read off the table).
@@ -105,7 +104,7 @@ def study_section(study: str, results: str | Path | None = None, staging: str | 
     metric, vary, slug = about["metric"], list(about["vary"]), label_slug(study)
     x = vary[0] if vary else "seed"
     metric_name = METRIC_LABELS.get(metric, metric)
-    family = FAMILY_NAMES.get(about["family"], about["family"])
+    family = FAMILY_LABELS.get(about["family"], about["family"])
     image = stage_figure(paths.study_figure(results_root(results), study, "png"), f"study-{slug}", staging)
     marked = wide["diverged"].astype(str).str.startswith("yes") if "diverged" in wide else False
     diverged = wide["outcome"].eq("diverged") | marked

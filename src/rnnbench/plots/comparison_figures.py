@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from rnnbench.metrics import METRIC_LABELS
+from rnnbench.metrics import FAMILY_LABELS, METRIC_LABELS
 from rnnbench.plots.style import add_source_note
 
 # A run's line by its scale: solid a reference or paper-scale run, dashed a short one.
@@ -30,13 +30,12 @@ def learning_curves_figure(table: pd.DataFrame, *, source: str = "") -> plt.Figu
     corpora = list(dict.fromkeys(table["corpus"])) or ["none"]
     fig, axes = plt.subplots(1, len(corpora), figsize=(3.6 * len(corpora), 3.4), layout="constrained", squeeze=False)
     colors = {"rnn": "black", "ff": "tab:red", "lstm": "tab:blue"}
-    names = {"rnn": "Elman RNN", "ff": "feed-forward", "lstm": "LSTM"}
     for ax, corpus in zip(axes[0], corpora, strict=True):
         here = table[(table["corpus"] == corpus) & table["valid_ppl"].notna()]
         labelled: set[tuple[str, str]] = set()
         for (scale, family, _), run in here.groupby(["scale", "family", "run_id"], sort=False):
             key = (scale, family)
-            label = f"{names.get(family, family)}, {scale}" if key not in labelled else None
+            label = f"{FAMILY_LABELS.get(family, family)}, {scale}" if key not in labelled else None
             labelled.add(key)
             ax.plot(
                 run["tokens_seen"].astype(float),
@@ -110,7 +109,8 @@ def crossover_figure(table: pd.DataFrame, *, title: str = "", source: str = "") 
     drawn = setting_means(runs, "parameters", keep=("family", "ff_larger", "rnn_equivalent_parameters"))
     sns.set_theme(style="whitegrid", context="paper")
     fig, ax = plt.subplots(figsize=(7.0, 3.8), layout="constrained")
-    for family, color, name in (("rnn", "black", "Elman RNN"), ("ff", "tab:red", "feed-forward")):
+    for family, color in (("rnn", "black"), ("ff", "tab:red")):
+        name = FAMILY_LABELS[family]
         points = reference[reference["family"] == family]
         if len(points):
             label = f"{name}, reference (trained to convergence)"

@@ -38,7 +38,7 @@ from typing import Any
 import pandas as pd
 
 from rnnbench import paths
-from rnnbench.metrics import read_metrics
+from rnnbench.metrics import FAMILY_NAMES, read_metrics
 from rnnbench.results.dynamic_record import dynamic_metrics
 from rnnbench.training.stuck_columns import stuck
 
@@ -46,7 +46,6 @@ SCALES = ("reference", "paper", "short")
 STATUSES = ("converged", "epoch cap", "subset", "diverged", "stuck column", "stale")
 # Runs whose perplexities compare with each other (one config evaluates all its runs on the same tokens).
 MEASURED = ("converged", "epoch cap", "subset")
-FAMILY_NAMES = {"ff": "feed-forward n-gram network", "rnn": "Elman RNN", "lstm": "LSTM"}
 
 OUR_COLUMNS = (
     "run_id",

@@ -20,8 +20,6 @@ from rnnbench.config.schema import json_settings
 from rnnbench.config.settings import Config
 from rnnbench.metrics import RUN_METRICS, read_metrics
 
-FAMILY_NAMES = {"ff": "feed-forward n-gram", "rnn": "Elman RNN", "lstm": "LSTM"}
-
 # Snakemake's benchmark is trusted for a job's wall time only. Its CPU time and memory are those of the job's
 # processes sampled every 30 s after the first 15 s, the last sample's: a 31-second job can show half its CPU
 # time. The run counts both itself (metrics.json), and the table takes them from there.
