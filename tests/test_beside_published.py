@@ -44,17 +44,18 @@ def test_comparison_reads_published_rows_and_our_metrics_files(tmp_path):
     # ours: the metrics file's perplexity, measured against the published row of its corpus and family
     refs = {(r.corpus, r.reference_for): r for r in reference_rows(published).itertuples()}
     rnn = table[table["model"] == rnn_cfg["run_id"]].iloc[0]
-    assert rnn["origin"] == "ours (paper)" and rnn["status"] == "converged"
+    assert (rnn["origin"], rnn["scale"], rnn["status"]) == ("ours", "paper", "converged")
     assert rnn["test_ppl"] == 120.5
     assert rnn["reference_model"] == refs[("ptb", "rnn")].model
     assert rnn["reference_ppl"] == refs[("ptb", "rnn")].test_ppl
     assert rnn["ratio_to_reference"] == pytest.approx(120.5 / refs[("ptb", "rnn")].test_ppl)
-    assert rnn["split"] == "ours (ptb): 929,589 / 73,760 / 82,430 tokens train / valid / test, |V| = 10,000"
+    assert rnn["split"] == "929,589 / 73,760 / 82,430 tokens train / valid / test, |V| = 10,000"
     assert "H = 400" in rnn["description"] and "dropout 0.5" in rnn["description"] and "seed 1" in rnn["description"]
 
     ff = table[table["model"] == ff_cfg["run_id"]].iloc[0]
-    assert (ff["origin"], ff["status"], ff["reference_ppl"]) == (
-        "ours (short)",
+    assert (ff["origin"], ff["scale"], ff["status"], ff["reference_ppl"]) == (
+        "ours",
+        "short",
         "epoch cap",
         refs[("brown", "ff")].test_ppl,
     )
@@ -64,8 +65,8 @@ def test_comparison_reads_published_rows_and_our_metrics_files(tmp_path):
     # the synthetic corpus has no published rows, so it has no place here
     assert agreement_cfg["run_id"] not in set(table["model"])
     # corpus by corpus, published rows first, then the paper-scale run, then short runs
-    ptb = table[table["corpus"] == "ptb"]["origin"].tolist()
-    assert ptb == sorted(ptb, key=["published", "ours (paper)", "ours (short)"].index)
+    ptb = (table[table["corpus"] == "ptb"]["origin"] + " " + table[table["corpus"] == "ptb"]["scale"]).tolist()
+    assert ptb == sorted(ptb, key=["published ", "ours paper", "ours short"].index)
     assert table["corpus"].tolist().index("brown") > max(i for i, c in enumerate(table["corpus"]) if c == "ptb")
 
 
@@ -111,7 +112,7 @@ def test_brown_gets_no_ratio_over_another_vocabulary_and_a_stale_reference_run_n
     ]
     table = comparison_table(load_published(), our_runs(runs)).set_index("model")
     row = table.loc[brown["run_id"]]
-    assert (row["origin"], row["status"]) == ("ours (reference)", "converged")
+    assert (row["origin"], row["scale"], row["status"]) == ("ours", "reference", "converged")
     assert math.isnan(row["ratio_to_reference"]) and row["comparable"].startswith("not comparable: |V| = 17,905")
     assert row["split"].endswith("|V| = 17,905")  # the run's own split, not the config's
     stale = table.loc[ptb["run_id"]]
@@ -124,7 +125,7 @@ def test_the_reference_summary_keeps_a_dynamic_row_apart_from_the_static_seeds()
 
     def row(model, seed, ppl, reference, ref_ppl):
         return {
-            "corpus": "ptb", "family": "rnn", "studies": "paper_rnn_ptb", "origin": "ours (reference)",
+            "corpus": "ptb", "family": "rnn", "studies": "paper_rnn_ptb", "origin": "ours", "scale": "reference",
             "model": model, "seed": seed, "test_ppl": ppl, "valid_ppl": ppl + 7, "epochs": 16,
             "status": "converged", "commit": "abcdef123", "parameters": 1, "description": f"RNN, seed {seed}",
             "reference_model": reference, "reference_ppl": ref_ppl, "comparable": "yes",

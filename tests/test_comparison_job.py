@@ -89,7 +89,7 @@ def test_the_job_reads_the_published_table_and_our_run_folders(tmp_path):
 
     # ours are the metrics files' numbers, measured against the reference row of their corpus and family
     refs = {(r.corpus, r.reference_for): r.test_ppl for r in reference_rows(published).itertuples()}
-    mine = table[table["origin"] == "ours (short)"].set_index("model")
+    mine = table[(table["origin"] == "ours") & (table["scale"] == "short")].set_index("model")
     assert len(mine) == len(runs)
     for run_id, metrics in runs.values():
         row = mine.loc[run_id]

@@ -51,7 +51,9 @@ def has_comparison(results: Any = None) -> bool:
 
 
 def comparison(results: Any = None) -> pd.DataFrame:
-    return table("comparison", results, text=["table", "page", "status", "studies"]).fillna({"page": "", "table": ""})
+    return table("comparison", results, text=["table", "page", "status", "studies", "scale"]).fillna(
+        {"page": "", "table": "", "scale": ""}
+    )
 
 
 def ours(frame: pd.DataFrame) -> pd.DataFrame:
@@ -65,12 +67,12 @@ def published_rows(frame: pd.DataFrame, corpus: str) -> pd.DataFrame:
 
 def trained_here(frame: pd.DataFrame) -> pd.DataFrame:
     """Our runs of this results folder's config: all of ours but the reference runs kept in the repository."""
-    return frame[~frame["origin"].isin(["published", "ours (reference)"])]
+    return frame[(frame["origin"] == "ours") & (frame["scale"] != "reference")]
 
 
 def scale_of(frame: pd.DataFrame) -> str:
     """paper or short: the scale of this folder's runs (one config, one scale)."""
-    scales = {origin[len("ours (") : -1] for origin in trained_here(frame)["origin"]}
+    scales = set(trained_here(frame)["scale"])
     return scales.pop() if len(scales) == 1 else "mixed"
 
 
@@ -114,7 +116,7 @@ def corpus_rows(frame: pd.DataFrame, corpus: str) -> pd.DataFrame:
             }
         )
     for row in mine.itertuples():
-        label = Markdown(f"**ours, {SCALE_NAMES.get(row.origin[6:-1], row.origin)}**: {escape(row.description)}")
+        label = Markdown(f"**ours, {SCALE_NAMES.get(row.scale, row.scale)}**: {escape(row.description)}")
         epochs = f"{counted(int(row.epochs), 'epoch')}, {STATUS_TEXT.get(row.status, row.status)}"
         rows.append(
             {
@@ -133,7 +135,7 @@ def reference_runs(frame: pd.DataFrame) -> pd.DataFrame:
     """The reference results (trained to convergence, kept in the repository), one row per study: its
     seeds' mean test perplexity and range, epochs, status, commit, and the ratio of the mean to the
     published row it is measured against (only where every seed is comparable: same vocabulary, not stale)."""
-    mine = frame[frame["origin"] == "ours (reference)"]
+    mine = frame[frame["scale"] == "reference"]
     # a run scored under dynamic evaluation is a row of its own ("<run> dynamic"), beside the published dynamic row
     mine = mine.assign(_dynamic=mine["model"].str.endswith(" dynamic"))
     rows = []
@@ -204,7 +206,7 @@ def split_sentence(frame: pd.DataFrame, corpus: str) -> Markdown:
     paper = escape(theirs.iloc[0]) if len(theirs) else Markdown("not given")
     parts = [f"The paper's split: {paper}."]
     if len(mine) and str(mine.iloc[0]):
-        parts.append(f"Ours: {escape(str(mine.iloc[0]).removeprefix(f'ours ({corpus}): '))}.")
+        parts.append(f"Ours: {escape(mine.iloc[0])}.")
     return Markdown(" ".join(parts))
 
 

@@ -36,7 +36,8 @@ DYNAMIC_MODEL = "RNN LM, dynamic evaluation"  # the published row a dynamically 
 
 COMPARISON_COLUMNS = (
     "corpus",
-    "origin",
+    "origin",  # published, or ours
+    "scale",  # ours: reference (trained to convergence, kept in the repository), paper or short; published: empty
     "model",
     "family",
     "description",
@@ -99,6 +100,7 @@ def comparison_table(
     references = {(r.corpus, r.reference_for): r for r in reference_rows(published).itertuples()}
     theirs = published.assign(
         origin="published",
+        scale="",
         parameters=np.nan,
         epochs=np.nan,
         train_seconds=np.nan,
@@ -121,7 +123,8 @@ def comparison_table(
         mine.append(
             {
                 "corpus": row.corpus,
-                "origin": f"ours ({row.scale})",
+                "origin": "ours",
+                "scale": row.scale,
                 "model": row.run_id,
                 "family": row.family,
                 "description": row.description,
@@ -163,8 +166,8 @@ def comparison_table(
     keys = pd.DataFrame(
         {
             "corpus": table["corpus"].map({c: i for i, c in enumerate(corpora)}),
-            "origin": table["origin"].map(
-                {"published": 0, "ours (reference)": 1, "ours (paper)": 2, "ours (short)": 3}
+            "origin": (table["origin"] + " " + table["scale"]).map(
+                {"published ": 0, "ours reference": 1, "ours paper": 2, "ours short": 3}
             ),
         }
     )
@@ -219,7 +222,7 @@ def _our_split(corpus: str, stats: Mapping[str, Any]) -> str:
     if not stats:
         return ""
     counts = " / ".join(f"{int(stats[k]):,}" for k in ("train_tokens", "valid_tokens", "test_tokens"))
-    return f"ours ({corpus}): {counts} tokens train / valid / test, |V| = {int(stats['vocab_size']):,}"
+    return f"{counts} tokens train / valid / test, |V| = {int(stats['vocab_size']):,}"
 
 
 def _our_counting(row) -> str:
