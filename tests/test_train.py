@@ -34,6 +34,7 @@ EPOCHS_COLUMNS = [
     "steps",
     "train_ppl",
     "seconds",
+    "tokens",
     "tokens_per_second",
     "clipped_fraction",
     "grad_norm_median",

@@ -15,7 +15,7 @@ One run = one resolved ``RunConfig`` trained into one directory::
 
     results/runs/<run_id>/
         config.json     the resolved settings (and the run id)
-        epochs.csv      per epoch: lr, train/valid perplexity, time, tokens/s, clipping statistics
+        epochs.csv      per epoch: lr, train/valid perplexity, time, tokens read and per second, clipping statistics
         steps.csv       per optimiser step (evenly thinned): loss, pre-clip gradient norm, clipped flag,
                         cosine between the clipped and the unclipped update
         metrics.json    final test perplexity (and each evaluation column's, for a stream), divergence (step
@@ -245,6 +245,7 @@ def _train_epoch(cfg, model, optimizer, reading: Reading, state: TrainingState, 
         "steps": len(records),
         "train_ppl": perplexity(nll_sum / n_tokens) if n_tokens else math.nan,
         "seconds": seconds,
+        "tokens": n_tokens,  # the training tokens the epoch's kept steps read
         "tokens_per_second": n_tokens / seconds if seconds > 0 else math.nan,
         "clipped_fraction": sum(r.clipped for r, _ in kept) / len(records) if records else math.nan,
         "grad_norm_median": float(np.median([r.grad_norm for r, _ in kept])) if kept else math.nan,
