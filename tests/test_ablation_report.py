@@ -11,7 +11,7 @@ import pytest
 from rnnbench.book import clipping as clip_values
 from rnnbench.book import studies as ab
 from rnnbench.book import truncation as truncation_values
-from rnnbench.book import windows as window_values
+from rnnbench.book import window as window_values
 from rnnbench.plots.ablation_figures import cut_contrast, distance_curves, distance_heatmap, learning_curves, norm_trace
 
 

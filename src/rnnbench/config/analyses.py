@@ -229,7 +229,7 @@ def network_count(analysis: Analysis, studies: Mapping[str, Study]) -> int:
 def _check_windows(analysis: Analysis, points: list[AnalysisPoint], where: str) -> None:
     """A window is `steps` + 1 tokens of the split: a split known to be shorter (PTB and Brown exactly, the agreement
     corpus by its longest sentences) is refused now, not in the job."""
-    from rnnbench.data.facts import known_sizes
+    from rnnbench.data.corpus_facts import known_sizes
 
     steps, split = analysis.measure["steps"], analysis.measure["split"]
     corpora = {}  # each corpus and options once: an untrained network reads the analysis's corpus, a run its own

@@ -98,7 +98,7 @@ class RunConfig:
 
     def check_rules(self, named: _Namer) -> None:
         """The rules between settings (rnnbench.config.constraints), with what the corpus's known sizes allow."""
-        from rnnbench.data.facts import CorpusError
+        from rnnbench.data.corpus_facts import CorpusError
 
         try:
             known = _known_sizes(self.corpus, json.dumps(dict(self.corpus_options), sort_keys=True))
@@ -151,7 +151,7 @@ class RunConfig:
     def identity(self) -> dict[str, Any]:
         """What the run id hashes: the settings, and the corpus's preparation version once it is above 1 (left
         out at 1, so that the ids of runs from before versions existed hold)."""
-        from rnnbench.data.facts import PREPARATION
+        from rnnbench.data.corpus_facts import PREPARATION
 
         version = PREPARATION[self.corpus]
         return self.settings() | ({"corpus_preparation": version} if version != 1 else {})
@@ -165,7 +165,7 @@ class RunConfig:
 
 @cache
 def _known_sizes(corpus: str, options_json: str):
-    from rnnbench.data.facts import known_sizes
+    from rnnbench.data.corpus_facts import known_sizes
 
     return known_sizes(corpus, json.loads(options_json))
 

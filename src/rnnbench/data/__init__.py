@@ -14,7 +14,7 @@ _HOME = {
     "ngram_windows": "batching",
     "sentence_batches": "batching",
     "Corpus": "corpora",
-    "CorpusError": "facts",
+    "CorpusError": "corpus_facts",
     "load_corpus": "corpora",
     "Vocab": "vocab",
 }

@@ -33,7 +33,7 @@ import pandas as pd
 
 from rnnbench.config import locations
 from rnnbench.data import synthetic
-from rnnbench.data.facts import (  # re-exported: the corpora's facts are part of this module's interface
+from rnnbench.data.corpus_facts import (  # re-exported: the corpora's facts are part of this module's interface
     BROWN_DOCUMENT,
     BROWN_DOCUMENTS,
     BROWN_PARAGRAPH_MARK,
