@@ -12,7 +12,8 @@ from rnnbench import jobs
 from rnnbench.config.files import ConfigError, merge_config_files
 from rnnbench.config.schema import schema
 from rnnbench.config.settings import load_config
-from rnnbench.findings import findings_table, stats
+from rnnbench.findings import findings_table
+from rnnbench.findings import policy as stats
 from rnnbench.findings.catalog import CLAIMS, ROLES
 from rnnbench.findings.evidence import Evidence, Roles
 from rnnbench.findings.registry import COLUMNS, FAILS, HOLDS, NOT_SHOWN, PARTLY, SEEDS, Part, combine, judge

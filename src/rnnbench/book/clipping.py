@@ -21,8 +21,8 @@ from rnnbench.book.figures import STAGING_DIR
 from rnnbench.book.format import fixed, label_slug, sig
 from rnnbench.book.results import results_root, study_about, study_summary
 from rnnbench.book.studies import count_of, extra_figure, measured_cell, studies_with_role
+from rnnbench.findings.policy import NO_CHANGE, difference, direction
 from rnnbench.findings.registry import interval
-from rnnbench.findings.stats import NO_CHANGE, difference, direction
 from rnnbench.metrics import METRIC_LABELS
 from rnnbench.results.ablations import setting_table
 

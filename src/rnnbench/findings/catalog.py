@@ -4,21 +4,10 @@ the lessons'. Each quote is the seed's own words (tests/test_findings.py finds e
 
 from __future__ import annotations
 
-from rnnbench.findings import activation, clipping, decay, truncation, window
+from rnnbench.findings import activation, carrying, clipping, decay, truncation, window
 from rnnbench.findings.evidence import Evidence
-from rnnbench.findings.registry import (
-    CHAPTER,
-    FAILS,
-    HOLDS,
-    LESSON_001,
-    LESSON_003,
-    LEVEL,
-    Claim,
-    Judged,
-    Need,
-    Part,
-    num,
-)
+from rnnbench.findings.policy import LEVEL, MARGINS
+from rnnbench.findings.registry import CHAPTER, FAILS, HOLDS, LESSON_001, LESSON_003, Claim, Judged, Need, Part, num
 from rnnbench.results.ablations import SPEED_WINDOW
 
 
@@ -30,12 +19,20 @@ def _analysis(role: str) -> Need:
     return Need("analysis", role)
 
 
-PCT = f"{LEVEL:.0%}"  # the rules' interval, as they print it
+PCT = f"{LEVEL:.0%}"  # the rules' level, as they print it
+HOLM = f"at {PCT}, Holm-corrected over the claim's tests"
+
+
+def _margin(quantity: str) -> str:
+    return f"margin {MARGINS[quantity]}"
+
+
 LESSON_REACH = "lesson_gradient_reach"  # a worked table (rnnbench.worked), built whenever tables.worked is on
 
 
 def lesson_reach(ev: Evidence) -> Judged:
-    """The lesson's own demonstration, run as it prints it: one untrained nn.RNN (seed 0), no seeds to spread."""
+    """The lesson's own demonstration, run as it prints it: one untrained nn.RNN (seed 0), no seeds to spread: a
+    check of what the lesson prints, not a test of RNNs in general (the radius analyses are that)."""
     if not ev.roles.worked:
         return Judged((), (), "tables.worked is false in this config: the lessons' worked tables are not built")
     reach = ev.table(LESSON_REACH).sort_values("length")
@@ -57,7 +54,7 @@ CLAIMS: tuple[Claim, ...] = (
         "So the model reads a sentence through a slot of fixed width. Everything outside falls away, exactly as it did for the counter.",
         (_study("window"),),
         "per window width n−1: agreement accuracy at head-verb distance n−1 minus at n, one value per seed",
-        f"holds if every window's accuracy falls measurably from distance n−1 to n ({PCT} t-interval over seeds above 0)",
+        f"holds if every window's accuracy falls measurably from distance n−1 to n (one-sided t over seeds, {HOLM}); fails where the fall is measurably short of the accuracy {_margin('accuracy')}",
         window.blind,
     ),
     Claim(
@@ -66,7 +63,7 @@ CLAIMS: tuple[Claim, ...] = (
         "So the state at step $t$ depends on every word read so far. There is no window and no cliff.",
         (_study("recurrence"),),
         "per recurrence size: the drop in agreement accuracy between adjacent head-verb distances, one value per seed",
-        f"holds if no adjacent drop is measurably above 0 ({PCT} t-intervals over seeds, Bonferroni over the pairs)",
+        f"holds if every adjacent drop is measurably below the accuracy {_margin('accuracy')} (one-sided equivalence test over seeds, {HOLM}, every pair of every size); fails where a drop is measurably above 0",
         window.no_cliff,
     ),
     Claim(
@@ -74,8 +71,8 @@ CLAIMS: tuple[Claim, ...] = (
         CHAPTER,
         "Widening the window is not a fix. The hidden matrix $W_h$ has shape $(n-1)d \\times H$, so its size grows with every word you admit.",
         (_study("window_width"),),
-        "parameters each added word of context adds; the study's metric, widest minus next-widest window, seed means",
-        f"holds if every added word adds parameters and the widest window is not measurably better than the next (Welch {PCT} interval)",
+        "parameters each added word of context adds (true by construction); the study's metric, widest minus next-widest window, seed means",
+        f"holds if the widest window is better than the next by less than the metric's margin (one-sided equivalence test, Welch, {HOLM}); fails where it is measurably better",
         window.widening,
     ),
     Claim(
@@ -83,8 +80,8 @@ CLAIMS: tuple[Claim, ...] = (
         CHAPTER,
         "Gradients decay geometrically with distance.",
         (_analysis("trained_decay"),),
-        "per trained run, final weights: least-squares fit of log ‖∂L/∂h‖ against distance, its slope and R²",
-        f"holds if every fit has R² ≥ 0.9 and a slope measurably below 0 ({PCT} interval of the fit)",
+        "per trained setting, final weights: the rate (slope of log ‖∂L/∂h‖ against distance) over seeds, and each network's R²",
+        f"holds if every network's log-norm is a straight line (R² ≥ {decay.GEOMETRIC_R2}) and each setting's rate is measurably below 0 (t over seeds, {HOLM}); fails where the rate is measurably short of the rate {_margin('decay rate')}",
         decay.geometric,
     ),
     Claim(
@@ -92,8 +89,8 @@ CLAIMS: tuple[Claim, ...] = (
         CHAPTER,
         "If every eigenvalue of $U$ satisfies $|\\lambda| < 1$, the product shrinks towards zero. Gradients vanish.",
         (_analysis("radius"),),
-        "per untrained tanh network with ρ(U) < 1: the rate of ‖∂L/∂h‖, log of its per-step factor",
-        f"holds if every such rate is measurably below 0 ({PCT} interval over seeds, or of the fit for one seed)",
+        "per untrained tanh setting with ρ(U) < 1: the rate of ‖∂L/∂h‖ (log of its per-step factor), over seeds",
+        f"holds if every such rate is measurably below 0 (t over seeds, {HOLM}); fails where it is measurably above −{MARGINS['decay rate'].size:g}",
         decay.vanish,
     ),
     Claim(
@@ -101,8 +98,8 @@ CLAIMS: tuple[Claim, ...] = (
         CHAPTER,
         "If any eigenvalue satisfies $|\\lambda| > 1$, the product grows without bound. Gradients explode.",
         (_analysis("radius"),),
-        "per untrained tanh network with ρ(U) > 1: the rate of ‖∂L/∂h‖, log of its per-step factor",
-        f"holds if every such rate is measurably above 0 ({PCT} interval over seeds, or of the fit for one seed)",
+        "per tanh setting with ρ(U) > 1, untrained (U rescaled) and trained (final weights): the rate of ‖∂L/∂h‖, over seeds",
+        f"holds if every such rate is measurably above 0 (t over seeds, {HOLM}); fails where it is measurably below +{MARGINS['decay rate'].size:g}",
         decay.explode,
     ),
     Claim(
@@ -111,25 +108,25 @@ CLAIMS: tuple[Claim, ...] = (
         "Only $|\\lambda| = 1$ survives, and nothing in training holds it there.",
         (_analysis("trained_decay"),),
         "per trained setting, final weights: the rate of ‖∂L/∂h‖ (0 is |λ| = 1); ρ(U) at initialisation and at the end",
-        f"holds if every trained setting's rate is measurably away from 0 ({PCT} interval over seeds, or of the fit for one seed)",
+        f"holds if every trained setting's rate is measurably away from 0 (two-sided t over seeds, {HOLM}); fails where it is measurably within the rate {_margin('decay rate')} of 0 (two one-sided tests)",
         decay.not_held,
     ),
     Claim(
         "forward_carries",
         CHAPTER,
         "So the network cannot be trained to use information from far back, even though it is perfectly capable of carrying it.",
-        (_analysis("trained_decay"),),
-        "per trained setting, final weights: the rate of the forward move of h per unit move of x_1 (exact JVP) minus the rate of ‖∂L/∂h‖, network by network",
-        f"holds if the forward move fades measurably more slowly than the backward gradient ({PCT} t-interval over seeds)",
-        decay.forward_carries,
+        (_analysis(carrying.ROLE),),
+        "per trained network, final weights: a linear probe's held-out accuracy reading the head noun's number from the state at the farthest distance where the gradient reaching it has fallen 100-fold, minus chance, over seeds",
+        f"holds if that accuracy is measurably above chance (t over seeds, {HOLM}); fails where it is measurably within the accuracy {_margin('accuracy')} of chance",
+        carrying.forward_carries,
     ),
     Claim(
         "sigmoid_quarter",
         CHAPTER,
         "A derivative capped at $0.25$ shrinks the gradient by at least a factor of four at every step.",
         (_analysis("activation"),),
-        "per untrained sigmoid network: the measured per-step factor exp(rate) of ‖∂L/∂h‖",
-        f"holds if no sigmoid network's per-step factor is measurably above 1/4 ({PCT} interval)",
+        "per untrained sigmoid setting: the per-step factor exp(rate) of ‖∂L/∂h‖, over seeds",
+        f"holds if each setting's rate is measurably below log(1/4) + {MARGINS['decay rate'].size:g} (one-sided equivalence test, {HOLM}); fails where it is measurably above log(1/4)",
         decay.sigmoid_quarter,
     ),
     Claim(
@@ -138,7 +135,7 @@ CLAIMS: tuple[Claim, ...] = (
         "States that average to zero train faster than states that average to $0.5$.",
         (_study("activation_training"),),
         f"per study: validation perplexity (or the study's metric) after the same training tokens, and the optimiser steps until the training loss's running mean over {SPEED_WINDOW} steps first reaches the highest level every learned run reaches; sigmoid minus tanh, seed means of learned runs",
-        f"holds if the sigmoid network is measurably worse than the tanh network after equal training, and takes measurably more steps to that loss (Welch {PCT} interval each)",
+        f"holds if the sigmoid network is measurably worse than the tanh network after equal training, and takes measurably more steps to that loss (one-sided Welch, {HOLM}); fails where either is measurably short of its margin ({MARGINS['perplexity']} of perplexity, {MARGINS['optimiser steps']} of steps)",
         activation.zero_centred,
     ),
     Claim(
@@ -147,7 +144,7 @@ CLAIMS: tuple[Claim, ...] = (
         "ReLU has its own failure: a unit whose input is always negative stops passing any gradient at all and never recovers.",
         (_study("activation_training"),),
         "per trained ReLU network: the share of hidden units whose derivative is zero at every step of the validation split, seeds of learned runs",
-        f"holds if that share is measurably above 0 ({PCT} t-interval over seeds)",
+        f"holds if that share is measurably above 0 (one-sided t over seeds, {HOLM}); fails where it is measurably below {MARGINS['share of units'].size:g}",
         activation.relu_dies,
     ),
     Claim(
@@ -155,8 +152,8 @@ CLAIMS: tuple[Claim, ...] = (
         LESSON_001,
         "That rules out ReLU first, because it has no ceiling on the positive side.",
         (_study("activation_training"),),
-        "per study: the ReLU runs that diverged, beside the tanh runs of the same recipe that did",
-        "holds if every ReLU run diverged and no tanh run did",
+        "per study: how many ReLU runs diverged, beside how many tanh runs of the same recipe did",
+        f"holds if ReLU runs diverge measurably more often (one-sided Fisher's exact test, {HOLM}); fails where they diverge measurably less often",
         activation.relu_unbounded,
     ),
     Claim(
@@ -164,8 +161,8 @@ CLAIMS: tuple[Claim, ...] = (
         CHAPTER,
         "Clipping changes how far the step goes and never which way it points",
         (_study("clipping"),),
-        "per corpus: the smallest mean cosine between clipped and unclipped update over learned norm-clipped runs that clipped a step",
-        f"holds if that cosine is 1 (within {clipping.COSINE_TOLERANCE:g}) on every corpus",
+        "the clipped gradient's direction (true by construction); per stateful optimiser setting: the mean over clipped steps of the cosine between the update taken from the clipped gradient and the one the unclipped gradient would give at the same state, over seeds",
+        f"holds if every setting's mean cosine is measurably above 1 − {MARGINS['update cosine'].size:g} (one-sided equivalence test, {HOLM}); fails where it is measurably below 1 and not within the margin",
         clipping.direction,
     ),
     Claim(
@@ -173,8 +170,8 @@ CLAIMS: tuple[Claim, ...] = (
         CHAPTER,
         "Exploding gradients have a one line remedy.",
         (_study("clipping"),),
-        "per corpus, rate and threshold where an unclipped run diverged: how many norm-clipped runs diverged, of their seeds",
-        "holds if at every rate where an unclipped run diverged, no norm-clipped run diverged (every run counts, learned or not)",
+        "per corpus, rate and threshold where an unclipped run diverged: how many unclipped and how many norm-clipped runs diverged (every run counts, learned or not)",
+        f"holds if at every such rate and threshold unclipped runs diverge measurably more often (one-sided Fisher's exact test, {HOLM}); fails where they diverge measurably less often",
         clipping.divergence,
     ),
     Claim(
@@ -183,7 +180,7 @@ CLAIMS: tuple[Claim, ...] = (
         "which is why it costs nothing in quality.",
         (_study("clipping"),),
         "per corpus, rate where no unclipped run diverged, and threshold: the study's metric, clipped minus unclipped, seed means of learned runs (relative to unclipped)",
-        f"holds if no threshold that clipped a step is measurably worse than no clipping (Welch {PCT} interval of the difference)",
+        f"holds if every threshold that clipped a step is worse than no clipping by less than the {_margin('perplexity')} (one-sided equivalence test, Welch, {HOLM}); fails where it is measurably worse",
         clipping.quality,
     ),
     Claim(
@@ -192,7 +189,7 @@ CLAIMS: tuple[Claim, ...] = (
         "It does nothing whatever for vanishing gradients.",
         (_analysis("clipping_decay"),),
         "the rate of ‖∂L/∂h‖ in learned runs of a clipping study, clipped minus unclipped at the same learning rate",
-        f"holds if no clipped setting's gradient decays measurably more slowly than the unclipped runs' (Welch {PCT} interval)",
+        f"holds if every clipped setting's rate exceeds the unclipped runs' by less than the rate {_margin('decay rate')} (one-sided equivalence test, Welch, {HOLM}); fails where its gradient decays measurably more slowly",
         clipping.vanishing,
     ),
     Claim(
@@ -201,7 +198,7 @@ CLAIMS: tuple[Claim, ...] = (
         "Any dependency spanning a segment boundary is invisible to training.",
         (_study("truncation_reach"),),
         "per truncation length k: agreement accuracy on head-verb distances beyond k, full-sentence BPTT minus k-truncated, seed means",
-        f"holds if for every k full-sentence BPTT is measurably more accurate beyond k (Welch {PCT} interval above 0)",
+        f"holds if for every k full-sentence BPTT is measurably more accurate beyond k (one-sided Welch, {HOLM}); fails where the gain is measurably short of the accuracy {_margin('accuracy')}",
         truncation.invisible,
     ),
     Claim(
@@ -210,7 +207,7 @@ CLAIMS: tuple[Claim, ...] = (
         "Choosing the boundaries at sentence ends reduces the damage without removing it.",
         (_study("truncation_reach"), _study("truncation_sentence")),
         "per truncation length k trained both ways: agreement accuracy on head-verb distances beyond k, sentence-aligned cuts minus stream segments, and full-sentence BPTT minus sentence-aligned cuts, seed means",
-        f"holds if at every such k the sentence cuts are measurably more accurate than stream segments and measurably less than full-sentence BPTT (Welch {PCT} intervals)",
+        f"holds if at every such k the sentence cuts are measurably more accurate than stream segments and measurably less than full-sentence BPTT (one-sided Welch, {HOLM}); fails where a gap is measurably short of the accuracy {_margin('accuracy')}",
         truncation.sentence_cuts,
     ),
     Claim(
@@ -219,7 +216,7 @@ CLAIMS: tuple[Claim, ...] = (
         "Unrolling a sequence of thousands of steps is expensive in memory and slow.",
         (_study("truncation_cost"),),
         "longest against shortest truncation: training tokens per second and the training job's peak memory, seed means",
-        f"holds if the longest unrolling is measurably slower and measurably larger in peak memory (Welch {PCT} intervals)",
+        f"holds if the longest unrolling is measurably slower and measurably larger in peak memory (one-sided Welch, {HOLM}); fails where a gap is measurably short of its margin ({MARGINS['tokens per second']} each)",
         truncation.cost,
     ),
     Claim(
@@ -228,7 +225,7 @@ CLAIMS: tuple[Claim, ...] = (
         "What follows is the fix, and it comes with a property nobody expects from a fix: the network that applies it is smaller than the one that fails.",
         (_study("matched_window"), _study("matched_recurrence")),
         "per corpus, each window paired with the recurrence of the nearest parameter count (within 1.25×): the study metric, recurrence minus window, seed means",
-        f"holds if at every matched pair the recurrence is measurably better (Welch {PCT} interval)",
+        f"holds if at every matched pair the recurrence is measurably better (one-sided Welch, {HOLM}); fails where its gain is measurably short of the metric's margin",
         window.beats,
     ),
     Claim(
@@ -237,7 +234,7 @@ CLAIMS: tuple[Claim, ...] = (
         "Gradients vanish over long sequences, so plain RNNs forget early words.",
         (),
         "the lesson's own measurement: mean |∂y_T/∂x_1| of its untrained nn.RNN at each length T",
-        "holds if it is smaller at every longer T",
+        "holds if it is smaller at every longer T (one network, as the lesson prints it: a check, not a test)",
         lesson_reach,
     ),
 )

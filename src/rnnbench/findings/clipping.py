@@ -1,10 +1,12 @@
 """The chapter's claims about gradient clipping (Equation 12.7: rescale the gradient to the threshold when its
-norm exceeds it), judged on the studies with role ``clipping``, grouped by corpus.
+norm exceeds it), judged on the studies with role ``clipping``, grouped by corpus, by rnnbench.findings.policy.
 
-    direction    norm clipping keeps the update's direction: cosine of clipped and unclipped update
-    divergence   at a rate where unclipped runs diverge, no norm-clipped run does
-    quality      at a rate where unclipped runs train, norm clipping costs no measurable quality
-    vanishing    clipping leaves the decay rate of the gradient alone (analyses with role clipping_decay)
+    direction    the clipped gradient points where the unclipped one did (true by construction: a positive
+                 rescaling), and the update a stateful optimiser takes from it turns by no more than the margin
+                 (the cosine of the two updates at the same state, measured in training)
+    divergence   at a rate where unclipped runs diverge, norm-clipped runs diverge measurably less often
+    quality      at a rate where unclipped runs train, norm clipping costs no more than the perplexity margin
+    vanishing    clipping does not make the gradient decay more slowly (analyses with role clipping_decay)
 """
 
 from __future__ import annotations
@@ -13,15 +15,17 @@ import math
 
 import pandas as pd
 
-from rnnbench.findings import stats
+from rnnbench.findings import policy
 from rnnbench.findings.evidence import Evidence, learned
-from rnnbench.findings.registry import FAILS, HOLDS, NOT_SHOWN, Judged, Part, interval, num
+from rnnbench.findings.policy import ABOVE, BELOW, MARGINS
+from rnnbench.findings.registry import BY_CONSTRUCTION, NOT_SHOWN, Judged, Part, interval, num
 from rnnbench.metrics import LOWER_IS_BETTER
 
 ROLE = "clipping"
 SETTINGS = ("clip_mode", "clip", "lr")
-# The cosine of a rescaled vector with itself is 1; float32 arithmetic leaves it within this of 1.
-COSINE_TOLERANCE = 1e-6
+# What norm clipping does to the gradient, said once: the verdict of the gradient's direction is this, not a number.
+RESCALING = "a positive rescaling keeps a vector's direction: Equation 12.7 multiplies g by threshold / ‖g‖ > 0"
+UPDATE_COSINE = "update_cosine_mean"  # per run: mean over clipped steps of cos(update from clipped g, from g)
 
 
 def clipping_runs(ev: Evidence, role: str = ROLE) -> tuple[pd.DataFrame, tuple[str, ...]]:
@@ -42,7 +46,7 @@ def clipping_runs(ev: Evidence, role: str = ROLE) -> tuple[pd.DataFrame, tuple[s
             diverged=runs.get("diverged", pd.Series(0.0, index=runs.index)).fillna(0).gt(0)
             | runs["outcome"].eq("diverged"),
         )
-        for column in ("clipped_fraction", "clip_cosine_mean"):
+        for column in ("clipped_fraction", "clip_cosine_mean", UPDATE_COSINE):
             if column not in runs:
                 runs[column] = math.nan
         frames.append(runs)
@@ -64,26 +68,43 @@ def _norm(runs: pd.DataFrame) -> pd.Series:
 
 
 def direction(ev: Evidence) -> Judged:
+    """Per corpus: the gradient's direction (true by construction, wherever a norm-clipped run had a step
+    clipped), then per optimiser setting with a measured update cosine, that cosine against 1 (no turn beyond the
+    margin) over the learned seeds."""
     runs, read = clipping_runs(ev)
+    margin = MARGINS["update cosine"].size
     parts = []
     for corpus, group in runs.groupby("corpus", sort=False):
-        acted = group[_norm(group) & group["clipped_fraction"].gt(0) & group["clip_cosine_mean"].notna()]
+        acted = group[_norm(group) & group["clipped_fraction"].gt(0)]
         if acted.empty:
             parts.append(Part(corpus, NOT_SHOWN, note="no norm-clipped run had a step clipped"))
             continue
-        taken = learned(acted)
-        if taken.empty:
-            parts.append(Part(corpus, NOT_SHOWN, note=f"none of the {len(acted)} norm-clipped runs learned"))
-            continue
-        lowest = float(taken["clip_cosine_mean"].min())
-        value = f"smallest mean cosine {lowest:.6f} over {len(taken)} runs"
-        ok = lowest >= 1 - COSINE_TOLERANCE
-        parts.append(Part(corpus, HOLDS if ok else FAILS, value, "" if ok else "the clipped update turned"))
+        parts.append(Part(f"{corpus}, the gradient", BY_CONSTRUCTION, note=RESCALING))
+        measured = acted[acted[UPDATE_COSINE].notna()]
+        if "optimizer" not in measured.columns:  # a setting the study neither varies nor records: the run's own
+            measured = measured.assign(optimizer=[ev.run_config(r)["optimizer"] for r in measured["run_id"]])
+        for (optimizer, lr, clip), at in measured.groupby(["optimizer", "lr", "clip"], sort=True):
+            label = f"{corpus}, {optimizer}'s update, rate {lr:g}, norm ≤ {clip:g}"
+            taken = learned(at)[UPDATE_COSINE].dropna()
+            test = policy.no_effect(taken, None, BELOW, margin, against=1.0)
+            if test is None:
+                parts.append(Part(label, NOT_SHOWN, note=f"{len(taken)} of {len(at)} runs learned; needs two"))
+                continue
+            value = (
+                f"mean cosine {interval(test.interval, digits=4)} over {len(taken)} seeds, "
+                f"{_clip_rate(at)} of steps clipped"
+            )
+            parts.append(Part.tested(label, (test,), value))
     return Judged(read, tuple(parts))
 
 
+def _clip_rate(runs: pd.DataFrame) -> str:
+    return f"{100 * float(runs['clipped_fraction'].mean()):.0f}%"
+
+
 def divergence(ev: Evidence) -> Judged:
-    """Divergence is the measurement here: every run counts, learned or not, by whether it diverged."""
+    """Divergence is the measurement here: every run counts, learned or not, by whether it diverged; the counts
+    are compared by Fisher's exact test."""
     runs, read = clipping_runs(ev)
     parts = []
     for corpus, group in runs.groupby("corpus", sort=False):
@@ -92,17 +113,16 @@ def divergence(ev: Evidence) -> Judged:
             if free.empty or not free["diverged"].any():
                 continue
             clipped = at[_norm(at)]
-            base = f"unclipped {int(free['diverged'].sum())}/{len(free)} diverged"
+            blown = int(free["diverged"].sum())
+            base = f"unclipped {blown}/{len(free)} diverged"
             if clipped.empty:
                 parts.append(Part(f"{corpus}, rate {lr:g}", NOT_SHOWN, base, "no norm-clipped run at this rate"))
                 continue
             for clip, runs_at in clipped.groupby("clip", sort=True):
                 n, bad = len(runs_at), int(runs_at["diverged"].sum())
                 label = f"{corpus}, rate {lr:g}, norm ≤ {clip:g}"
-                value = f"{base}, clipped {bad}/{n}"
-                parts.append(
-                    Part(label, HOLDS if bad == 0 else FAILS, value, "" if bad == 0 else f"{bad} of {n} diverged")
-                )
+                value = f"{base}, clipped {bad}/{n} ({_clip_rate(runs_at)} of steps clipped)"
+                parts.append(Part.tested(label, (policy.more_often(blown, len(free), bad, n),), value))
     reason = "" if parts else "no unclipped run diverged at any rate: there was no divergence to prevent"
     return Judged(read, tuple(parts), reason)
 
@@ -124,14 +144,18 @@ def quality(ev: Evidence) -> Judged:
                     continue
                 taken = learned(runs_at)["value"].dropna()
                 metric = str(runs_at["metric"].iloc[0])
-                iv = stats.difference(taken, base)
-                if iv is None:
+                harm = ABOVE if metric in LOWER_IS_BETTER else BELOW
+                margin = MARGINS[policy.quantity(metric)]
+                test = policy.no_effect(taken, base, harm, margin.absolute(float(base.mean()))) if len(base) else None
+                if test is None:
                     parts.append(Part(label, NOT_SHOWN, note=_seeds_note(len(taken), len(base))))
                     continue
-                relative = iv.scaled(100 / float(base.mean()))
-                worse = stats.direction(iv) == ("above" if metric in LOWER_IS_BETTER else "below")
-                value = f"{metric} {num(float(taken.mean()))} against {num(float(base.mean()))}, {interval(relative, unit='%')}"
-                parts.append(Part(label, FAILS if worse else HOLDS, value, "measurably worse" if worse else ""))
+                relative = test.interval.scaled(100 / float(base.mean()))
+                value = (
+                    f"{metric} {num(float(taken.mean()))} against {num(float(base.mean()))}, "
+                    f"{interval(relative, unit='%')} (margin {margin}), {_clip_rate(runs_at)} of steps clipped"
+                )
+                parts.append(Part.tested(label, (test,), value))
     reason = "" if parts else "no rate at which the unclipped runs trained without diverging beside norm-clipped runs"
     return Judged(read, tuple(parts), reason)
 
@@ -162,15 +186,12 @@ def vanishing(ev: Evidence) -> Judged:
             free = at[_unclipped(at)]["rate"]
             for clip, group in at[~_unclipped(at)].groupby(["clip_mode", "clip"], sort=True):
                 label = f"{name}, rate {lr:g}, {clip[0]} ≤ {clip[1]:g}"
-                iv = stats.difference(group["rate"], free)
-                if iv is None:
+                test = policy.no_effect(group["rate"], free, ABOVE, MARGINS["decay rate"].size)
+                if test is None:
                     parts.append(Part(label, NOT_SHOWN, note=_seeds_note(len(group), len(free))))
                     continue
-                slower = stats.direction(iv) == "above"  # a larger rate: the gradient decays more slowly
-                value = f"decay rate, clipped − unclipped {interval(iv)}"
-                parts.append(
-                    Part(label, FAILS if slower else HOLDS, value, "decays measurably more slowly" if slower else "")
-                )
+                value = f"decay rate, clipped − unclipped {interval(test.interval)}"
+                parts.append(Part.tested(label, (test,), value))
     return Judged(tuple(read), tuple(parts), "" if parts else "no learned run of a clipping study was measured")
 
 

@@ -1,13 +1,14 @@
 """The chapter's claims about how the gradient decays, judged on the gradient-decay analyses by role.
 
-    radius          (untrained tanh networks, U rescaled)   |lambda| < 1 vanishes, |lambda| > 1 explodes
+    radius          (untrained tanh networks, U rescaled)   |lambda| < 1 vanishes, |lambda| > 1 explodes; the
+                    trained networks (role trained_decay) whose rho(U) ends above 1 are read for explosion too
     activation      (untrained networks of each activation) the sigmoid divides the gradient by at least 4 a step
-    trained_decay   (a study's trained runs)                decay is geometric; training does not hold |lambda| at 1;
-                                                            the forward move of the state outlasts the backward blame
+    trained_decay   (a study's trained runs)                decay is geometric; training does not hold |lambda| at 1
 
 The rate is the slope of log ||dL/dh_{T-d}|| against the distance d (rnnbench.decay.rates: 0 is the edge,
-below 0 vanishing). Its interval is over the seeds of one network setting where there are several, else
-the fit's own over the distances it used (the curve's log geometric mean, as the rate was fitted).
+below 0 vanishing), one per network. A setting's rates are tested over its seeds (rnnbench.findings.policy,
+margin MARGINS["decay rate"]); a setting of one network is not shown: the error of one network's fit over its
+distances is not a replication.
 """
 
 from __future__ import annotations
@@ -17,13 +18,16 @@ import math
 import numpy as np
 import pandas as pd
 
-from rnnbench.findings import stats
+from rnnbench.findings import policy
 from rnnbench.findings.evidence import Evidence
+from rnnbench.findings.policy import ABOVE, BELOW, EITHER, MARGINS
 from rnnbench.findings.registry import FAILS, HOLDS, NOT_SHOWN, Judged, Part, interval, num
 
 # A curve is geometric when a straight line explains this much of log-norm's variance over the fitted distances.
 GEOMETRIC_R2 = 0.9
 FINAL = "final"
+RATE_MARGIN = MARGINS["decay rate"].size
+ONE_NETWORK = "one network: a fit's error over its distances is not a replication; the setting needs seeds"
 
 
 def _backward(table: pd.DataFrame) -> pd.DataFrame:
@@ -35,7 +39,7 @@ def backward_rates(ev: Evidence, name: str) -> pd.DataFrame:
     return _backward(ev.rates(name)).reset_index(drop=True)
 
 
-def curve_fit(ev: Evidence, name: str, point: pd.Series) -> stats.Fit | None:
+def curve_fit(ev: Evidence, name: str, point: pd.Series) -> policy.Fit | None:
     """The fit of log geometric-mean norm against distance for one network, over the distances its rate used."""
     keys = [k for k in ev.analysis(name)["keys"] if k in point.index]
     curves = _backward(ev.curves(name))
@@ -46,25 +50,16 @@ def curve_fit(ev: Evidence, name: str, point: pd.Series) -> stats.Fit | None:
         return None
     used = curves[(curves["distance"] >= point["fit_from"]) & (curves["distance"] <= point["fit_to"])]
     used = used[used["geo_mean"] > 0]
-    return stats.fit(used["distance"], np.log(used["geo_mean"]))
+    return policy.fit(used["distance"], np.log(used["geo_mean"]))
 
 
-def rate_intervals(ev: Evidence, name: str, rates: pd.DataFrame) -> list[tuple[dict, stats.Interval | None, str]]:
-    """Per network setting (the analysis's keys but seed and run): the rate's interval over seeds, or for one
-    seed the fit's own; and which of the two it is."""
-    keys = [k for k in ev.analysis(name)["keys"] if k not in ("seed", "run_id") and k in rates.columns]
+def setting_rates(keys: list[str], rates: pd.DataFrame) -> list[tuple[dict, pd.DataFrame]]:
+    """Per network setting (``keys`` but seed and run): its networks with a finite rate, one row each."""
+    keys = [k for k in keys if k not in ("seed", "run_id") and k in rates.columns]
     out = []
     for values, group in rates.groupby(keys, sort=False, dropna=False) if keys else [((), rates)]:
         values = values if isinstance(values, tuple) else (values,)
-        setting = dict(zip(keys, values, strict=True))
-        usable = group[np.isfinite(group["rate"])]
-        if len(usable) >= 2:
-            out.append((setting, stats.mean_interval(usable["rate"]), f"over {len(usable)} seeds"))
-        elif len(usable) == 1:
-            fitted = curve_fit(ev, name, usable.iloc[0])
-            out.append((setting, fitted.slope if fitted else None, "of the fit (one seed)"))
-        else:
-            out.append((setting, None, "no finite rate"))
+        out.append((dict(zip(keys, values, strict=True)), group[np.isfinite(group["rate"])]))
     return out
 
 
@@ -73,7 +68,7 @@ def _label(name: str, setting: dict, shown: tuple[str, ...]) -> str:
     return f"{name}, {', '.join(parts)}" if parts else name
 
 
-def _untrained(ev: Evidence, role: str, keep) -> tuple[list[tuple[str, dict, stats.Interval | None, str]], tuple]:
+def _untrained(ev: Evidence, role: str, keep) -> tuple[list[tuple[str, dict, pd.DataFrame]], tuple]:
     found, read = [], []
     for name in ev.analyses(role):
         read.append(f"analyses/{name}")
@@ -81,7 +76,7 @@ def _untrained(ev: Evidence, role: str, keep) -> tuple[list[tuple[str, dict, sta
             continue
         rates = backward_rates(ev, name)
         rates = rates[keep(rates)]
-        found += [(name, *row) for row in rate_intervals(ev, name, rates)]
+        found += [(name, *row) for row in setting_rates(ev.analysis(name)["keys"], rates)]
     return found, tuple(read)
 
 
@@ -89,55 +84,68 @@ def _elman_tanh(rates: pd.DataFrame) -> pd.Series:
     return rates["family"].eq("rnn") & rates["activation"].eq("tanh")
 
 
+def _rate_part(label: str, networks: pd.DataFrame, side: str, extra: str = "") -> Part:
+    """The rates of one setting's networks on ``side`` of 0 (beyond the margin), over its seeds."""
+    test = policy.effect(networks["rate"], None, side, RATE_MARGIN)
+    if test is None:
+        return Part(label, NOT_SHOWN, note=ONE_NETWORK if len(networks) == 1 else "no finite rate")
+    value = (
+        f"rate {interval(test.interval)} over {len(networks)} seeds, "
+        f"per-step factor {num(math.exp(test.interval.estimate))}{extra}"
+    )
+    return Part.tested(label, (test,), value)
+
+
 def _radius_claim(ev: Evidence, side: str) -> Judged:
-    below = side == "below"
+    below = side == BELOW
     found, read = _untrained(
         ev, "radius", lambda r: _elman_tanh(r) & (r["radius"].lt(1) if below else r["radius"].gt(1))
     )
-    parts = []
-    for name, setting, iv, how in found:
-        label = _label(name, setting, ("radius", "hidden"))
-        if iv is None:
-            parts.append(Part(label, NOT_SHOWN, note=how))
-            continue
-        seen = stats.direction(iv)
-        value = f"rate {interval(iv)} {how}, per-step factor {num(math.exp(iv.estimate))}"
-        ok = seen == side
-        note = (
-            ""
-            if ok
-            else (
-                "no measurable change" if seen == stats.NO_CHANGE else f"the gradient {'grows' if below else 'shrinks'}"
-            )
-        )
-        parts.append(Part(label, HOLDS if ok else FAILS, value, note))
+    parts = [
+        _rate_part(_label(name, setting, ("radius", "hidden")), networks, side) for name, setting, networks in found
+    ]
+    if not below:  # a trained network whose rho(U) ended above 1 is a case of the claim too
+        trained, more, _ = _trained(ev)
+        read = tuple(dict.fromkeys((*read, *more)))
+        for name, final, _ in trained:
+            for setting, networks in setting_rates(ev.analysis(name)["keys"], final):
+                above = networks[networks["rho"] > 1]
+                if above.empty:
+                    continue
+                label = (
+                    _label(name, {k: v for k, v in setting.items() if k != "snapshot"}, tuple(setting)) + ", trained"
+                )
+                rho = f", ρ(U) {num(float(above['rho'].min()))} to {num(float(above['rho'].max()))}"
+                parts.append(_rate_part(label, above, side, rho))
     reason = "" if parts else f"no tanh network with spectral radius {'below' if below else 'above'} 1 in the analyses"
     return Judged(read, tuple(parts), reason)
 
 
 def vanish(ev: Evidence) -> Judged:
-    return _radius_claim(ev, "below")
+    return _radius_claim(ev, BELOW)
 
 
 def explode(ev: Evidence) -> Judged:
-    return _radius_claim(ev, "above")
+    return _radius_claim(ev, ABOVE)
 
 
 QUARTER = math.log(0.25)
 
 
 def sigmoid_quarter(ev: Evidence) -> Judged:
+    """The per-step factor of each sigmoid setting no larger than 1/4 beyond the margin, over its seeds: the rate
+    against log(1/4)."""
     found, read = _untrained(ev, "activation", lambda r: r["activation"].eq("sigmoid"))
     parts = []
-    for name, setting, iv, how in found:
+    for name, setting, networks in found:
         label = _label(name, setting, ("radius", "hidden"))
-        if iv is None:
-            parts.append(Part(label, NOT_SHOWN, note=how))
+        test = policy.no_effect(networks["rate"], None, ABOVE, RATE_MARGIN, against=QUARTER)
+        if test is None:
+            parts.append(Part(label, NOT_SHOWN, note=ONE_NETWORK if len(networks) == 1 else "no finite rate"))
             continue
+        iv = test.interval
         factors = f"{num(math.exp(iv.estimate))} [{num(math.exp(iv.low))}, {num(math.exp(iv.high))}]"
-        weaker = stats.direction(iv, QUARTER) == "above"
-        value = f"per-step factor {factors} {how}"
-        parts.append(Part(label, FAILS if weaker else HOLDS, value, "measurably above 1/4" if weaker else ""))
+        parts.append(Part.tested(label, (test,), f"per-step factor {factors} over {len(networks)} seeds"))
     return Judged(read, tuple(parts), "" if parts else "no sigmoid network in the analyses with role activation")
 
 
@@ -167,77 +175,39 @@ def _trained(ev: Evidence) -> tuple[list[tuple[str, pd.DataFrame, pd.DataFrame]]
 
 
 def geometric(ev: Evidence) -> Judged:
+    """Per trained setting: the rate below 0 over its seeds, and every network's log-norm a straight line
+    (R² of its own fit at least GEOMETRIC_R2, a check on each network, not a test)."""
     found, read, parts = _trained(ev)
     for name, final, _ in found:
-        for _, point in final.iterrows():
-            label = f"{name}, {point['run_id']}"
-            fitted = curve_fit(ev, name, point)
-            if fitted is None:
-                parts.append(Part(label, NOT_SHOWN, note="fewer than three distances to fit"))
-                continue
-            ok = fitted.r_squared >= GEOMETRIC_R2 and fitted.slope.high < 0
-            value = f"rate {interval(fitted.slope)}, R² {fitted.r_squared:.3f} over distances {int(point['fit_from'])}–{int(point['fit_to'])}"
-            note = (
-                ""
-                if ok
-                else ("not a straight line in log-norm" if fitted.r_squared < GEOMETRIC_R2 else "no measurable decay")
-            )
-            parts.append(Part(label, HOLDS if ok else FAILS, value, note))
+        for setting, networks in setting_rates(ev.analysis(name)["keys"], final):
+            label = _label(name, {k: v for k, v in setting.items() if k != "snapshot"}, tuple(setting))
+            fits = [curve_fit(ev, name, point) for _, point in networks.iterrows()]
+            fits = [f for f in fits if f is not None]
+            if fits:
+                lowest = min(f.r_squared for f in fits)
+                straight = lowest >= GEOMETRIC_R2
+                note = "" if straight else "not a straight line in log-norm"
+                value = f"smallest R² {lowest:.3f} of {len(fits)} networks"
+                parts.append(Part(f"{label}, straight", HOLDS if straight else FAILS, value, note, aspect="geometric"))
+            part = _rate_part(f"{label}, decays", networks, BELOW)
+            parts.append(Part(part.label, part.verdict, part.value, part.note, "decays", part.tests))
     return Judged(read, tuple(parts))
 
 
 def not_held(ev: Evidence) -> Judged:
     found, read, parts = _trained(ev)
     for name, final, start in found:
-        rho_start = start.groupby([k for k in final.columns if k == "run_id"])["rho"].first() if len(start) else None
-        for setting, iv, how in rate_intervals(ev, name, final):
+        rho_start = start.groupby("run_id")["rho"].first() if len(start) else None
+        for setting, networks in setting_rates(ev.analysis(name)["keys"], final):
             label = _label(name, {k: v for k, v in setting.items() if k not in ("snapshot", "family")}, tuple(setting))
-            if iv is None:
-                parts.append(Part(label, NOT_SHOWN, note=how))
+            test = policy.effect(networks["rate"], None, EITHER, RATE_MARGIN)
+            if test is None:
+                parts.append(Part(label, NOT_SHOWN, note=ONE_NETWORK if len(networks) == 1 else "no finite rate"))
                 continue
-            chosen = final
-            for key, value in setting.items():
-                chosen = chosen[chosen[key].astype(str) == str(value)]
             rho = (
-                f", ρ(U) {num(float(rho_start.reindex(chosen['run_id']).mean()))} → {num(float(chosen['rho'].mean()))}"
+                f", ρ(U) {num(float(rho_start.reindex(networks['run_id']).mean()))} → {num(float(networks['rho'].mean()))}"
                 if rho_start is not None and len(rho_start)
                 else ""
             )
-            at_edge = stats.direction(iv) == stats.NO_CHANGE
-            value = f"rate {interval(iv)} {how}{rho}"
-            parts.append(
-                Part(label, FAILS if at_edge else HOLDS, value, "within noise of the edge (rate 0)" if at_edge else "")
-            )
-    return Judged(read, tuple(parts))
-
-
-def _forward(table: pd.DataFrame) -> pd.DataFrame:
-    """The move of h_{1+d} per unit move of x_1, exact (the Jacobian-vector product): the forward twin of _backward."""
-    return table[(table["direction"] == "forward") & (table["method"] == "jvp") & (table["quantity"] == "h")]
-
-
-def forward_carries(ev: Evidence) -> Judged:
-    """Per analysis of trained runs, final weights: the rate of the forward move of the state minus the rate of the
-    backward gradient, network by network (both fitted on the same windows), over the seeds."""
-    found, read, parts = _trained(ev)
-    for name, final, _ in found:
-        keys = [k for k in ev.analysis(name)["keys"] if k in final.columns and k != "snapshot"]
-        forward = _forward(ev.rates(name))
-        forward = forward[forward["snapshot"].astype(str) == FINAL][[*keys, "rate"]]
-        paired = final[[*keys, "rate"]].merge(forward, on=keys, suffixes=("_backward", "_forward"))
-        paired = paired[np.isfinite(paired["rate_backward"]) & np.isfinite(paired["rate_forward"])]
-        gaps = paired["rate_forward"] - paired["rate_backward"]
-        iv = stats.mean_interval(gaps)
-        if iv is None:
-            parts.append(Part(name, NOT_SHOWN, note=f"{len(paired)} trained network with both rates; needs two seeds"))
-            continue
-        seen = stats.direction(iv)
-        value = (
-            f"rate forward {num(float(paired['rate_forward'].mean()))}, backward "
-            f"{num(float(paired['rate_backward'].mean()))}, forward − backward {interval(iv)} over {len(paired)} seeds"
-        )
-        note = (
-            "" if seen == "above" else ("the same rate" if seen == stats.NO_CHANGE else "the forward move fades faster")
-        )
-        parts.append(Part(name, HOLDS if seen == "above" else FAILS, value, note))
+            parts.append(Part.tested(label, (test,), f"rate {interval(test.interval)} over {len(networks)} seeds{rho}"))
     return Judged(read, tuple(parts))

@@ -10,7 +10,7 @@ rnnbench.paths says:
     study_extra(study, kind)   a study's extra table (studies/<study>/<kind>.csv: units, ...)
     run_config(run_id)   a run's resolved settings (config.json), for a setting its study's record leaves out
     accuracy(run_id)     a run's agreement accuracy per head-verb distance (runs/<run_id>/agreement.csv, test split)
-    rates(name), curves(name), analysis(name)   an analysis's tables and its record
+    rates(name), curves(name), analysis_table(name, kind), analysis(name)   an analysis's tables and its record
     table(name)          tables/<name>.csv
 
 Pure pandas: the job that writes tables/findings.csv imports this, and nothing here needs torch.
@@ -161,6 +161,10 @@ class Evidence:
 
     def curves(self, name: str) -> pd.DataFrame:
         return self._csv(paths.analysis_table(self.results, name, "curves"), dtype={"snapshot": str})
+
+    def analysis_table(self, name: str, kind: str) -> pd.DataFrame:
+        """Any other table of an analysis (analyses/<name>/<kind>.csv), e.g. a decoding probe's."""
+        return self._csv(paths.analysis_table(self.results, name, kind), dtype={"snapshot": str})
 
     # Tables
 

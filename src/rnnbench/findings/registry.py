@@ -2,25 +2,61 @@
 
     Claim     id, the seed file and its words (verbatim), the roles of the evidence it reads, the statistic,
               the decision rule in one line, and the function that judges it
-    Part      one comparison inside a claim (one corpus, one setting): its value and its own verdict
+    Part      one comparison inside a claim (one corpus, one setting): its value, and its tests or its verdict
     Judged    what a judge returns: the files it read as evidence and its parts
     Finding   the row of tables/findings.csv
 
-A claim's verdict comes from its parts: holds where every part shown holds, fails where every one fails,
-partly where some hold and some fail (the reason says which), not shown where no part could be judged
-(runs that did not learn or diverged, one seed where the rule needs a spread, or no evidence of the role in
-this config: the reason says which). A claim of two halves ("slow and memory-hungry") gives each part its
-aspect: each aspect must be shown, so one that holds beside one not shown is partly, never holds.
+A part is decided by its tests (rnnbench.findings.policy: each test holds, fails or is inconclusive, Holm-corrected
+over all the tests of the claim; a part holds when every test holds, fails when one fails), or is given its verdict
+by its judge: not shown (with why), true by construction (with the one-line reason), or holds/fails for a check
+that needs no statistics (a count of parameters, one network the lesson itself prints).
+
+A claim's verdict comes from its measured parts: holds where every one holds, fails where every one fails,
+inconclusive where none could be decided, partly otherwise (the reason says which part is which); true by
+construction where every part shown is; not shown where nothing could be judged. A claim of two halves ("slow
+and memory-hungry") gives each part its aspect: each aspect must be shown, so one that holds beside one not
+shown is partly, never holds.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-HOLDS, FAILS, PARTLY, NOT_SHOWN = "holds", "fails", "partly", "not shown"
-VERDICTS = (HOLDS, FAILS, PARTLY, NOT_SHOWN)
+from rnnbench.findings.policy import (
+    BY_CONSTRUCTION,
+    FAILS,
+    HOLDS,
+    INCONCLUSIVE,
+    LEVEL,
+    NOT_SHOWN,
+    PARTLY,
+    VERDICTS,
+    Test,
+    decide,
+)
+
+__all__ = [
+    "BY_CONSTRUCTION",
+    "FAILS",
+    "HOLDS",
+    "INCONCLUSIVE",
+    "LEVEL",
+    "NOT_SHOWN",
+    "PARTLY",
+    "VERDICTS",
+    "Claim",
+    "Finding",
+    "Judged",
+    "Need",
+    "Part",
+    "combine",
+    "interval",
+    "judge",
+    "num",
+    "settle",
+]
 
 # The seeds, by file (/work/shared/seeds/ in the project's steering folder): the chapter and the two lessons.
 CHAPTER = "000_72b7a2efd4a8bd72.txt"  # Chapter 12, "Recurrent Networks"
@@ -28,23 +64,32 @@ LESSON_001 = "001_be007dee4de86cc7.txt"  # "The vanilla RNN"
 LESSON_003 = "003_401d9ba6a152dbcc.txt"  # "Recurrent Neural Networks"
 SEEDS = (CHAPTER, LESSON_001, LESSON_003)
 
-# The confidence of every interval a rule reads (rnnbench.findings.stats), and so of "measurable".
-LEVEL = 0.95
-
 COLUMNS = ("id", "seed", "quote", "evidence", "statistic", "value", "rule", "verdict", "reason")
+PENDING = "tested"  # a part whose tests decide its verdict when the claim's tests are corrected together
+GIVEN = (HOLDS, FAILS, NOT_SHOWN, BY_CONSTRUCTION)
 
 
 @dataclass(frozen=True)
 class Part:
     label: str  # what this part compares ("ptb, rate 0.5, norm <= 0.25")
-    verdict: str  # HOLDS, FAILS or NOT_SHOWN
+    verdict: str  # one of GIVEN, or PENDING while its tests are undecided
     value: str = ""  # the number behind it
-    note: str = ""  # why it is not shown, or what failed
+    note: str = ""  # why it is not shown, what failed, or why it is true by construction
     aspect: str = ""  # which half of the claim it measures, for a claim of several ("" for one)
+    tests: tuple[Test, ...] = ()
 
     def __post_init__(self):
-        if self.verdict not in (HOLDS, FAILS, NOT_SHOWN):
-            raise ValueError(f"a part's verdict is one of {HOLDS}, {FAILS}, {NOT_SHOWN}; got {self.verdict!r}")
+        allowed = (PENDING,) if self.tests else GIVEN
+        after = self.verdict in (HOLDS, FAILS, INCONCLUSIVE) and bool(self.tests)  # decided by settle()
+        if self.verdict not in allowed and not after:
+            raise ValueError(f"part {self.label!r}: verdict {self.verdict!r}; a part is {', '.join(GIVEN)} or tested")
+
+    @classmethod
+    def tested(cls, label: str, tests: Sequence[Test], value: str = "", aspect: str = "") -> Part:
+        """A part decided by ``tests`` (every one must hold for it to hold), once the claim's tests are corrected."""
+        if not tests:
+            raise ValueError(f"part {label!r}: a tested part needs a test")
+        return cls(label, PENDING, value, aspect=aspect, tests=tuple(tests))
 
 
 @dataclass(frozen=True)
@@ -93,26 +138,71 @@ class Finding:
         return {c: getattr(self, c) for c in COLUMNS}
 
 
+def settle(parts: Sequence[Part]) -> tuple[Part, ...]:
+    """The tested parts decided: every test of the claim corrected together (policy.decide); a part holds when
+    each of its tests holds, fails when one fails, else is inconclusive."""
+    tests = [t for p in parts for t in p.tests]
+    decided = iter(decide(tests))
+    out = []
+    for part in parts:
+        if not part.tests:
+            out.append(part)
+            continue
+        verdicts = [next(decided) for _ in part.tests]
+        said = [v for v, _, _ in verdicts]
+        if FAILS in said:
+            refuted = part.tests[said.index(FAILS)].refuted
+            p = verdicts[said.index(FAILS)][2]
+            out.append(replace(part, verdict=FAILS, note=f"{refuted} (p = {p:.2g}, Holm)"))
+        elif all(v == HOLDS for v in said):
+            p = max(s for _, s, _ in verdicts)
+            out.append(replace(part, verdict=HOLDS, value=_with_p(part.value, p)))
+        else:
+            p = max(s for v, s, _ in verdicts if v == INCONCLUSIVE)
+            out.append(replace(part, verdict=INCONCLUSIVE, note=f"not decided at {LEVEL:.0%} (p = {p:.2g}, Holm)"))
+    return tuple(out)
+
+
+def _with_p(value: str, p: float) -> str:
+    return f"{value} (p = {p:.2g}, Holm)" if value else f"p = {p:.2g}, Holm"
+
+
 def combine(parts: Sequence[Part]) -> tuple[str, str, str]:
-    """(verdict, value, reason) of a claim from its parts (module docstring)."""
+    """(verdict, value, reason) of a claim from its decided parts (module docstring)."""
     shown = [p for p in parts if p.verdict != NOT_SHOWN]
     hidden = [p for p in parts if p.verdict == NOT_SHOWN]
     unshown = "; ".join(f"{p.label}: {p.note}" if p.note else p.label for p in hidden)
     value = "; ".join(f"{p.label}: {p.value}" if p.value else p.label for p in shown)
     if not shown:
         return NOT_SHOWN, "", unshown or "nothing to judge"
-    holds = [p for p in shown if p.verdict == HOLDS]
-    fails = [p for p in shown if p.verdict == FAILS]
-    aspects = list(dict.fromkeys(p.aspect for p in parts))
-    missing = [a for a in aspects if not any(p.aspect == a for p in shown)]
     also = f"; not shown for {unshown}" if unshown else ""
-    if not fails and not missing:
-        return HOLDS, value, f"holds for every part shown{also}" if hidden else ""
-    failed = "; ".join(f"{p.label} ({p.note})" if p.note else p.label for p in fails)
-    if not holds:
-        return FAILS, value, f"fails for {failed}{also}"
-    held = "; ".join(p.label for p in holds)
-    return PARTLY, value, f"holds for {held}" + (f"; fails for {failed}" if fails else "") + also
+    built = [p for p in shown if p.verdict == BY_CONSTRUCTION]
+    given = "; ".join(f"{p.label} ({p.note})" for p in built)
+    measured = [p for p in shown if p.verdict != BY_CONSTRUCTION]
+    if not measured:
+        return BY_CONSTRUCTION, value, given + also
+    also = (f"; true by construction: {given}" if built else "") + also
+
+    def named(group: list[Part]) -> str:
+        return "; ".join(f"{p.label} ({p.note})" if p.note else p.label for p in group)
+
+    holds = [p for p in measured if p.verdict == HOLDS]
+    fails = [p for p in measured if p.verdict == FAILS]
+    undecided = [p for p in measured if p.verdict == INCONCLUSIVE]
+    aspects = list(dict.fromkeys(p.aspect for p in parts if p.verdict != BY_CONSTRUCTION))
+    missing = [a for a in aspects if not any(p.aspect == a for p in measured)]
+    if len(holds) == len(measured) and not missing:
+        return HOLDS, value, f"holds for every part shown{also}" if hidden or built else ""
+    if len(fails) == len(measured):
+        return FAILS, value, f"fails for {named(fails)}{also}"
+    if len(undecided) == len(measured):
+        return INCONCLUSIVE, value, f"inconclusive for {named(undecided)}{also}"
+    said = [
+        f"{word} for {named(group) if word != 'holds' else '; '.join(p.label for p in group)}"
+        for word, group in (("holds", holds), ("fails", fails), ("inconclusive", undecided))
+        if group
+    ]
+    return PARTLY, value, "; ".join(said) + also
 
 
 def judge(claim: Claim, evidence) -> Finding:
@@ -125,7 +215,7 @@ def judge(claim: Claim, evidence) -> Finding:
     judged = claim.judge(evidence)
     if not judged.parts:
         return _finding(claim, "; ".join(judged.evidence), "", NOT_SHOWN, judged.reason or "nothing to judge")
-    verdict, value, reason = combine(judged.parts)
+    verdict, value, reason = combine(settle(judged.parts))
     return _finding(claim, "; ".join(judged.evidence), value, verdict, reason)
 
 

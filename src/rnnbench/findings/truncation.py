@@ -15,11 +15,13 @@ import math
 
 import pandas as pd
 
-from rnnbench.findings import stats
+from rnnbench.findings import policy
 from rnnbench.findings.evidence import Evidence, learned
-from rnnbench.findings.registry import FAILS, HOLDS, NOT_SHOWN, Judged, Part, interval, num
+from rnnbench.findings.policy import ABOVE, BELOW, MARGINS
+from rnnbench.findings.registry import NOT_SHOWN, Judged, Part, interval, num
 
 FULL = 0  # bptt 0: full-sentence BPTT, no boundary inside a sentence
+ACCURACY_MARGIN = MARGINS["accuracy"].size
 
 
 def beyond(table: pd.DataFrame, k: int) -> float:
@@ -45,13 +47,12 @@ def invisible(ev: Evidence) -> Judged:
             if any(math.isnan(v) for v in a + b):
                 parts.append(Part(label, NOT_SHOWN, note=f"no head-verb distance longer than {int(k)}"))
                 continue
-            iv = stats.difference(a, b)
-            if iv is None:
+            test = policy.effect(a, b, ABOVE, ACCURACY_MARGIN)
+            if test is None:
                 parts.append(Part(label, NOT_SHOWN, note=f"{len(ok)} of its {len(group)} runs learned; needs two"))
                 continue
-            lost = stats.direction(iv) == "above"
-            value = f"accuracy beyond {int(k)}, full − truncated {interval(iv)}"
-            parts.append(Part(label, HOLDS if lost else FAILS, value, "" if lost else stats.NO_CHANGE))
+            value = f"accuracy beyond {int(k)}, full − truncated {interval(test.interval)}"
+            parts.append(Part.tested(label, (test,), value))
     return Judged(tuple(read), tuple(parts))
 
 
@@ -74,22 +75,22 @@ def cost(ev: Evidence) -> Judged:
         names = {FULL: "full"}
         pair = f"bptt {names.get(long, int(long))} against {int(short)}"
         at_short, at_long = learned(runs[runs["bptt"] == short]), learned(runs[runs["bptt"] == long])
-        for what, column, unit, expected in (
-            ("slow", "tokens_per_second", " tokens/s", "below"),
-            ("memory", "max_rss_mb", " MB", "above"),
+        for what, column, unit, expected, margin in (
+            ("slow", "tokens_per_second", " tokens/s", BELOW, MARGINS["tokens per second"]),
+            ("memory", "max_rss_mb", " MB", ABOVE, MARGINS["peak memory"]),
         ):
             label = f"{name}, {what}, {pair}"
             a, b = at_long[column].dropna(), at_short[column].dropna()
-            iv = stats.difference(a, b)
-            if iv is None:
+            test = policy.effect(a, b, expected, margin.absolute(float(b.mean()))) if len(b) else None
+            if test is None:
                 parts.append(
                     Part(label, NOT_SHOWN, note=f"{len(a)} and {len(b)} runs learned; needs two each", aspect=what)
                 )
                 continue
-            seen = stats.direction(iv)
-            value = f"{num(float(a.mean()))} against {num(float(b.mean()))}{unit}, long − short {interval(iv)}"
-            note = "" if seen == expected else (stats.NO_CHANGE if seen == stats.NO_CHANGE else "the other way")
-            parts.append(Part(label, HOLDS if seen == expected else FAILS, value, note, aspect=what))
+            value = (
+                f"{num(float(a.mean()))} against {num(float(b.mean()))}{unit}, long − short {interval(test.interval)}"
+            )
+            parts.append(Part.tested(label, (test,), value, aspect=what))
     return Judged(tuple(dict.fromkeys(read)), tuple(parts))
 
 
@@ -124,13 +125,11 @@ def sentence_cuts(ev: Evidence) -> Judged:
                             Part(label, NOT_SHOWN, note=f"no head-verb distance longer than {int(k)}", aspect=aspect)
                         )
                         continue
-                    iv = stats.difference(a, b)
-                    if iv is None:
+                    test = policy.effect(a, b, ABOVE, ACCURACY_MARGIN)
+                    if test is None:
                         note = f"{len(a)} and {len(b)} runs learned; needs two each"
                         parts.append(Part(label, NOT_SHOWN, note=note, aspect=aspect))
                         continue
-                    seen = stats.direction(iv)
-                    value = f"accuracy beyond {int(k)}, {what} {interval(iv)}"
-                    note = "" if seen == "above" else (stats.NO_CHANGE if seen == stats.NO_CHANGE else "the other way")
-                    parts.append(Part(label, HOLDS if seen == "above" else FAILS, value, note, aspect=aspect))
+                    value = f"accuracy beyond {int(k)}, {what} {interval(test.interval)}"
+                    parts.append(Part.tested(label, (test,), value, aspect=aspect))
     return Judged(tuple(dict.fromkeys(read)), tuple(parts))

@@ -5,24 +5,32 @@
     beats        at matched parameter counts the recurrence is measurably better than the window, on every corpus
                  that has both (roles matched_window and matched_recurrence): more accurate on agreement, lower
                  perplexity on a language model's text
-    widening     each word of context adds parameters, and the widest window buys no measurable gain
+    widening     each word of context adds d x H weights (true by construction: the count of W_h), and the
+                 widest window is no better than the next by more than the metric's margin
 
 Every accuracy per distance is one seed's, from its run's agreement.csv (test split); only runs that learned
-(rnnbench.results.outcome) count.
+(rnnbench.results.outcome) count, and each part says how many did. Tests and margins: rnnbench.findings.policy.
 """
 
 from __future__ import annotations
 
 import pandas as pd
 
-from rnnbench.findings import stats
+from rnnbench.findings import policy
 from rnnbench.findings.evidence import Evidence, learned
-from rnnbench.findings.registry import FAILS, HOLDS, NOT_SHOWN, Judged, Part, interval, num
+from rnnbench.findings.policy import ABOVE, BELOW, MARGINS
+from rnnbench.findings.registry import BY_CONSTRUCTION, NOT_SHOWN, Judged, Part, interval, num
 from rnnbench.metrics import LOWER_IS_BETTER
 from rnnbench.results.ablations import matched_pairs
 
 # Two sizes are matched when their parameter counts are within this factor of each other.
 MATCHED = 1.25
+ACCURACY_MARGIN = MARGINS["accuracy"].size
+
+
+def _of(taken: pd.DataFrame, runs: pd.DataFrame) -> str:
+    """How many runs a mean rests on, when a run was left out of it."""
+    return "" if len(taken) == len(runs) else f"; {len(taken)} of {len(runs)} runs learned"
 
 
 def _few(ok: pd.DataFrame, group: pd.DataFrame) -> str:
@@ -50,10 +58,11 @@ def blind(ev: Evidence) -> Judged:
                     Part(label, NOT_SHOWN, note="no head-verb distance just past the window in the test split")
                 )
                 continue
-            iv = stats.mean_interval([c[width] - c[width + 1] for c in curves])
-            falls = stats.direction(iv) == "above"
-            value = f"accuracy at distance {int(width)} − at {int(width) + 1}: {interval(iv)}"
-            parts.append(Part(label, HOLDS if falls else FAILS, value, "" if falls else stats.NO_CHANGE))
+            test = policy.effect([c[width] - c[width + 1] for c in curves], None, ABOVE, ACCURACY_MARGIN)
+            value = (
+                f"accuracy at distance {int(width)} − at {int(width) + 1}: {interval(test.interval)}{_of(ok, group)}"
+            )
+            parts.append(Part.tested(label, (test,), value))
     return Judged(tuple(read), tuple(parts))
 
 
@@ -76,17 +85,14 @@ def no_cliff(ev: Evidence) -> Judged:
             if not pairs:
                 parts.append(Part(label, NOT_SHOWN, note="no two adjacent head-verb distances measured"))
                 continue
-            # One interval per adjacent pair: Bonferroni keeps the chance of a false cliff among them at 5%.
-            level = 1 - (1 - stats.LEVEL) / len(pairs)
-            drops = {d: stats.mean_interval([c[d] - c[d + 1] for c in curves], level) for d in pairs}
-            worst = max(drops, key=lambda d: drops[d].estimate)
-            cliffs = [d for d, iv in drops.items() if stats.direction(iv) == "above"]
+            # A cliff is a drop beyond the margin: each adjacent pair's drop must be measurably below it.
+            tests = [policy.no_effect([c[d] - c[d + 1] for c in curves], None, ABOVE, ACCURACY_MARGIN) for d in pairs]
+            worst = max(range(len(pairs)), key=lambda i: tests[i].interval.estimate)
             value = (
-                f"largest drop {interval(drops[worst])} from distance {worst} to {worst + 1} "
-                f"({len(pairs)} adjacent pairs, Bonferroni)"
+                f"largest drop {interval(tests[worst].interval)} from distance {pairs[worst]} to {pairs[worst] + 1} "
+                f"({len(pairs)} adjacent pairs){_of(ok, group)}"
             )
-            note = "cliff at " + ", ".join(f"{d}→{d + 1}" for d in cliffs) if cliffs else ""
-            parts.append(Part(label, FAILS if cliffs else HOLDS, value, note))
+            parts.append(Part.tested(label, tests, value))
     return Judged(tuple(read), tuple(parts))
 
 
@@ -114,19 +120,14 @@ def beats(ev: Evidence) -> Judged:
                     continue
                 a = learned(rnn[rnn["hidden"] == pair.hidden])[metric].dropna()
                 b = learned(ff[ff["context"] == pair.context])[metric].dropna()
-                iv = stats.difference(a, b)
-                if iv is None:
-                    parts.append(
-                        Part(
-                            label,
-                            NOT_SHOWN,
-                            note=f"{len(a)} recurrence and {len(b)} window runs learned; needs two each",
-                        )
-                    )
+                better = BELOW if metric in LOWER_IS_BETTER else ABOVE
+                test = policy.effect(a, b, better, _margin(metric, b)) if len(b) else None
+                if test is None:
+                    note = f"{len(a)} recurrence and {len(b)} window runs learned; needs two each"
+                    parts.append(Part(label, NOT_SHOWN, note=note))
                     continue
-                better = stats.direction(iv) == ("below" if metric in LOWER_IS_BETTER else "above")
-                value = f"{metric}, recurrence − window {interval(iv)}"
-                parts.append(Part(label, HOLDS if better else FAILS, value, "" if better else "not measurably better"))
+                value = f"{metric}, recurrence − window {interval(test.interval)}"
+                parts.append(Part.tested(label, (test,), value))
     reason = "" if read else "no matched_window and matched_recurrence study on the same corpus and metric"
     return Judged(tuple(dict.fromkeys(read)), tuple(parts), reason)
 
@@ -141,14 +142,13 @@ def widening(ev: Evidence) -> Judged:
             parts.append(Part(f"{name}, size", NOT_SHOWN, note="one window width: nothing widened", aspect="size"))
             continue
         per_word = sizes["parameters"].diff().iloc[1:] / sizes["context"].diff().iloc[1:]
-        grows = bool((per_word > 0).all())
         shown = num(per_word.iloc[0]) if per_word.nunique() == 1 else f"{num(per_word.min())} to {num(per_word.max())}"
         parts.append(
             Part(
                 f"{name}, size",
-                HOLDS if grows else FAILS,
+                BY_CONSTRUCTION,
                 f"+{shown} parameters per word admitted",
-                "" if grows else "does not grow",
+                "W_h has (n−1)d × H weights: each word admitted adds d × H",
                 aspect="size",
             )
         )
@@ -157,14 +157,18 @@ def widening(ev: Evidence) -> Judged:
         label = f"{name}, n−1 = {int(narrow)} → {int(wide)}"
         a = learned(runs[runs["context"] == wide])[metric].dropna()
         b = learned(runs[runs["context"] == narrow])[metric].dropna()
-        iv = stats.difference(a, b)
-        if iv is None:
+        harm = BELOW if metric in LOWER_IS_BETTER else ABOVE  # the widest window's gain is the effect denied
+        test = policy.no_effect(a, b, harm, _margin(metric, b)) if len(b) else None
+        if test is None:
             parts.append(
                 Part(label, NOT_SHOWN, note=f"{len(a)} and {len(b)} runs learned; needs two each", aspect="gain")
             )
             continue
-        better = stats.direction(iv) == ("below" if metric in LOWER_IS_BETTER else "above")
-        value = f"{metric}, widest − next {interval(iv)}"
-        note = "the widest window is measurably better" if better else ""
-        parts.append(Part(label, FAILS if better else HOLDS, value, note, aspect="gain"))
+        value = f"{metric}, widest − next {interval(test.interval)}"
+        parts.append(Part.tested(label, (test,), value, aspect="gain"))
     return Judged(tuple(read), tuple(parts))
+
+
+def _margin(metric: str, reference: pd.Series) -> float:
+    """The metric's margin in its own units (a relative one against the reference side's mean)."""
+    return MARGINS[policy.quantity(metric)].absolute(float(reference.mean()))
