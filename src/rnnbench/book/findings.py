@@ -2,11 +2,12 @@
 number behind it, and the sections of the book its evidence has.
 
     findings()            the table, one row per claim, every cell as written (an empty value stays empty)
-    verdict_counts(t)     verdict -> how many claims have it, in rnnbench.findings.registry.VERDICTS order
+    verdict_counts(t)     verdict -> how many claims have it, in rnnbench.findings.policy.VERDICTS order
+    margins()             the policy's margin of no effect per quantity, as a table
     sections(evidence)    the book's labels of the sections a claim's evidence has: a study's section, an
                           analysis's, or the section the chapter's ``tables`` map names for a table
 
-Returns values and labels; the sentences are reports/findings.qmd's. No torch, no scipy.
+Returns values and labels; the sentences are reports/findings.qmd's. No torch.
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ import pandas as pd
 from rnnbench import paths
 from rnnbench.book.format import label_slug
 from rnnbench.book.results import missing_result, results_root, study_names
-from rnnbench.findings.registry import COLUMNS, LEVEL, VERDICTS  # noqa: F401  (the chapter reads findings.LEVEL)
+from rnnbench.findings.policy import ALPHA, LEVEL, MARGINS, VERDICTS  # noqa: F401  (the chapter reads LEVEL, ALPHA)
+from rnnbench.findings.registry import COLUMNS
 
 
 def findings(results: str | Path | None = None) -> pd.DataFrame:
@@ -38,6 +40,16 @@ def verdict_counts(table: pd.DataFrame) -> dict[str, int]:
     if unknown:
         raise ValueError(f"tables/findings.csv: verdict {', '.join(map(repr, unknown))}; known: {', '.join(VERDICTS)}")
     return {v: int((table["verdict"] == v).sum()) for v in VERDICTS}
+
+
+def margins() -> pd.DataFrame:
+    """quantity, margin (as the rules print it: "2%" of the reference mean, or in the quantity's units)."""
+    return pd.DataFrame(
+        {
+            "quantity": list(MARGINS),
+            "margin": [f"{m} of the reference mean" if m.relative else str(m) for m in MARGINS.values()],
+        }
+    )
 
 
 def sections(evidence: str, tables: Mapping[str, str] | None = None, results: str | Path | None = None) -> list[str]:
