@@ -11,7 +11,6 @@ from rnnbench.results.ablations import (
     clipping_from_steps,
     distance_table,
     learning_table,
-    matched_pairs,
     reach_table,
     running_loss,
     runs_frame,
@@ -20,6 +19,7 @@ from rnnbench.results.ablations import (
     study_extras,
     trace_table,
 )
+from rnnbench.results.matching import matched_pairs
 
 
 def agreement(rows):

@@ -10,7 +10,8 @@ import pytest
 from test_runs import run_config, run_metrics
 
 from rnnbench.params import count, ff_lm_shapes, rnn_lm_shapes
-from rnnbench.results.crossover import crossover_table, log_interpolate, matched_cost
+from rnnbench.results.crossover import crossover_table, matched_cost
+from rnnbench.results.matching import TOLERANCE, nearest, within
 from rnnbench.results.runs import our_runs
 
 
@@ -76,54 +77,48 @@ def cost_table(points) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def test_matched_cost_reads_the_rnn_curve_in_log_cost():
-    # RNN: 200 at 1,000 parameters, 150 at 4,000; 2,000 is halfway in log2 (1 of 2 doublings) -> 175.
+def test_matched_cost_reads_the_rnn_model_nearest_in_log_cost_within_the_tolerance():
+    # RNN models at 1,000 and 4,000 parameters (200 and 150). ff at 1,100: nearest 1,000 (ratio 0.909, within
+    # 1.25) -> 200. ff at 2,000: nearest 1,000 or 4,000 are both a factor 2 away, beyond 1.25: nothing is read,
+    # no value between them is made up. ff at 4,900: 4,000 is 1/1.225 away, within -> 150.
     table = cost_table(
-        [("rnn", 1000, 10.0, 200.0), ("rnn", 4000, 40.0, 150.0), ("ff", 2000, 40.0, 190.0), ("ff", 8000, 5.0, 140.0)]
+        [("rnn", 1000, 10.0, 200.0), ("rnn", 4000, 40.0, 150.0)]
+        + [("ff", 1100, 12.0, 190.0), ("ff", 2000, 40.0, 190.0), ("ff", 4900, 100.0, 140.0)]
     )
     by_params = matched_cost(table, "parameters").set_index("setting")
-    assert by_params.loc["ff2", "rnn_test_ppl"] == pytest.approx(175.0)
-    assert by_params.loc["ff2", "rnn_advantage"] == pytest.approx(15.0)  # the RNN is 15 lower at equal size
-    assert math.isnan(by_params.loc["ff3", "rnn_test_ppl"])  # beyond the largest RNN: no extrapolation
+    assert by_params.loc["ff2", "rnn_test_ppl"] == 200.0 and by_params.loc["ff2", "rnn_cost"] == 1000.0
+    assert by_params.loc["ff2", "rnn_advantage"] == pytest.approx(-10.0)  # the RNN is 10 higher at this size
+    assert math.isnan(by_params.loc["ff3", "rnn_test_ppl"]) and by_params.loc["ff3", "rnn_seeds"] == 0
+    assert by_params.loc["ff4", "rnn_test_ppl"] == 150.0 and by_params.loc["ff4", "rnn_advantage"] == -10.0
     by_time = matched_cost(table, "train_seconds").set_index("setting")
-    assert by_time.loc["ff2", "rnn_test_ppl"] == pytest.approx(150.0)  # 40 s: the second RNN exactly
-    assert math.isnan(by_time.loc["ff3", "rnn_test_ppl"])  # 5 s: faster than any RNN run
+    assert by_time.loc["ff3", "rnn_test_ppl"] == 150.0  # 40 s: the second RNN exactly
+    assert by_time.loc["ff2", "rnn_test_ppl"] == 200.0  # 12 s against 10 s: 1.2 apart
+    assert math.isnan(by_time.loc["ff4", "rnn_test_ppl"])  # 100 s: 2.5 times the slowest RNN
 
 
 def test_matched_cost_averages_each_models_seeds_on_both_sides():
     # RNN at 1,000 parameters: seeds at 190 and 210, mean 200; at 4,000: one seed, 150. The feed-forward model at
-    # 2,000 (halfway in log): seeds 185 and 195 (10 s and 30 s of training), mean 190, against the curve's 175.
+    # 1,200 (nearest 1,000, 1.2 apart): seeds 185 and 195 (10 s and 30 s of training), mean 190, against 200.
     table = cost_table(
         [("rnn", 1000, 10.0, 190.0), ("rnn", 1000, 10.0, 210.0), ("rnn", 4000, 40.0, 150.0)]
-        + [("ff", 2000, 10.0, 185.0), ("ff", 2000, 30.0, 195.0)]
+        + [("ff", 1200, 10.0, 185.0), ("ff", 1200, 30.0, 195.0)]
     )
     table["setting"] = ["rnn-small", "rnn-small", "rnn-large", "ff", "ff"]
     (row,) = matched_cost(table, "parameters").itertuples()
-    assert (row.setting, row.seeds, row.rnn_seeds) == ("ff", 2, 1)
+    assert (row.setting, row.seeds, row.rnn_seeds) == ("ff", 2, 2)
     assert (row.ff_test_ppl, row.ff_test_min, row.ff_test_max) == (190.0, 185.0, 195.0)
-    assert row.rnn_test_ppl == pytest.approx(175.0) and row.rnn_advantage == pytest.approx(15.0)
+    assert row.rnn_test_ppl == 200.0 and row.rnn_advantage == -10.0
     (timed,) = matched_cost(table, "train_seconds").itertuples()
-    assert timed.cost == 20.0 and timed.rnn_test_ppl == pytest.approx(175.0)  # 20 s: halfway from 10 s to 40 s
+    # 20 s (the mean of 10 and 30): 10 s is 2 apart, 40 s is 2 apart: neither within 1.25
+    assert timed.cost == 20.0 and math.isnan(timed.rnn_test_ppl)
 
 
-def test_the_rnn_seeds_of_a_matched_row_are_those_of_the_points_it_is_read_between():
-    # RNN points at 1,000 (two seeds), 4,000 (two) and 16,000 parameters (one). A model at 2,000 is read between the
-    # first two: 2 seeds; at 8,000, between the last two: 1; at 4,000, off the second point alone: 2; at 32,000,
-    # outside the curve: nothing is read, 0.
-    rnn = [("rnn", 1000, 10.0, 200.0)] * 2 + [("rnn", 4000, 40.0, 150.0)] * 2 + [("rnn", 16000, 160.0, 120.0)]
-    ff = [("ff", p, 10.0, 150.0) for p in (2000, 8000, 4000, 32000)]
-    table = cost_table(rnn + ff)
-    table["setting"] = ["r1", "r1", "r4", "r4", "r16", "f2", "f8", "f4", "f32"]
-    matched = matched_cost(table, "parameters").set_index("setting")
-    assert matched["rnn_seeds"].to_dict() == {"f2": 2, "f8": 1, "f4": 2, "f32": 0}
+def test_the_tolerance_is_one_rule_for_every_matched_comparison():
+    assert within(1.25) and within(1 / 1.25) and not within(1.26) and TOLERANCE == 1.25
+    assert nearest(2000.0, np.array([1000.0, 3000.0])) == 1  # log(1.5) < log(2)
 
 
-def test_log_interpolate_edges():
-    xs, ys = np.array([10.0, 1000.0]), np.array([1.0, 3.0])
-    assert log_interpolate(100.0, xs, ys) == pytest.approx(2.0)
-    assert log_interpolate(10.0, xs, ys) == 1.0 and log_interpolate(1000.0, xs, ys) == 3.0
-    assert math.isnan(log_interpolate(9.9, xs, ys)) and math.isnan(log_interpolate(0.0, xs, ys))
-    assert math.isnan(log_interpolate(5.0, np.array([]), np.array([])))
+def test_bad_cost_names_the_choices():
     with pytest.raises(ValueError, match="by must be"):
         matched_cost(cost_table([]), "epochs")
 

@@ -277,8 +277,9 @@ def study_extra_kinds(config: Config, name: str) -> list[str]:
 
 def findings_inputs(config: Config, worked_tables: list[str]) -> list[str]:
     """What the findings read, for the rule's inputs: the summary and record of every study with a role and the
-    extra tables of it that FINDINGS_EXTRAS names, the tables and record of every analysis with one, the training benchmarks, and the lesson's worked table of
-    the gradient reaching token 1 (when the worked tables are built). A run's own files (agreement.csv,
+    extra tables of it that FINDINGS_EXTRAS names, the tables and record of every analysis with one, the training benchmarks, the comparison's ranking by epoch
+    (when there is a comparison), and the lesson's worked table of the gradient reaching token 1 (when the worked
+    tables are built). A run's own files (agreement.csv,
     config.json) come with its metrics.json, which its study's summary already waits for."""
     results = config.results_dir
     inputs = []
@@ -292,6 +293,8 @@ def findings_inputs(config: Config, worked_tables: list[str]) -> list[str]:
             inputs += [analysis_table(results, name, t) for t in ANALYSIS_TABLES[analysis.kind]]
             inputs.append(analysis_record(results, name))
     inputs.append(table(results, "benchmarks"))
+    if config.comparison:  # the families' ranking epoch by epoch, at matched size
+        inputs.append(table(results, "ranking_by_epoch"))
     if "lesson_gradient_reach" in worked_tables:
         inputs.append(table(results, "lesson_gradient_reach"))
     return inputs

@@ -4,7 +4,7 @@ values its sentences print, and the sections the configuration adds (one per cor
 
     results/tables/comparison.csv          published rows and ours (every run of the config's comparison studies)
     results/tables/crossover.csv           both families on one corpus, perplexity against parameter count
-    results/tables/matched_parameters.csv  the RNN curve read at each feed-forward model's parameter count
+    results/tables/matched_parameters.csv  the RNN model matched to each feed-forward model's parameter count
     results/tables/matched_time.csv        ... and at its training time
 
 Like the rest of rnnbench.book, nothing here trains or imports torch; every number shown is read from those tables.
@@ -230,26 +230,28 @@ def best_against_reference(frame: pd.DataFrame, corpus: str, family: str) -> dic
 
 @dataclass(frozen=True)
 class Matched:
-    """Our RNN curve against our feed-forward models at equal cost (parameters or training seconds), as
+    """Our RNN models against our feed-forward models at matched cost (parameters or training seconds), as
     rnnbench.results.crossover.matched_cost reads it, each model the mean of its seeds; the chapter words it.
 
-    The headline is the feed-forward model with the lowest validation perplexity among those the RNN curve
-    spans (chosen without the test split); outside that span no RNN value is read (no extrapolation), so the
-    headline fields are NaN when nothing is spanned.
+    The headline is the feed-forward model with the lowest validation perplexity among those matched by an RNN
+    model (rnnbench.results.matching: costs within its TOLERANCE; chosen without the test split); an unmatched model
+    gets no RNN value (nothing is interpolated), so the headline fields are NaN when nothing is matched.
     """
 
     by: str  # "parameters" or "train_seconds"
-    spanned: int  # feed-forward models whose cost the RNN models span
-    unmatched: int  # feed-forward models outside that span
-    rnn_lower: int  # spanned models at whose cost the RNN curve's perplexity is lower
-    advantage_min: float  # feed-forward minus RNN perplexity, over the spanned models
+    spanned: int  # feed-forward models matched by an RNN model's cost
+    unmatched: int  # feed-forward models no RNN model matches
+    rnn_lower: int  # matched models whose RNN match has the lower perplexity
+    advantage_min: float  # feed-forward minus RNN perplexity, over the matched models
     advantage_max: float
     context: float  # the headline model's n-1, H and cost
     hidden: float
     cost: float
-    seeds: int  # the seeds its mean rests on, and the fewest any point of the RNN curve rests on
+    seeds: int  # the seeds its mean rests on, and those of its RNN match
     rnn_seeds: int
-    ff_test_ppl: float  # its mean test perplexity with its seeds' range, and the RNN curve's at its cost
+    rnn_hidden: float  # its RNN match's H and cost
+    rnn_cost: float
+    ff_test_ppl: float  # its mean test perplexity with its seeds' range, and its RNN match's
     ff_test_min: float
     ff_test_max: float
     rnn_test_ppl: float
@@ -263,7 +265,7 @@ def matched_numbers(matched: pd.DataFrame, by: str) -> Matched:
     unmatched = len(matched) - len(spanned)
     if spanned.empty:
         nan = math.nan
-        return Matched(by, 0, unmatched, 0, nan, nan, nan, nan, nan, 0, 0, nan, nan, nan, nan, nan, nan)
+        return Matched(by, 0, unmatched, 0, nan, nan, nan, nan, nan, 0, 0, nan, nan, nan, nan, nan, nan, nan, nan)
     best = spanned.sort_values("ff_valid_ppl", kind="stable").iloc[0]
     return Matched(
         by=by,
@@ -277,6 +279,8 @@ def matched_numbers(matched: pd.DataFrame, by: str) -> Matched:
         cost=float(best["cost"]),
         seeds=int(best["seeds"]),
         rnn_seeds=int(best["rnn_seeds"]),
+        rnn_hidden=float(best["rnn_hidden"]),
+        rnn_cost=float(best["rnn_cost"]),
         ff_test_ppl=float(best["ff_test_ppl"]),
         ff_test_min=float(best["ff_test_min"]),
         ff_test_max=float(best["ff_test_max"]),
@@ -312,8 +316,8 @@ def _short_model(description: str) -> str:
 
 
 def matched_table(matched_parameters: pd.DataFrame, matched_time: pd.DataFrame) -> pd.DataFrame:
-    """One row per feed-forward model (its seeds averaged): its perplexity, and the RNN curve's at its
-    parameter count and at its training time."""
+    """One row per feed-forward model (its seeds averaged): its perplexity, and that of the RNN model matched to
+    it in parameter count and in training time (rnnbench.results.matching), with the matched RNN's H."""
     by_time = matched_time.set_index("setting")
     rows = []
     for row in matched_parameters.itertuples():
@@ -325,6 +329,7 @@ def matched_table(matched_parameters: pd.DataFrame, matched_time: pd.DataFrame) 
                 "seeds": row.seeds,
                 "parameters": row.cost,
                 "feed-forward": row.ff_test_ppl,
+                "RNN H": row.rnn_hidden if pd.notna(row.rnn_test_ppl) else None,
                 "RNN at equal parameters": row.rnn_test_ppl,
                 "training seconds": timed["cost"] if timed is not None else None,
                 "RNN at equal time": timed["rnn_test_ppl"] if timed is not None else None,
@@ -338,6 +343,7 @@ def matched_table(matched_parameters: pd.DataFrame, matched_time: pd.DataFrame) 
             "seeds",
             "parameters",
             "feed-forward",
+            "RNN H",
             "RNN at equal parameters",
             "training seconds",
             "RNN at equal time",
@@ -363,7 +369,7 @@ class Crossover:
     figure: str  # the staged crossover figure
     by_parameters: Matched
     by_time: Matched
-    table: Markdown  # every feed-forward run against the RNN curve at its size and at its training time
+    table: Markdown  # every feed-forward run against the RNN matched to its size and to its training time
 
 
 def crossover(results: Any = None, staging: Any = None) -> Crossover | None:

@@ -18,7 +18,8 @@ from rnnbench import paths
 from rnnbench.book.format import fixed, integer
 from rnnbench.book.results import agreement_baselines, results_root, study_about, study_summary
 from rnnbench.book.studies import LEARNED, accuracy, count_of, extra_table, first_of, studies_with_role
-from rnnbench.results.ablations import matched_pairs, reach_table, setting_table
+from rnnbench.results.ablations import reach_table, setting_table
+from rnnbench.results.matching import matched_pairs
 
 # Whether the windows beyond their width are compared with their recurrences (WindowComparison.state): no
 # pair has seeds that learned on both sides; no recurrence learned even within the windows' widths; or they are.

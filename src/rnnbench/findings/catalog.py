@@ -9,6 +9,7 @@ from rnnbench.findings.evidence import Evidence
 from rnnbench.findings.policy import LEVEL, MARGINS
 from rnnbench.findings.registry import CHAPTER, FAILS, HOLDS, LESSON_001, LESSON_003, Claim, Judged, Need, Part, num
 from rnnbench.results.ablations import SPEED_WINDOW
+from rnnbench.results.matching import TOLERANCE
 
 
 def _study(role: str) -> Need:
@@ -224,7 +225,7 @@ CLAIMS: tuple[Claim, ...] = (
         LESSON_001,
         "What follows is the fix, and it comes with a property nobody expects from a fix: the network that applies it is smaller than the one that fails.",
         (_study("matched_window"), _study("matched_recurrence")),
-        "per corpus, each window paired with the recurrence of the nearest parameter count (within 1.25×): the study metric, recurrence minus window, seed means",
+        f"per corpus, each window paired with the recurrence of the nearest parameter count (matched within {TOLERANCE}×): the study metric, recurrence minus window, seed means",
         f"holds if at every matched pair the recurrence is measurably better (one-sided Welch, {HOLM}); fails where its gain is measurably short of the metric's margin",
         window.beats,
     ),

@@ -36,11 +36,13 @@ LEARNED = "learned"
 
 @dataclass(frozen=True)
 class Roles:
-    """role -> the studies (and analyses) that carry it, in config order; and whether the worked tables exist."""
+    """role -> the studies (and analyses) that carry it, in config order; and whether the worked tables and the
+    comparison's tables exist."""
 
     studies: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     analyses: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     worked: bool = True
+    comparison: bool = False
 
     @classmethod
     def from_config(cls, config: Config) -> Roles:
@@ -56,14 +58,17 @@ class Roles:
             {r: tuple(v) for r, v in studies.items()},
             {r: tuple(v) for r, v in analyses.items()},
             bool(config.tables.get("worked", True)),
+            bool(config.comparison),
         )
 
     def record(self) -> dict[str, Any]:
-        """As JSON (the findings rule's params): {"studies": {role: [names]}, "analyses": {...}, "worked": bool}."""
+        """As JSON (the findings rule's params): {"studies": {role: [names]}, "analyses": {...}, "worked": bool,
+        "comparison": bool}."""
         return {
             "studies": {r: list(v) for r, v in self.studies.items()},
             "analyses": {r: list(v) for r, v in self.analyses.items()},
             "worked": self.worked,
+            "comparison": self.comparison,
         }
 
     @classmethod
@@ -72,6 +77,7 @@ class Roles:
             {r: tuple(v) for r, v in record.get("studies", {}).items()},
             {r: tuple(v) for r, v in record.get("analyses", {}).items()},
             bool(record.get("worked", True)),
+            bool(record.get("comparison", False)),
         )
 
     def study_names(self) -> list[str]:

@@ -21,10 +21,8 @@ from rnnbench.findings.evidence import Evidence, learned
 from rnnbench.findings.policy import ABOVE, BELOW, MARGINS
 from rnnbench.findings.registry import BY_CONSTRUCTION, NOT_SHOWN, Judged, Part, interval, num
 from rnnbench.metrics import LOWER_IS_BETTER
-from rnnbench.results.ablations import matched_pairs
+from rnnbench.results.matching import TOLERANCE, matched_pairs
 
-# Two sizes are matched when their parameter counts are within this factor of each other.
-MATCHED = 1.25
 ACCURACY_MARGIN = MARGINS["accuracy"].size
 
 
@@ -115,8 +113,14 @@ def beats(ev: Evidence) -> Judged:
                     f"{ff_record['corpus']}, n−1 = {pair.context} ({pair.ff_parameters:,}) "
                     f"against H = {pair.hidden} ({pair.rnn_parameters:,})"
                 )
-                if not 1 / MATCHED <= pair.ratio <= MATCHED:
-                    parts.append(Part(label, NOT_SHOWN, note=f"parameter counts {num(pair.ratio)}× apart: not matched"))
+                if not pair.matched:
+                    parts.append(
+                        Part(
+                            label,
+                            NOT_SHOWN,
+                            note=f"parameter counts {num(pair.ratio)}× apart, beyond {TOLERANCE}×: not matched",
+                        )
+                    )
                     continue
                 a = learned(rnn[rnn["hidden"] == pair.hidden])[metric].dropna()
                 b = learned(ff[ff["context"] == pair.context])[metric].dropna()
@@ -128,8 +132,37 @@ def beats(ev: Evidence) -> Judged:
                     continue
                 value = f"{metric}, recurrence − window {interval(test.interval)}"
                 parts.append(Part.tested(label, (test,), value))
+    if parts and ev.roles.comparison:
+        read.append("tables/ranking_by_epoch.csv")
+        parts += converged(ev.table("ranking_by_epoch"))
     reason = "" if read else "no matched_window and matched_recurrence study on the same corpus and metric"
     return Judged(tuple(dict.fromkeys(read)), tuple(parts), reason)
+
+
+def converged(ranking: pd.DataFrame) -> list[Part]:
+    """How the matched ranking depends on training, from the comparison's runs epoch by epoch (tables/
+    ranking_by_epoch.csv: after each epoch, at how many matched windows the recurrence has the lower validation
+    perplexity), for the runs trained to convergence: a part not shown, since each model there is one seed, whose
+    note says where the ranking stood and the epoch from which it held."""
+    parts = []
+    for (corpus, scale), group in ranking.groupby(["corpus", "scale"], sort=False):
+        group = group[group["matched"] > 0].sort_values("epoch")
+        if scale == "short" or group.empty:
+            continue
+        leads = group["rnn_leads"].tolist()
+        since = len(leads) - 1
+        while since > 0 and leads[since - 1] == leads[-1]:
+            since -= 1
+        last = group.iloc[-1]
+        note = (
+            f"one seed a model, so no test: after epoch {int(last['epoch'])} the recurrence is lower at "
+            f"{int(last['rnn_leads'])} of {int(last['matched'])} matched windows, as it has been since epoch "
+            f"{int(group['epoch'].iloc[since])}"
+        )
+        if since > 0:
+            note += f" (after epoch {int(group['epoch'].iloc[since - 1])}: {leads[since - 1]} of {int(group['matched'].iloc[since - 1])})"
+        parts.append(Part(f"{corpus}, {scale} runs, validation perplexity by epoch", NOT_SHOWN, note=note))
+    return parts
 
 
 def widening(ev: Evidence) -> Judged:

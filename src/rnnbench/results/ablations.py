@@ -12,7 +12,6 @@ how their gradient norms moved step by step, and their measurements aggregated o
     setting_table     any study: each measurement's mean, min and max over the seeds that learned, per
                       varied setting, with how many learned, failed and diverged
     reach_table       accuracy on the dependencies a setting can span (distance <= width) and beyond
-    matched_pairs     each feed-forward window paired with the Elman RNN of the nearest parameter count
     clipping_from_steps   share of steps clipped and the clipped updates' cosine, from step records
 
 Every run's outcome is the one its study's summary holds (rnnbench.results.outcome, decided once there): a run that
@@ -379,29 +378,6 @@ def setting_table(summary: pd.DataFrame, vary: Sequence[str], metrics: Sequence[
             for stat in ("mean", "min", "max"):
                 row[f"{metric}_{stat}"] = float(getattr(column, stat)()) if len(column) else math.nan
         rows.append(row)
-    return pd.DataFrame(rows)
-
-
-def matched_pairs(ff: pd.DataFrame, rnn: pd.DataFrame) -> pd.DataFrame:
-    """Each feed-forward run size (``context``, ``parameters``) paired with the Elman RNN size (``hidden``,
-    ``parameters``) whose count is nearest on a log scale; ratio = RNN parameters / feed-forward parameters."""
-    ff = ff[["context", "parameters"]].drop_duplicates("context")
-    rnn = rnn[["hidden", "parameters"]].drop_duplicates("hidden")
-    if rnn.empty:
-        raise ValueError("no Elman RNN to pair the feed-forward windows with")
-    rows = []
-    for f in ff.itertuples(index=False):
-        gap = np.abs(np.log(rnn["parameters"].to_numpy(dtype=float) / float(f.parameters)))
-        r = rnn.iloc[int(np.argmin(gap))]
-        rows.append(
-            {
-                "context": int(f.context),
-                "ff_parameters": int(f.parameters),
-                "hidden": int(r["hidden"]),
-                "rnn_parameters": int(r["parameters"]),
-                "ratio": float(r["parameters"]) / float(f.parameters),
-            }
-        )
     return pd.DataFrame(rows)
 
 

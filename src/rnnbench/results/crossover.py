@@ -6,10 +6,9 @@ input or computed from inputs, none is typed here.
 
     crossover_table(ours, corpus)          both families' test perplexity against parameter count, with the
                                            analytic crossover of rnnbench.params beside every feed-forward run
-    matched_cost(crossover, by)            the RNN's perplexity at each feed-forward run's parameter count
-                                           (or training time), read off the RNN curve
+    matched_cost(crossover, by)            each feed-forward model against the RNN model of matched parameter count
+                                           (or training time): rnnbench.results.matching's rule
     setting_means(runs, by)                one row per model: a setting, its seeds averaged
-    log_interpolate(x, xs, ys)             y at x on the piecewise-linear curve through (log xs, ys)
 """
 
 from __future__ import annotations
@@ -21,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from rnnbench.params import crossover_context, ff_minus_rnn
+from rnnbench.results.matching import nearest, within
 from rnnbench.results.runs import MEASURED
 
 CROSSOVER_COLUMNS = (
@@ -114,6 +114,8 @@ MATCHED_COLUMNS = (
     "ff_test_ppl",
     "ff_test_min",
     "ff_test_max",
+    "rnn_hidden",
+    "rnn_cost",
     "rnn_seeds",
     "rnn_test_ppl",
     "rnn_advantage",
@@ -122,15 +124,14 @@ MATCHED_COLUMNS = (
 
 
 def matched_cost(crossover: pd.DataFrame, by: str = "parameters") -> pd.DataFrame:
-    """Each feed-forward model against the Elman curve of the same corpus and scale at equal ``by``.
+    """Each feed-forward model against the Elman model of the same corpus and scale nearest it in ``by``.
 
-    ``by`` is "parameters" or "train_seconds". A model is a setting with its seeds averaged (``setting_means``):
-    one row per feed-forward setting, and the RNN curve through its settings' means. The RNN's perplexity at the
-    feed-forward model's cost is read off that curve by linear interpolation in log(cost) between the two
-    nearest points; outside the range they span it is NaN (no extrapolation). ``rnn_advantage`` = FF perplexity
-    - RNN perplexity, so a positive value says by how much the RNN beats the feed-forward model at that cost;
-    ``seeds`` and ``rnn_seeds`` (the fewer of the one or two curve points the RNN's value is read from; 0 where none
-    is read) say how many seeds each mean rests on.
+    ``by`` is "parameters" or "train_seconds". A model is a setting with its seeds averaged (``setting_means``).
+    Each feed-forward model is paired with the RNN model nearest its cost on a log scale; where the two costs are
+    within rnnbench.results.matching.TOLERANCE of each other the RNN's mean test perplexity is read (rnn_hidden,
+    rnn_cost, rnn_seeds say which model), else it is NaN: nothing is interpolated between models.
+    ``rnn_advantage`` = FF perplexity - RNN perplexity, so a positive value says by how much the RNN beats the
+    feed-forward model at matched cost; ``seeds`` and ``rnn_seeds`` say how many seeds each mean rests on.
     """
     if by not in ("parameters", "train_seconds"):
         raise ValueError(f"by must be 'parameters' or 'train_seconds', got {by!r}")
@@ -140,7 +141,9 @@ def matched_cost(crossover: pd.DataFrame, by: str = "parameters") -> pd.DataFram
         rnn = setting_means(group[group["family"] == "rnn"], by).sort_values(by)
         for ff in setting_means(group[group["family"] == "ff"], by).itertuples():
             cost = float(getattr(ff, by))
-            rnn_ppl = log_interpolate(cost, rnn[by].to_numpy(float), rnn["test_ppl"].to_numpy(float))
+            match = rnn.iloc[nearest(cost, rnn[by].to_numpy(float))] if len(rnn) else None
+            matched = match is not None and within(float(match[by]) / cost)
+            rnn_ppl = float(match["test_ppl"]) if matched else math.nan
             rows.append(
                 {
                     "corpus": corpus,
@@ -155,22 +158,15 @@ def matched_cost(crossover: pd.DataFrame, by: str = "parameters") -> pd.DataFram
                     "ff_test_ppl": ff.test_ppl,
                     "ff_test_min": ff.test_min,
                     "ff_test_max": ff.test_max,
-                    "rnn_seeds": _read_seeds(cost, rnn, by),
+                    "rnn_hidden": match["hidden"] if match is not None else math.nan,
+                    "rnn_cost": float(match[by]) if match is not None else math.nan,
+                    "rnn_seeds": int(match["seeds"]) if matched else 0,
                     "rnn_test_ppl": rnn_ppl,
                     "rnn_advantage": ff.test_ppl - rnn_ppl,
                     "ratio": ff.test_ppl / rnn_ppl,
                 }
             )
     return pd.DataFrame(rows, columns=list(MATCHED_COLUMNS))
-
-
-def _read_seeds(cost: float, curve: pd.DataFrame, by: str) -> int:
-    """The fewest seeds of the curve points (setting_means rows) log_interpolate reads at ``cost``: the nearest at or
-    below it and the nearest at or above it; 0 outside the curve's span, where nothing is read."""
-    below, above = curve[curve[by] <= cost], curve[curve[by] >= cost]
-    if below.empty or above.empty:
-        return 0
-    return int(min(below.sort_values(by)["seeds"].iloc[-1], above.sort_values(by)["seeds"].iloc[0]))
 
 
 def setting_means(runs: pd.DataFrame, by: str, keep: Sequence[str] = ()) -> pd.DataFrame:
@@ -192,11 +188,3 @@ def setting_means(runs: pd.DataFrame, by: str, keep: Sequence[str] = ()) -> pd.D
         )
         .reset_index()
     )
-
-
-def log_interpolate(x: float, xs: np.ndarray, ys: np.ndarray) -> float:
-    """y at x on the piecewise-linear curve through (log xs, ys); NaN outside [min xs, max xs] or x <= 0."""
-    if len(xs) == 0 or x <= 0 or x < xs.min() or x > xs.max():
-        return math.nan
-    order = np.argsort(xs)
-    return float(np.interp(math.log(x), np.log(xs[order]), ys[order]))
