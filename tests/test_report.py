@@ -235,8 +235,14 @@ def build_results(results: Path) -> Config:
         record |= {"lr": 1.0, "tokens": 4999, "static_ppl": 300.0 - 10 * i, "dynamic_ppl": 270.0 - 10 * i}
         Path(paths.run_dynamic(str(results), run_id)).write_text(json.dumps(record), encoding="utf-8")
     # The findings (rule findings_table), judged on everything above.
+    parts = table(paths.FINDINGS_PARTS_TABLE)
     jobs.findings_table(
-        str(results), Roles.from_config(config).record(), **table(paths.FINDINGS_TABLE), provenance=provenance
+        str(results),
+        Roles.from_config(config).record(),
+        **table(paths.FINDINGS_TABLE),
+        provenance=provenance,
+        parts_out=parts["out"],
+        parts_provenance_file=parts["provenance_file"],
     )
     return config
 

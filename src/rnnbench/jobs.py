@@ -253,18 +253,25 @@ def findings_table(
     *,
     provenance_file: str,
     provenance: Mapping[str, Any],
+    parts_out: str | None = None,
+    parts_provenance_file: str | None = None,
 ) -> None:
     """Each claim of the seeds judged on the results folder ``results`` (rnnbench.findings); ``roles`` is
-    rnnbench.findings.evidence.Roles.record() of the config: which studies and analyses carry each role. The
-    provenance record names every file a claim read."""
-    from rnnbench.findings import findings_table as judge
+    rnnbench.findings.evidence.Roles.record() of the config: which studies and analyses carry each role. With
+    ``parts_out``, every part of every claim too (tables/findings_parts.csv). The provenance record names every
+    file a claim read."""
+    from rnnbench.findings import findings_tables as judge
     from rnnbench.findings.evidence import Roles
 
-    table, read = judge(results, Roles.from_record(roles))
+    table, parts, read = judge(results, Roles.from_record(roles))
     write_csv(out, table)
+    if parts_out:
+        write_csv(parts_out, parts)
     for row in table.itertuples(index=False):
         log.info("%s: %s%s", row.id, row.verdict, f" ({row.reason})" if row.reason else "")
     write_provenance(provenance_file, producer="rnnbench.findings.findings_table", inputs=read, **provenance)
+    if parts_out and parts_provenance_file:
+        write_provenance(parts_provenance_file, producer="rnnbench.findings.findings_tables", inputs=read, **provenance)
 
 
 def worked_table(name: str, out: str, *, provenance_file: str, provenance: Mapping[str, Any]) -> None:

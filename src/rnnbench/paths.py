@@ -259,6 +259,7 @@ LEARNING_CURVES_FIGURE = "learning_curves"
 
 # Each claim of the seeds judged on these results (rule findings_table, rnnbench.findings).
 FINDINGS_TABLE = "findings"
+FINDINGS_PARTS_TABLE = "findings_parts"  # every part of every claim, decided
 
 
 # The extra tables of a study the findings read beside its summary: units.csv, for the dead ReLU units, and
@@ -357,7 +358,7 @@ def tables_and_figures(config: Config, worked_tables: list[str]) -> list[str]:
         if analysis.kind == "gradient_decay":
             outputs += [analysis_figure(results, name, fmt) for fmt in FIGURE_FORMATS]
     outputs += comparison_outputs(config)
-    outputs.append(table(results, FINDINGS_TABLE))
+    outputs += [table(results, FINDINGS_TABLE), table(results, FINDINGS_PARTS_TABLE)]
     records = dict.fromkeys(provenance(p) for p in outputs)  # a figure's formats share one
     return (
         outputs

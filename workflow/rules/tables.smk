@@ -124,7 +124,7 @@ rule baseline_tables:
 
 rule findings_table:
     """Each empirical claim of the seeds: the evidence its role names in the config, its statistic, its one-line
-    rule and the verdict computed from the results (holds, fails, partly, not shown)."""
+    rule and the verdict computed from the results (rnnbench.findings.policy); and every part of every claim."""
     input:
         evidence=paths.findings_inputs(CFG, WORKED_TABLES),
     output:
@@ -135,7 +135,9 @@ rule findings_table:
             subcategory="Findings",
             labels={"table": paths.FINDINGS_TABLE},
         ),
+        parts=paths.table(RESULTS_DIR, paths.FINDINGS_PARTS_TABLE),
         provenance=paths.provenance(paths.table(RESULTS_DIR, paths.FINDINGS_TABLE)),
+        provenance_parts=paths.provenance(paths.table(RESULTS_DIR, paths.FINDINGS_PARTS_TABLE)),
     log:
         paths.log(RESULTS_DIR, "findings_table", paths.FINDINGS_TABLE),
     localrule: True

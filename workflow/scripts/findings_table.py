@@ -8,4 +8,6 @@ jobs.findings_table(
     snakemake.output.table,
     provenance_file=snakemake.output.provenance,
     provenance=job_fields(snakemake.config, snakemake.rule, snakemake.scriptdir),
+    parts_out=snakemake.output.parts,
+    parts_provenance_file=snakemake.output.provenance_parts,
 )

@@ -3,8 +3,9 @@ reads (studies and analyses found by the role the config gives them), its statis
 line, and a verdict computed from the results.
 
     findings_table(results, roles)   tables/findings.csv: one row per claim (registry.COLUMNS), and the files read
+    findings_tables(results, roles)  that, and tables/findings_parts.csv: one row per part of a claim, decided
 
-Modules: stats (intervals over seeds, fits), evidence (roles and results), registry (claims, parts, verdicts),
+Modules: policy (the statistical policy: verdicts, tests, margins, intervals), evidence (roles and results), registry (claims, parts, verdicts),
 catalog (every claim, CLAIMS, and the claims each role serves, ROLES), and the judges by subject: window,
 decay, clipping, truncation. The workflow's files import `evidence.Roles` alone, so nothing here is imported
 until a table is made.
@@ -40,3 +41,16 @@ def findings_table(results: str | Path, roles: Roles) -> tuple[pd.DataFrame, lis
 
     found, read = findings(results, roles)
     return pd.DataFrame([f.row() for f in found], columns=list(COLUMNS)), read
+
+
+def findings_tables(results: str | Path, roles: Roles) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
+    """tables/findings.csv and tables/findings_parts.csv as frames (registry.COLUMNS, registry.PART_COLUMNS), and
+    the files they read."""
+    import pandas as pd
+
+    from rnnbench.findings.registry import COLUMNS, PART_COLUMNS
+
+    found, read = findings(results, roles)
+    table = pd.DataFrame([f.row() for f in found], columns=list(COLUMNS))
+    parts = pd.DataFrame([row for f in found for row in f.part_rows()], columns=list(PART_COLUMNS))
+    return table, parts, read

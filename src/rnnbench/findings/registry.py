@@ -65,6 +65,8 @@ LESSON_003 = "003_401d9ba6a152dbcc.txt"  # "Recurrent Neural Networks"
 SEEDS = (CHAPTER, LESSON_001, LESSON_003)
 
 COLUMNS = ("id", "seed", "quote", "evidence", "statistic", "value", "rule", "verdict", "reason")
+# tables/findings_parts.csv: every part of every claim, decided, with its Holm-adjusted p-values (NaN untested)
+PART_COLUMNS = ("id", "part", "aspect", "verdict", "value", "note", "p_supports", "p_refutes")
 PENDING = "tested"  # a part whose tests decide its verdict when the claim's tests are corrected together
 GIVEN = (HOLDS, FAILS, NOT_SHOWN, BY_CONSTRUCTION)
 
@@ -77,6 +79,8 @@ class Part:
     note: str = ""  # why it is not shown, what failed, or why it is true by construction
     aspect: str = ""  # which half of the claim it measures, for a claim of several ("" for one)
     tests: tuple[Test, ...] = ()
+    p_supports: float = math.nan  # Holm-adjusted, once settled: the largest over its tests
+    p_refutes: float = math.nan  # Holm-adjusted: the smallest over its tests
 
     def __post_init__(self):
         allowed = (PENDING,) if self.tests else GIVEN
@@ -133,9 +137,25 @@ class Finding:
     rule: str
     verdict: str
     reason: str
+    parts: tuple[Part, ...] = ()  # decided
 
     def row(self) -> dict[str, str]:
         return {c: getattr(self, c) for c in COLUMNS}
+
+    def part_rows(self) -> list[dict]:
+        return [
+            {
+                "id": self.id,
+                "part": p.label,
+                "aspect": p.aspect,
+                "verdict": p.verdict,
+                "value": p.value,
+                "note": p.note,
+                "p_supports": p.p_supports,
+                "p_refutes": p.p_refutes,
+            }
+            for p in self.parts
+        ]
 
 
 def settle(parts: Sequence[Part]) -> tuple[Part, ...]:
@@ -150,6 +170,7 @@ def settle(parts: Sequence[Part]) -> tuple[Part, ...]:
             continue
         verdicts = [next(decided) for _ in part.tests]
         said = [v for v, _, _ in verdicts]
+        part = replace(part, p_supports=max(s for _, s, _ in verdicts), p_refutes=min(r for _, _, r in verdicts))
         if FAILS in said:
             refuted = part.tests[said.index(FAILS)].refuted
             p = verdicts[said.index(FAILS)][2]
@@ -215,12 +236,17 @@ def judge(claim: Claim, evidence) -> Finding:
     judged = claim.judge(evidence)
     if not judged.parts:
         return _finding(claim, "; ".join(judged.evidence), "", NOT_SHOWN, judged.reason or "nothing to judge")
-    verdict, value, reason = combine(settle(judged.parts))
-    return _finding(claim, "; ".join(judged.evidence), value, verdict, reason)
+    parts = settle(judged.parts)
+    verdict, value, reason = combine(parts)
+    return _finding(claim, "; ".join(judged.evidence), value, verdict, reason, parts)
 
 
-def _finding(claim: Claim, evidence: str, value: str, verdict: str, reason: str) -> Finding:
-    return Finding(claim.id, claim.seed, claim.quote, evidence, claim.statistic, value, claim.rule, verdict, reason)
+def _finding(
+    claim: Claim, evidence: str, value: str, verdict: str, reason: str, parts: tuple[Part, ...] = ()
+) -> Finding:
+    return Finding(
+        claim.id, claim.seed, claim.quote, evidence, claim.statistic, value, claim.rule, verdict, reason, parts
+    )
 
 
 def num(value: float, digits: int = 3) -> str:
