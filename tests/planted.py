@@ -97,12 +97,13 @@ def window_folder(root, curves, width=2):
     return Roles(studies={"window": ("windows",)})
 
 
-def recurrence_folder(root, curves, hidden=60):
-    """A recurrence study at H = ``hidden``, one learned run per entry of ``curves`` (accuracy per distance)."""
+def recurrence_folder(root, curves, hidden=60, varied=True):
+    """A recurrence study at H = ``hidden``, one learned run per entry of ``curves`` (accuracy per distance); H is
+    the study's varied setting, or (``varied`` False) fixed, so that the study varies nothing but the seed."""
     write_study(
         root,
         "rnns",
-        {**WINDOW_ABOUT, "family": "rnn", "vary": ["hidden"]},
+        {**WINDOW_ABOUT, "family": "rnn", "vary": ["hidden"] if varied else [], "fixed": {"hidden": hidden}},
         [
             {
                 "run_id": f"r{s}",

@@ -348,6 +348,14 @@ def test_a_recurrence_with_a_cliff_fails_no_cliff(tmp_path):
     assert finding.reason.startswith("fails for rnns, hidden = 60 (measurably worse (p = ")
 
 
+def test_a_recurrence_study_that_varies_nothing_is_one_setting_over_its_seeds(tmp_path):
+    # H fixed at 60, three seeds: each adjacent drop 0 +- 0.002 (0.9 at distances 1 and 3, 0.9 + a at 2 and 4, a =
+    # 0.002, -0.002, 0), below the 0.02 margin at t = -17.3. One part over the three seeds, not three of one seed.
+    curves = [{1: 0.9, 2: 0.9 + a, 3: 0.9, 4: 0.9 + a} for a in (0.002, -0.002, 0.0)]
+    finding = judge(claim("recurrence_no_cliff"), Evidence(tmp_path, recurrence_folder(tmp_path, curves, varied=False)))
+    assert finding.verdict == HOLDS and finding.value.startswith("rnns: largest drop +0 [")
+
+
 def test_the_recurrence_is_set_against_the_window_of_its_size_on_a_language_models_text(tmp_path):
     # H = 200 at 150, 152, 148 against the window's 160, 161, 159: recurrence - window = 150 - 160 = -10, lower is
     # better for perplexity. H = 50 is 25% smaller than the window and is not its match.
