@@ -17,8 +17,11 @@ from planted import (
     divergence_folder,
     lm_size_folder,
     probe_folder,
+    radius_folder,
     recurrence_folder,
     sentence_cut_folder,
+    spread,
+    trained_decay_folder,
     window_folder,
     write_accuracy,
     write_rates,
@@ -423,6 +426,23 @@ def test_rates_below_and_above_zero_over_seeds_decide_vanishing_and_explosion(tm
     explode = judge(claim("explode_above_one"), Evidence(tmp_path, roles))
     assert explode.verdict == FAILS and "measurably short of the margin (p = 0.0017, Holm)" in explode.reason
     assert "radii, radius 1.1, hidden 32: rate +0 [" in explode.value
+
+
+def test_explosion_is_read_on_trained_networks_whose_radius_ended_above_one_too(tmp_path):
+    # untrained at ρ(U) 1.5: rates +0.3 + (0.01, -0.01, 0), growing. Trained networks whose ρ(U) ended at 1.2 still
+    # decay, -0.1 + (0.01, -0.01, 0): short of +0.01 (t = -0.11 / 0.00577 = -19, p = 0.0014, doubled by Holm).
+    radius_folder(tmp_path, {1.5: spread(0.3, 0.01)})
+    trained_decay_folder(tmp_path, spread(-0.1, 0.01), rho=1.2)
+    roles = Roles(analyses={"radius": ("radii",), "trained_decay": ("trained",)})
+    finding = judge(claim("explode_above_one"), Evidence(tmp_path, roles))
+    assert finding.verdict == PARTLY and finding.evidence == "analyses/radii; analyses/trained"
+    assert "trained, trained: rate −0.1 [−0.125, −0.0752] over 3 seeds, per-step factor 0.905, ρ(U) 1.2 to 1.2" in (
+        finding.value
+    )
+    assert finding.reason == (
+        "holds for radii, radius 1.5, hidden 32; "
+        "fails for trained, trained (measurably short of the margin (p = 0.0027, Holm))"
+    )
 
 
 def test_the_lessons_gradient_reach_holds_when_it_falls_at_every_longer_sequence(tmp_path):
