@@ -1,4 +1,5 @@
-"""The findings: intervals worked by hand, verdicts from results folders written by hand, evidence found by role."""
+"""The findings: the statistical policy and intervals worked by hand, verdicts from results folders written by hand
+(tests/planted.py), evidence found by role. Each claim's negative control is in tests/test_claim_controls.py."""
 
 import json
 import math
@@ -7,6 +8,26 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from planted import (
+    STEPS_TO_TARGET,
+    UNCLIPPED,
+    activation_folder,
+    claim,
+    clipping_folder,
+    divergence_folder,
+    lm_size_folder,
+    probe_folder,
+    radius_folder,
+    recurrence_folder,
+    sentence_cut_folder,
+    spread,
+    trained_decay_folder,
+    window_folder,
+    write_accuracy,
+    write_rates,
+    write_study,
+)
+from scipy import stats as scipy_stats
 
 from rnnbench import jobs
 from rnnbench.config.files import ConfigError, merge_config_files
@@ -16,7 +37,21 @@ from rnnbench.findings import findings_table
 from rnnbench.findings import policy as stats
 from rnnbench.findings.catalog import CLAIMS, ROLES
 from rnnbench.findings.evidence import Evidence, Roles
-from rnnbench.findings.registry import COLUMNS, FAILS, HOLDS, NOT_SHOWN, PARTLY, SEEDS, Part, combine, judge
+from rnnbench.findings.registry import (
+    BY_CONSTRUCTION,
+    COLUMNS,
+    FAILS,
+    HOLDS,
+    INCONCLUSIVE,
+    NOT_SHOWN,
+    PARTLY,
+    SEEDS,
+    VERDICTS,
+    Part,
+    combine,
+    judge,
+    settle,
+)
 
 REPO = Path(__file__).resolve().parents[1]
 CONFIG_FILES = [REPO / "config" / "config.yaml", REPO / "config" / "smoke.yaml"]
@@ -57,6 +92,115 @@ def test_the_fit_of_an_exact_geometric_decay_is_its_log_factor_with_r2_one():
 
 
 # --------------------------------------------------------------------------------------------------------------
+# The policy's tests, by hand. With 2 degrees of freedom Student's t has a closed form, P(T > t) = 1/2 - t / (2
+# sqrt(2 + t^2)), and several of the numbers below are worked with it.
+
+
+def t2_sf(t):
+    return 0.5 - t / (2 * math.sqrt(2 + t * t))
+
+
+def test_welchs_one_sided_p_is_scipys_and_worked_by_hand():
+    # a = (3, 4, 5): mean 4, variance 1; b = (0, 2, 4): mean 2, variance 4. se = sqrt(1/3 + 4/3) = 1.29099, t =
+    # 2 / 1.29099 = 1.54919; Welch's degrees of freedom (5/3)^2 / ((1/3)^2 / 2 + (4/3)^2 / 2) = 50/17 = 2.941.
+    test = stats.effect([3, 4, 5], [0, 2, 4], stats.ABOVE, 1.0)
+    t = 2 / math.sqrt(5 / 3)
+    assert test.p_supports == pytest.approx(scipy_stats.t.sf(t, 50 / 17), rel=1e-9)
+    welch = scipy_stats.ttest_ind([3, 4, 5], [0, 2, 4], equal_var=False, alternative="greater")
+    assert test.p_supports == pytest.approx(welch.pvalue, rel=1e-9) and test.p_supports == pytest.approx(
+        0.11044, abs=1e-5
+    )
+    # refuted where the difference is measurably short of the margin 1: H1 diff < 1, t = (2 - 1) / 1.29099 = 0.7746
+    assert test.p_refutes == pytest.approx(scipy_stats.t.cdf(1 / math.sqrt(5 / 3), 50 / 17), rel=1e-9)
+    # b = (1, 1, 1) has no spread: se = sqrt(1/3) and Welch's degrees of freedom are a's, 2; t = 3 sqrt(3) = 5.196:
+    # p = 1/2 - 3 sqrt(3) / (2 sqrt(29)) = 0.017544
+    exact_b = stats.effect([3, 4, 5], [1, 1, 1], stats.ABOVE, 1.0)
+    assert exact_b.p_supports == pytest.approx(0.5 - 3 * math.sqrt(3) / (2 * math.sqrt(29)), rel=1e-9)
+    assert exact_b.p_supports == pytest.approx(t2_sf(3 * math.sqrt(3)), rel=1e-9)
+
+
+def test_the_equivalence_p_is_the_larger_of_the_two_one_sided_tests_worked_by_hand():
+    # x = (0.1, -0.1, 0): mean 0, sd 0.1, se 0.057735; bounds -0.2 and +0.2: t = 0.2 / 0.057735 = 2 sqrt(3) each way,
+    # so both one-sided p-values are 1/2 - sqrt(3) / sqrt(14) = 0.037090, and so is their maximum.
+    hand = 0.5 - math.sqrt(3) / math.sqrt(14)
+    one = stats.no_effect([0.1, -0.1, 0.0], None, stats.EITHER, 0.2)
+    assert one.p_supports == pytest.approx(hand, rel=1e-9) and one.p_supports == pytest.approx(0.037090, abs=1e-6)
+    assert one.p_refutes == 1.0  # two-sided test of a mean of exactly 0: nothing refutes "no effect"
+    # the same against a side without spread (Welch: se and degrees of freedom are x's), by statsmodels' ttost_ind
+    two = stats.no_effect([0.3, 0.1, 0.2], [0.2, 0.2, 0.2], stats.EITHER, 0.2)
+    assert two.p_supports == pytest.approx(hand, rel=1e-9)
+    # one-sided: "no worse than +0.05" on x: H1 mean < 0.05, t = -0.05 / 0.057735 = -0.866: p = t2_sf(0.866) = 0.2389
+    harm = stats.no_effect([0.1, -0.1, 0.0], None, stats.ABOVE, 0.05)
+    assert harm.p_supports == pytest.approx(t2_sf(0.05 / (0.1 / math.sqrt(3))), rel=1e-9)
+    assert harm.p_supports == pytest.approx(0.2389, abs=1e-4)
+
+
+def test_holms_adjustment_of_three_p_values_worked_by_hand():
+    # sorted 0.01, 0.03, 0.04 times 3, 2, 1: 0.03, 0.06, 0.04; step-down keeps them rising: 0.03, 0.06, 0.06
+    assert stats.holm([0.01, 0.04, 0.03]) == pytest.approx([0.03, 0.06, 0.06])
+    # three tests at 0.02 each: alone each would hold; together each adjusts to 3 x 0.02 = 0.06 and none does
+    assert stats.holm([0.02, 0.02, 0.02]) == pytest.approx([0.06, 0.06, 0.06])
+    assert stats.holm([]) == []
+
+
+def test_fishers_exact_test_on_failure_counts_worked_by_hand():
+    # 3 of 3 against 0 of 3: of the C(6, 3) = 20 ways to place the 3 failures among the 6 runs one puts all 3 on
+    # A's side: p = 1/20 = 0.05, which is not below 0.05: inconclusive.
+    three = stats.more_often(3, 3, 0, 3)
+    assert three.p_supports == pytest.approx(1 / 20) and three.p_refutes == 1.0
+    assert three.interval.estimate == 1.0 and three.kind == "counts"
+    assert [v for v, _, _ in stats.decide([three])] == [INCONCLUSIVE]
+    # 4 of 4 against 0 of 4: 1 of C(8, 4) = 70: p = 1/70 = 0.0143: holds
+    four = stats.more_often(4, 4, 0, 4)
+    assert four.p_supports == pytest.approx(1 / 70)
+    assert [v for v, _, _ in stats.decide([four])] == [HOLDS]
+    # the other way round refutes "more often" at the same p
+    assert stats.more_often(0, 4, 4, 4).p_refutes == pytest.approx(1 / 70)
+    assert [v for v, _, _ in stats.decide([stats.more_often(0, 4, 4, 4)])] == [FAILS]
+
+
+def test_a_p_value_at_the_level_up_to_rounding_is_not_below_it():
+    assert stats.ALPHA == 0.05 and stats.LEVEL == 0.95
+    assert not stats.significant(0.05) and not stats.significant(1 / 20 + 1e-17) and not stats.significant(3 * (1 / 60))
+    assert stats.significant(0.0499) and not stats.significant(0.0501)
+
+
+def test_seeds_that_agree_exactly_are_a_difference_exactly_known():
+    # every seed's drop 0.3: the mean is 0.3, above 0 (p 0) and not short of the margin (p 1)
+    exact = stats.effect([0.3, 0.3, 0.3], None, stats.ABOVE, 0.02)
+    assert (exact.p_supports, exact.p_refutes) == (0.0, 1.0)
+    assert (exact.interval.low, exact.interval.high) == (0.3, 0.3)
+    # every seed's drop 0: short of the margin (fails), and within it (no effect holds)
+    none = stats.effect([0.0, 0.0, 0.0], None, stats.ABOVE, 0.02)
+    assert (none.p_supports, none.p_refutes) == (1.0, 0.0)
+    same = stats.no_effect([120, 120], [120, 120], stats.EITHER, 2.4)
+    assert (same.p_supports, same.p_refutes) == (0.0, 1.0)
+    # exactly at the margin is not within it
+    edge = stats.no_effect([2.4, 2.4], None, stats.ABOVE, 2.4)
+    assert edge.p_supports == 1.0
+    # one seed is no test
+    assert stats.effect([0.3], None, stats.ABOVE, 0.02) is None
+    assert stats.no_effect([1.0, 2.0], [1.0], stats.EITHER, 0.5) is None
+
+
+def _test(p_supports, p_refutes):
+    return stats.Test(p_supports, p_refutes, stats.Interval(0.0, -1.0, 1.0, 3), 0.1, "measurably worse", "effect")
+
+
+def test_decide_reads_support_then_refutation_after_holms_correction():
+    # supports (0.001, 0.9, 0.2) -> Holm 0.003, 0.9, 0.4; refutes (0.9, 0.001, 0.2) -> 0.9, 0.003, 0.4
+    decided = stats.decide([_test(0.001, 0.9), _test(0.9, 0.001), _test(0.2, 0.2)])
+    assert [v for v, _, _ in decided] == [HOLDS, FAILS, INCONCLUSIVE]
+    assert [s for _, s, _ in decided] == pytest.approx([0.003, 0.9, 0.4])
+    assert [r for _, _, r in decided] == pytest.approx([0.9, 0.003, 0.4])
+    # 0.02 holds alone, and not as one of three tests of 0.02 (each adjusts to 0.06)
+    assert [v for v, _, _ in stats.decide([_test(0.02, 0.9)])] == [HOLDS]
+    assert [v for v, _, _ in stats.decide([_test(0.02, 0.9)] * 3)] == [INCONCLUSIVE] * 3
+    # an effect measurably present and measurably smaller than its margin: support is read first
+    assert [v for v, _, _ in stats.decide([_test(0.01, 0.01)])] == [HOLDS]
+
+
+# --------------------------------------------------------------------------------------------------------------
 # Verdicts from parts
 
 
@@ -73,83 +217,77 @@ def test_parts_combine_into_holds_fails_partly_and_not_shown():
     assert combine(halves)[0] == PARTLY
 
 
+def test_settle_corrects_a_claims_tests_together_and_combine_says_partly_or_inconclusive():
+    # supports (0.001, 0.2) -> Holm 0.002, 0.2: the first part holds, the second is not decided
+    parts = settle([Part.tested("a", (_test(0.001, 0.9),), "1"), Part.tested("b", (_test(0.2, 0.3),), "2")])
+    assert [p.verdict for p in parts] == [HOLDS, INCONCLUSIVE]
+    assert parts[0].value == "1 (p = 0.002, Holm)" and parts[1].note == "not decided at 95% (p = 0.2, Holm)"
+    assert combine(parts) == (
+        PARTLY,
+        "a: 1 (p = 0.002, Holm); b: 2",
+        "holds for a; inconclusive for b (not decided at 95% (p = 0.2, Holm))",
+    )
+    # nothing decided: inconclusive, naming each part
+    undecided = settle([Part.tested("b", (_test(0.2, 0.3),), "2"), Part.tested("c", (_test(0.6, 0.3),))])
+    verdict, _, reason = combine(undecided)
+    assert verdict == INCONCLUSIVE
+    assert reason == "inconclusive for b (not decided at 95% (p = 0.4, Holm)); c (not decided at 95% (p = 0.6, Holm))"
+    # a part with a failing test fails, with the refutation's adjusted p
+    failed = settle([Part.tested("d", (_test(0.9, 0.01), _test(0.001, 0.9)))])
+    assert failed[0].verdict == FAILS and failed[0].note == "measurably worse (p = 0.02, Holm)"
+
+
+def test_a_claim_true_by_construction_says_why_and_what_was_not_shown():
+    size = Part("size", BY_CONSTRUCTION, "+15,000 per word", "W_h grows by d x H a word", aspect="size")
+    gain = Part("gain", NOT_SHOWN, note="one seed", aspect="gain")
+    assert combine([size, gain]) == (
+        BY_CONSTRUCTION,
+        "size: +15,000 per word",
+        "size (W_h grows by d x H a word); not shown for gain: one seed",
+    )
+    # beside a measured part that holds, the built one is counted apart
+    held = settle([Part.tested("gain", (_test(0.001, 0.9),), "0", aspect="gain")])
+    assert combine([size, *held]) == (
+        HOLDS,
+        "size: +15,000 per word; gain: 0 (p = 0.001, Holm)",
+        "holds for every part shown; true by construction: size (W_h grows by d x H a word)",
+    )
+    # and beside one that fails, the claim fails
+    failed = settle([Part.tested("gain", (_test(0.9, 0.001),), "-9", aspect="gain")])
+    verdict, _, reason = combine([size, *failed])
+    assert verdict == FAILS and reason.endswith("; true by construction: size (W_h grows by d x H a word)")
+
+
 # --------------------------------------------------------------------------------------------------------------
-# Results folders written by hand
-
-
-def write_study(root, name, about, runs):
-    """runs: list of {"run_id", "seed", <settings>, "outcome", "metrics": {...}}; writes summary.csv + study.json."""
-    folder = Path(root) / "studies" / name
-    folder.mkdir(parents=True)
-    rows = []
-    for run in runs:
-        keys = {k: v for k, v in run.items() if k != "metrics"}
-        rows += [{"study": name, **keys, "metric": m, "value": v} for m, v in run["metrics"].items()]
-    pd.DataFrame(rows).to_csv(folder / "summary.csv", index=False)
-    record = {"name": name, "vary": [], "fixed": {}, "seeds": [], **about, "run_ids": [r["run_id"] for r in runs]}
-    (folder / "study.json").write_text(json.dumps(record))
-
-
-def write_accuracy(root, run_id, accuracy, n=100):
-    folder = Path(root) / "runs" / run_id
-    folder.mkdir(parents=True, exist_ok=True)
-    rows = [{"distance": d, "n": n, "accuracy": a, "split": "test"} for d, a in accuracy.items()]
-    pd.DataFrame(rows).to_csv(folder / "agreement.csv", index=False)
-
-
-CLIPPING_ABOUT = {"family": "rnn", "corpus": "ptb", "metric": "test_ppl", "fixed": {"lr": 0.5}}
-UNCLIPPED = (100.0, 102.0, 98.0)
-
-
-def clipping_folder(root, clipped_ppl, *, none_study="clipping_ptb", outcome="learned"):
-    """Unclipped runs at rate 0.5 (perplexity 100 +- 2 over three seeds) and norm clipping at 0.25 at the same
-    rate with the perplexities given, every step clipped."""
-    write_study(
-        root,
-        none_study,
-        {**CLIPPING_ABOUT, "vary": ["clip_mode"], "fixed": {"lr": 0.5, "clip": 15.0}},
-        [
-            {"run_id": f"none-{s}", "seed": s, "clip_mode": "none", "outcome": outcome, "metrics": {"test_ppl": p}}
-            for s, p in zip((1, 2, 3), UNCLIPPED, strict=True)
-        ],
-    )
-    write_study(
-        root,
-        "clip_threshold_ptb",
-        {**CLIPPING_ABOUT, "vary": ["clip"], "fixed": {"lr": 0.5, "clip_mode": "norm"}},
-        [
-            {
-                "run_id": f"norm-{s}",
-                "seed": s,
-                "clip": 0.25,
-                "outcome": outcome,
-                "metrics": {"test_ppl": p, "clipped_fraction": 1.0, "clip_cosine_mean": 1.0, "diverged": 0.0},
-            }
-            for s, p in zip((1, 2, 3), clipped_ppl, strict=True)
-        ],
-    )
-    return Roles(studies={"clipping": (none_study, "clip_threshold_ptb")})
-
-
-def claim(claim_id):
-    return next(c for c in CLAIMS if c.id == claim_id)
+# Results folders written by hand (tests/planted.py)
 
 
 def test_clipping_that_costs_a_fifth_of_the_perplexity_fails_costs_nothing(tmp_path):
-    roles = clipping_folder(tmp_path, [p * 1.2 for p in UNCLIPPED])  # 120, 122.4, 117.6: 20% worse on every seed
+    roles = clipping_folder(tmp_path, [p * 1.2 for p in UNCLIPPED])  # 120.6, 119.4, 120: 20% worse on every seed
     finding = judge(claim("clip_quality"), Evidence(tmp_path, roles))
     assert finding.verdict == FAILS
-    # difference 20, each side's sd 2 and 2.4 over three seeds: the interval is far from 0
+    # difference 20, each side's sd 0.5 and 0.6 over three seeds: the interval is far from 0
     assert "+20%" in finding.value and "ptb, rate 0.5, norm ≤ 0.25" in finding.value
+    assert "measurably worse (p = " in finding.reason
     assert finding.evidence == "studies/clipping_ptb; studies/clip_threshold_ptb"
 
 
 def test_clipping_with_the_unclipped_perplexities_holds_costs_nothing(tmp_path):
-    roles = clipping_folder(tmp_path, list(UNCLIPPED))
+    # clipped = unclipped = 100 +- 0.5: difference 0, se sqrt(0.25/3 + 0.25/3) = 0.408 on Welch's 4 degrees of
+    # freedom; the margin is 2% of 100 = 2: t = (0 - 2) / 0.408 = -4.90, one-sided p = 0.0040: within the margin.
+    roles = clipping_folder(tmp_path, list(UNCLIPPED), cosines=(0.9991, 0.9989, 0.999))
     finding = judge(claim("clip_quality"), Evidence(tmp_path, roles))
-    assert finding.verdict == HOLDS and "+0% [" in finding.value
+    assert finding.verdict == HOLDS and "+0% [" in finding.value and "(p = 0.004, Holm)" in finding.value
+    # Adam's update from the clipped gradient against the unclipped one's: cosines 0.999 +- 0.0001, far above 0.99
     direction = judge(claim("clip_direction"), Evidence(tmp_path, roles))
-    assert direction.verdict == HOLDS and "1.000000" in direction.value
+    assert (
+        direction.verdict == HOLDS
+        and "ptb, adam's update, rate 0.5, norm ≤ 0.25: mean cosine +0.999 [" in direction.value
+    )
+    assert (
+        "true by construction: ptb, the gradient (a positive rescaling keeps a vector's direction" in direction.reason
+    )
+    assert direction.evidence == "studies/clipping_ptb; studies/clip_threshold_ptb"
 
 
 def test_a_claim_whose_runs_did_not_learn_is_not_shown(tmp_path):
@@ -181,128 +319,44 @@ def test_a_claim_with_no_study_of_its_role_is_not_shown_and_says_so(tmp_path):
 
 
 def test_divergence_prevented_at_one_threshold_and_not_at_another_is_partly(tmp_path):
-    about = {**CLIPPING_ABOUT, "vary": ["clip_mode", "clip"], "fixed": {"lr": 1.0}}
-    runs = [
-        {
-            "run_id": f"none-{s}",
-            "seed": s,
-            "clip_mode": "none",
-            "clip": 15.0,
-            "outcome": "diverged",
-            "metrics": {"diverged": 1.0},
-        }
-        for s in (1, 2)
-    ]
-    runs += [
-        {
-            "run_id": f"n1-{s}",
-            "seed": s,
-            "clip_mode": "norm",
-            "clip": 1.0,
-            "outcome": "learned",
-            "metrics": {"diverged": 0.0},
-        }
-        for s in (1, 2)
-    ]
-    runs += [
-        {
-            "run_id": f"n25-{s}",
-            "seed": s,
-            "clip_mode": "norm",
-            "clip": 25.0,
-            "outcome": "diverged" if s == 1 else "learned",
-            "metrics": {"diverged": float(s == 1)},
-        }
-        for s in (1, 2)
-    ]
-    write_study(tmp_path, "clips", about, runs)
-    finding = judge(claim("clip_divergence"), Evidence(tmp_path, Roles(studies={"clipping": ("clips",)})))
+    # unclipped 4 of 4 diverged; norm <= 1: 0 of 4 (Fisher p = 1/70), norm <= 25: 4 of 4 (p = 1 either way).
+    # Holm over the two: 2/70 = 0.029 holds; the other is not decided (equal counts refute nothing).
+    roles = divergence_folder(tmp_path, {None: (4, 4), 1.0: (0, 4), 25.0: (4, 4)})
+    finding = judge(claim("clip_divergence"), Evidence(tmp_path, roles))
     assert finding.verdict == PARTLY
-    assert "ptb, rate 1, norm ≤ 1: unclipped 2/2 diverged, clipped 0/2" in finding.value
-    assert "fails for ptb, rate 1, norm ≤ 25 (1 of 2 diverged)" in finding.reason
-
-
-WINDOW_ABOUT = {"family": "ff", "corpus": "agreement", "metric": "agreement_accuracy", "vary": ["context"]}
+    assert "ptb, rate 1, norm ≤ 1: unclipped 4/4 diverged, clipped 0/4 (50% of steps clipped) (p = 0.029, Holm)" in (
+        finding.value
+    )
+    assert finding.reason == (
+        "holds for ptb, rate 1, norm ≤ 1; inconclusive for ptb, rate 1, norm ≤ 25 (not decided at 95% (p = 1, Holm))"
+    )
 
 
 def test_a_window_whose_accuracy_falls_just_past_its_width_is_blind_there(tmp_path):
     # n-1 = 2: distance 2 at 0.90, 0.92, 0.94; distance 3 at 0.60, 0.61, 0.65: drops 0.30, 0.31, 0.29,
-    # mean 0.30, sd 0.01, t interval 0.30 +- 4.303 * 0.01 / sqrt(3) = [0.275, 0.325]: above 0.
-    write_study(
-        tmp_path,
-        "windows",
-        WINDOW_ABOUT,
-        [
-            {"run_id": f"w{s}", "seed": s, "context": 2, "outcome": "learned", "metrics": {"agreement_accuracy": 0.8}}
-            for s in (1, 2, 3)
-        ],
-    )
-    for s, (a, b) in zip((1, 2, 3), ((0.90, 0.60), (0.92, 0.61), (0.94, 0.65)), strict=True):
-        write_accuracy(tmp_path, f"w{s}", {1: 0.95, 2: a, 3: b})
-    finding = judge(claim("window_blind"), Evidence(tmp_path, Roles(studies={"window": ("windows",)})))
+    # mean 0.30, sd 0.01, t interval 0.30 +- 4.303 * 0.01 / sqrt(3) = [0.275, 0.325]: above 0; t = 0.30 / 0.00577 =
+    # 51.96 on 2 degrees of freedom: p = 1/2 - t / (2 sqrt(2 + t^2)) = 0.00019.
+    curves = [{1: 0.95, 2: a, 3: b} for a, b in ((0.90, 0.60), (0.92, 0.61), (0.94, 0.65))]
+    finding = judge(claim("window_blind"), Evidence(tmp_path, window_folder(tmp_path, curves)))
     assert finding.verdict == HOLDS
-    assert finding.value == "windows, n−1 = 2: accuracy at distance 2 − at 3: +0.3 [+0.275, +0.325]"
+    assert finding.value == "windows, n−1 = 2: accuracy at distance 2 − at 3: +0.3 [+0.275, +0.325] (p = 0.00019, Holm)"
 
 
 def test_a_recurrence_with_a_cliff_fails_no_cliff(tmp_path):
-    write_study(
-        tmp_path,
-        "rnns",
-        {**WINDOW_ABOUT, "family": "rnn", "vary": ["hidden"]},
-        [
-            {"run_id": f"r{s}", "seed": s, "hidden": 60, "outcome": "learned", "metrics": {"agreement_accuracy": 0.8}}
-            for s in (1, 2, 3)
-        ],
-    )
-    for s, jitter in zip((1, 2, 3), (0.0, 0.01, -0.01), strict=True):  # flat, then a drop of 0.3 from distance 3 to 4
-        write_accuracy(tmp_path, f"r{s}", {1: 0.9 + jitter, 2: 0.9, 3: 0.9 - jitter, 4: 0.6 + jitter})
-    finding = judge(claim("recurrence_no_cliff"), Evidence(tmp_path, Roles(studies={"recurrence": ("rnns",)})))
-    assert finding.verdict == FAILS and "cliff at 3→4" in finding.reason
+    # flat, then a drop of 0.3 from distance 3 to 4: drops 0.30, 0.28, 0.32, measurably above 0
+    curves = [{1: 0.9 + j, 2: 0.9, 3: 0.9 - j, 4: 0.6 + j} for j in (0.0, 0.01, -0.01)]
+    finding = judge(claim("recurrence_no_cliff"), Evidence(tmp_path, recurrence_folder(tmp_path, curves)))
+    assert finding.verdict == FAILS
+    assert "largest drop +0.3 [" in finding.value and "from distance 3 to 4 (3 adjacent pairs)" in finding.value
+    assert finding.reason.startswith("fails for rnns, hidden = 60 (measurably worse (p = ")
 
 
-def lm_size_folder(root, rnn_ppl):
-    """PTB windows of n-1 = 1 (1,494,002 parameters) at test perplexity 160, 161, 159, and Elman RNNs at H = 50
-    (1,122,402) and H = 200 (1,534,002, 1.03 times the window's: its match) with the perplexities given."""
-    lm = {"corpus": "ptb", "metric": "test_ppl"}
-    write_study(
-        root,
-        "windows_ptb",
-        {**lm, "family": "ff", "vary": ["context"]},
-        [
-            {
-                "run_id": f"w{s}",
-                "seed": s,
-                "context": 1,
-                "outcome": "learned",
-                "metrics": {"test_ppl": p, "parameters": 1_494_002},
-            }
-            for s, p in zip((1, 2, 3), (160.0, 161.0, 159.0), strict=True)
-        ],
-    )
-    small = {
-        "run_id": "r50",
-        "seed": 1,
-        "hidden": 50,
-        "outcome": "learned",
-        "metrics": {"test_ppl": 190.0, "parameters": 1_122_402},
-    }
-    write_study(
-        root,
-        "rnns_ptb",
-        {**lm, "family": "rnn", "vary": ["hidden"]},
-        [small]
-        + [
-            {
-                "run_id": f"r{s}",
-                "seed": s,
-                "hidden": 200,
-                "outcome": "learned",
-                "metrics": {"test_ppl": p, "parameters": 1_534_002},
-            }
-            for s, p in enumerate(rnn_ppl, start=1)
-        ],
-    )
-    return Roles(studies={"matched_window": ("windows_ptb",), "matched_recurrence": ("rnns_ptb",)})
+def test_a_recurrence_study_that_varies_nothing_is_one_setting_over_its_seeds(tmp_path):
+    # H fixed at 60, three seeds: each adjacent drop 0 +- 0.002 (0.9 at distances 1 and 3, 0.9 + a at 2 and 4, a =
+    # 0.002, -0.002, 0), below the 0.02 margin at t = -17.3. One part over the three seeds, not three of one seed.
+    curves = [{1: 0.9, 2: 0.9 + a, 3: 0.9, 4: 0.9 + a} for a in (0.002, -0.002, 0.0)]
+    finding = judge(claim("recurrence_no_cliff"), Evidence(tmp_path, recurrence_folder(tmp_path, curves, varied=False)))
+    assert finding.verdict == HOLDS and finding.value.startswith("rnns: largest drop +0 [")
 
 
 def test_the_recurrence_is_set_against_the_window_of_its_size_on_a_language_models_text(tmp_path):
@@ -340,30 +394,6 @@ def test_full_bptt_better_beyond_k_shows_truncation_hides_the_dependency(tmp_pat
     assert finding.verdict == HOLDS and "full − truncated +0.3 [+0.3, +0.3]" in finding.value
 
 
-def sentence_cut_folder(root, beyond_sentence):
-    """A stream-segment study (bptt 0 and 2) and a sentence-cut study (bptt 0, the same runs, and 2), two seeds each:
-    beyond k = 2 full BPTT scores 0.9, stream segments 0.55 and sentence cuts ``beyond_sentence``, give or take
-    0.01 between the seeds at distances 3 and 4 (their mean unchanged)."""
-    about = {"family": "rnn", "corpus": "agreement", "metric": "agreement_accuracy", "vary": ["bptt"]}
-    metrics = {"agreement_accuracy": 0.8}
-    stream = [
-        {"run_id": f"b{k}-{s}", "seed": s, "bptt": k, "outcome": "learned", "metrics": metrics}
-        for k in (0, 2)
-        for s in (1, 2)
-    ]
-    sentence = [
-        {"run_id": f"{prefix}-{s}", "seed": s, "bptt": k, "outcome": "learned", "metrics": metrics}
-        for k, prefix in ((0, "b0"), (2, "c2"))
-        for s in (1, 2)
-    ]
-    write_study(root, "stream", about, stream)
-    write_study(root, "sentence", about, sentence)
-    for s, j in ((1, 0.01), (2, -0.01)):
-        for run_id, far in (("b0", 0.9), ("b2", 0.55), ("c2", beyond_sentence)):
-            write_accuracy(root, f"{run_id}-{s}", {1: 0.95, 2: 0.95, 3: far + j, 4: far - j})
-    return Roles(studies={"truncation_reach": ("stream",), "truncation_sentence": ("sentence",)})
-
-
 def test_sentence_cuts_between_stream_segments_and_full_bptt_reduce_the_damage_without_removing_it(tmp_path):
     # beyond 2: full 0.9, sentence cuts 0.75, stream 0.55 in every seed (each seed's two distances average out)
     finding = judge(claim("sentence_cuts_reduce"), Evidence(tmp_path, sentence_cut_folder(tmp_path, 0.75)))
@@ -375,15 +405,6 @@ def test_sentence_cuts_between_stream_segments_and_full_bptt_reduce_the_damage_w
     assert removed.verdict == PARTLY and "fails for sentence against full-sentence BPTT, k = 2" in removed.reason
 
 
-def write_rates(root, name, rows, *, network="untrained", study=None):
-    folder = Path(root) / "analyses" / name
-    folder.mkdir(parents=True)
-    keys = ["family", "radius", "activation", "hidden", "embed_dim", "seed"]
-    base = {"direction": "backward", "method": "one_pass", "quantity": "h", "fit_from": 5, "fit_to": 29}
-    pd.DataFrame([{**base, **r} for r in rows]).to_csv(folder / "rates.csv", index=False)
-    (folder / "analysis.json").write_text(json.dumps({"name": name, "keys": keys, "network": network, "study": study}))
-
-
 def test_rates_below_and_above_zero_over_seeds_decide_vanishing_and_explosion(tmp_path):
     net = {"family": "rnn", "activation": "tanh", "hidden": 32, "embed_dim": 16}
     write_rates(
@@ -392,15 +413,36 @@ def test_rates_below_and_above_zero_over_seeds_decide_vanishing_and_explosion(tm
         [
             {**net, "radius": 0.5, "seed": 0, "rate": -0.70},
             {**net, "radius": 0.5, "seed": 1, "rate": -0.72},
-            {**net, "radius": 1.1, "seed": 0, "rate": 0.01},  # +0.01 and -0.01: inside the noise of 0
-            {**net, "radius": 1.1, "seed": 1, "rate": -0.01},
+            # +0.001, -0.001, 0: mean 0, sd 0.001, se 0.000577; short of the +0.01 margin: t = -0.01 / 0.000577 =
+            # -17.3 on 2 degrees of freedom, p = 0.0017
+            {**net, "radius": 1.1, "seed": 0, "rate": 0.001},
+            {**net, "radius": 1.1, "seed": 1, "rate": -0.001},
+            {**net, "radius": 1.1, "seed": 2, "rate": 0.0},
         ],
     )
     roles = Roles(analyses={"radius": ("radii",)})
     vanish = judge(claim("vanish_below_one"), Evidence(tmp_path, roles))
     assert vanish.verdict == HOLDS and "rate −0.71 [" in vanish.value and "over 2 seeds" in vanish.value
     explode = judge(claim("explode_above_one"), Evidence(tmp_path, roles))
-    assert explode.verdict == FAILS and "no measurable change" in explode.reason
+    assert explode.verdict == FAILS and "measurably short of the margin (p = 0.0017, Holm)" in explode.reason
+    assert "radii, radius 1.1, hidden 32: rate +0 [" in explode.value
+
+
+def test_explosion_is_read_on_trained_networks_whose_radius_ended_above_one_too(tmp_path):
+    # untrained at ρ(U) 1.5: rates +0.3 + (0.01, -0.01, 0), growing. Trained networks whose ρ(U) ended at 1.2 still
+    # decay, -0.1 + (0.01, -0.01, 0): short of +0.01 (t = -0.11 / 0.00577 = -19, p = 0.0014, doubled by Holm).
+    radius_folder(tmp_path, {1.5: spread(0.3, 0.01)})
+    trained_decay_folder(tmp_path, spread(-0.1, 0.01), rho=1.2)
+    roles = Roles(analyses={"radius": ("radii",), "trained_decay": ("trained",)})
+    finding = judge(claim("explode_above_one"), Evidence(tmp_path, roles))
+    assert finding.verdict == PARTLY and finding.evidence == "analyses/radii; analyses/trained"
+    assert "trained, trained: rate −0.1 [−0.125, −0.0752] over 3 seeds, per-step factor 0.905, ρ(U) 1.2 to 1.2" in (
+        finding.value
+    )
+    assert finding.reason == (
+        "holds for radii, radius 1.5, hidden 32; "
+        "fails for trained, trained (measurably short of the margin (p = 0.0027, Holm))"
+    )
 
 
 def test_the_lessons_gradient_reach_holds_when_it_falls_at_every_longer_sequence(tmp_path):
@@ -430,7 +472,9 @@ def test_the_job_writes_one_row_per_claim_and_names_what_it_read(tmp_path):
     table = pd.read_csv(out, keep_default_na=False)
     assert list(table.columns) == list(COLUMNS) and list(table["id"]) == [c.id for c in CLAIMS]
     assert table.set_index("id").loc["clip_quality", "verdict"] == FAILS
-    assert set(table["verdict"]) <= {HOLDS, FAILS, PARTLY, NOT_SHOWN}
+    # plain SGD (no update cosine measured): the gradient's direction is all there is, and it is kept by construction
+    assert table.set_index("id").loc["clip_direction", "verdict"] == BY_CONSTRUCTION
+    assert set(table["verdict"]) <= set(VERDICTS)
     inputs = json.loads(record.read_text())["inputs"]
     assert any(str(i).endswith("studies/clip_threshold_ptb/summary.csv") for i in inputs)
 
@@ -492,7 +536,7 @@ def test_every_quote_is_the_seeds_own_words():
 def test_the_book_links_each_claim_to_the_sections_its_evidence_has(tmp_path):
     from rnnbench.book import findings
 
-    roles = clipping_folder(tmp_path, list(UNCLIPPED))
+    roles = clipping_folder(tmp_path, list(UNCLIPPED), cosines=(0.9991, 0.9989, 0.999))
     (tmp_path / "analyses" / "radii").mkdir(parents=True)
     (tmp_path / "analyses" / "radii" / "analysis.json").write_text(json.dumps({"kind": "gradient_decay"}))
     evidence = "studies/clipping_ptb; analyses/radii; analyses/absent; studies/absent; tables/benchmarks.csv"
@@ -514,44 +558,6 @@ def test_the_book_links_each_claim_to_the_sections_its_evidence_has(tmp_path):
 # Activations
 
 
-ACTIVATION_ABOUT = {"family": "rnn", "corpus": "ptb", "metric": "test_ppl", "vary": ["activation"]}
-
-
-# Steps to the study's target training loss (speed.csv), per activation and seed, unless a test says otherwise.
-STEPS_TO_TARGET = {"tanh": [400, 405, 410], "sigmoid": [600, 610, 605], "relu": [300, 310, 320]}
-
-
-def activation_folder(root, valid, silent, name="activation_ptb", outcome="learned", diverged=(), steps=None):
-    """A study of three activations, three seeds each: ``valid`` activation -> validation perplexities per seed,
-    ``silent`` activation -> each seed's share of silent units (units.csv, 100 units), ``steps`` activation ->
-    each seed's optimiser steps to a training perplexity of 300 (speed.csv; STEPS_TO_TARGET if not given). The
-    runs of the activations in ``diverged`` diverged: so their outcome says, and their units were never counted."""
-    steps = steps or STEPS_TO_TARGET
-    runs, units, speed = [], [], []
-    for act, values in valid.items():
-        state = "diverged" if act in diverged else outcome
-        for seed, (ppl, share) in enumerate(zip(values, silent[act], strict=True), start=1):
-            reached = steps[act][seed - 1] if state == "learned" else math.nan
-            speed.append(
-                {"run_id": f"{act}-{seed}", "activation": act, "seed": seed, "target_ppl": 300.0}
-                | {"steps_to_target": reached, "outcome": state, "diverged": act in diverged}
-            )
-            run_id = f"{act}-{seed}"
-            metrics = {"valid_ppl": ppl, "test_ppl": ppl * 0.95}
-            runs.append({"run_id": run_id, "seed": seed, "activation": act, "outcome": state, "metrics": metrics})
-            counts = {"units": 100, "silent_units": round(share * 100), "silent_fraction": share, "positions": 1000}
-            if act in diverged:
-                counts = dict.fromkeys(counts, math.nan)  # no weights read
-            units.append(
-                {"run_id": run_id, "activation": act, "seed": seed, **counts}
-                | {"outcome": state, "diverged": act in diverged}
-            )
-    write_study(root, name, ACTIVATION_ABOUT, runs)
-    pd.DataFrame(units).to_csv(Path(root) / "studies" / name / "units.csv", index=False)
-    pd.DataFrame(speed).to_csv(Path(root) / "studies" / name / "speed.csv", index=False)
-    return Roles(studies={"activation_training": (name,)})
-
-
 def test_a_sigmoid_network_measurably_behind_tanh_after_equal_training_holds(tmp_path):
     # sigmoid (300, 310, 305) against tanh (250, 255, 245): difference 55, each variance 25, se = sqrt(25/3 + 25/3)
     # = 4.0825 on Welch's 4 degrees of freedom, t = 2.776445: 55 +- 11.335.
@@ -560,23 +566,28 @@ def test_a_sigmoid_network_measurably_behind_tanh_after_equal_training_holds(tmp
         {"tanh": [250, 255, 245], "sigmoid": [300, 310, 305], "relu": [260, 270, 265]},
         {"tanh": [0, 0, 0], "sigmoid": [0, 0, 0], "relu": [0.1, 0.12, 0.08]},
     )
-    # steps to the target, sigmoid (600, 610, 605) against tanh (400, 405, 410): the same spread, 200 +- 11.335
+    # steps to the target, sigmoid (600, 610, 605) against tanh (400, 405, 410): the same spread, 200 +- 11.335.
+    # One-sided p: t = 55 / 4.0825 = 13.5 and 200 / 4.0825 = 49.0 on 4 degrees of freedom; Holm doubles the smaller.
     finding = judge(claim("zero_centred_faster"), Evidence(tmp_path, roles))
     assert finding.verdict == HOLDS
     assert finding.value == (
-        "activation_ptb, sigmoid against tanh: valid_ppl 305 against 250, sigmoid − tanh +55 [+43.7, +66.3]; "
+        "activation_ptb, sigmoid against tanh: valid_ppl 305 against 250, sigmoid − tanh +55 [+43.7, +66.3] "
+        "(p = 8.8e-05, Holm); "
         "activation_ptb, steps to a training loss both reach, sigmoid against tanh: steps to training perplexity "
-        "300: 605 against 405, sigmoid − tanh +200 [+189, +211]"
+        "300: 605 against 405, sigmoid − tanh +200 [+189, +211] (p = 1e-06, Holm)"
     )
-    # the same spread at equal means (perplexity and steps) is no measurable change, and the claim fails; behind
-    # after equal training but no slower to the target (the sigmoid's steps now tanh's less 100), it holds in part
+    # The same spread at equal means is short of each margin and the claim fails: perplexity 250 +- 1 on both sides,
+    # margin 2% of 250 = 5, se sqrt(1/3 + 1/3) = 0.816, t = -5 / 0.816 = -6.1 on 4 degrees of freedom (p = 0.002);
+    # steps (402, 398, 405) against (400, 405, 410), difference -3.3 against a margin of 5% of 405 = 20.25.
+    # Behind after equal training but no slower to the target (the sigmoid's steps now tanh's less 100), it holds
+    # in part.
     silent = {"tanh": [0, 0, 0], "sigmoid": [0, 0, 0], "relu": [0, 0, 0]}
-    level_ppl = {"tanh": [250, 255, 245], "sigmoid": [252, 248, 250], "relu": [260, 270, 265]}
+    level_ppl = {"tanh": [251, 249, 250], "sigmoid": [249, 251, 250], "relu": [260, 270, 265]}
     level_steps = {**STEPS_TO_TARGET, "sigmoid": [402, 398, 405]}
     faster_steps = {**STEPS_TO_TARGET, "sigmoid": [300, 310, 305]}
     cases = {
-        "level": (level_ppl, level_steps, FAILS, stats.NO_CHANGE),
-        "part": (None, faster_steps, PARTLY, "the other way"),
+        "level": (level_ppl, level_steps, FAILS, "measurably short of the margin"),
+        "part": (None, faster_steps, PARTLY, "; fails for activation_ptb, steps to a training loss both reach"),
     }
     behind = {"tanh": [250, 255, 245], "sigmoid": [300, 310, 305], "relu": [260, 270, 265]}
     for case, (valid, steps, verdict, why) in cases.items():
@@ -586,15 +597,21 @@ def test_a_sigmoid_network_measurably_behind_tanh_after_equal_training_holds(tmp
 
 
 def test_relu_units_that_die_in_training_hold_and_none_dying_fails(tmp_path):
-    # shares (0.10, 0.12, 0.08): mean 0.10, sd 0.02, se 0.011547, t_{0.975, 2} = 4.302653: 10% +- 4.97%.
+    # shares (0.10, 0.12, 0.08): mean 0.10, sd 0.02, se 0.011547, t_{0.975, 2} = 4.302653: 10% +- 4.97%;
+    # t = 0.10 / 0.011547 = 8.66: p = 1/2 - t / (2 sqrt(2 + t^2)) = 0.0065
     valid = {"tanh": [250, 255, 245], "sigmoid": [300, 310, 305], "relu": [260, 270, 265]}
     roles = activation_folder(tmp_path, valid, {"tanh": [0] * 3, "sigmoid": [0] * 3, "relu": [0.1, 0.12, 0.08]})
     finding = judge(claim("relu_dies"), Evidence(tmp_path, roles))
     assert finding.verdict == HOLDS
-    assert finding.value == "activation_ptb, relu: share of 100 units silent on validation +10% [+5.03%, +15%]"
+    assert finding.value == (
+        "activation_ptb, relu: share of 100 units silent on validation +10% [+5.03%, +15%] (p = 0.0065, Holm)"
+    )
+    # no unit silent in any seed: the share is exactly 0, short of the margin of 0.01
     alive = activation_folder(tmp_path / "alive", valid, {"tanh": [0] * 3, "sigmoid": [0] * 3, "relu": [0] * 3})
     finding = judge(claim("relu_dies"), Evidence(tmp_path / "alive", alive))
-    assert finding.verdict == FAILS and "no unit measurably died" in finding.reason
+    assert finding.verdict == FAILS and finding.reason == (
+        "fails for activation_ptb, relu (measurably short of the margin (p = 0, Holm))"
+    )
 
 
 def test_activation_claims_on_runs_that_did_not_learn_are_not_shown(tmp_path):
@@ -610,56 +627,38 @@ def test_activation_claims_on_runs_that_did_not_learn_are_not_shown(tmp_path):
 
 
 def test_relu_runs_that_all_blow_up_beside_tanh_runs_that_train_hold_the_lessons_no_ceiling(tmp_path):
-    valid = {"tanh": [250, 255, 245], "sigmoid": [300, 310, 305], "relu": [260, 270, 265]}
-    none = {"tanh": [0] * 3, "sigmoid": [0] * 3, "relu": [0] * 3}
+    # 4 of 4 ReLU runs diverged against 0 of 4 tanh runs: Fisher's p = 1/70 = 0.014
+    valid = {"tanh": [250, 255, 245, 250], "sigmoid": [300, 310, 305, 305], "relu": [260, 270, 265, 265]}
+    none = {act: [0] * 4 for act in valid}
     roles = activation_folder(tmp_path, valid, none, diverged=("relu",))
     finding = judge(claim("relu_no_ceiling"), Evidence(tmp_path, roles))
-    assert (
-        finding.verdict == HOLDS
-        and finding.value == "activation_ptb, relu against tanh: diverged: relu 3 of 3, tanh 0 of 3"
-    )
-    # with no ReLU run diverging the lesson's reason is not seen here
-    calm = activation_folder(tmp_path / "calm", valid, {"tanh": [0] * 3, "sigmoid": [0] * 3, "relu": [0] * 3})
+    assert finding.verdict == HOLDS
+    assert finding.value == "activation_ptb, relu against tanh: diverged: relu 4 of 4, tanh 0 of 4 (p = 0.014, Holm)"
+    # 3 of 3 against 0 of 3 is p = 1/20 = 0.05, not below 0.05: three seeds a side cannot show it
+    three = {act: values[:3] for act, values in valid.items()}
+    roles = activation_folder(tmp_path / "three", three, {act: [0] * 3 for act in valid}, diverged=("relu",))
+    finding = judge(claim("relu_no_ceiling"), Evidence(tmp_path / "three", roles))
+    assert finding.verdict == INCONCLUSIVE and "(p = 0.05, Holm)" in finding.reason
+    # with no run diverging on either side the counts are equal: nothing is decided either way
+    calm = activation_folder(tmp_path / "calm", valid, none)
     finding = judge(claim("relu_no_ceiling"), Evidence(tmp_path / "calm", calm))
-    assert finding.verdict == FAILS and "3 relu runs trained" in finding.reason
+    assert finding.verdict == INCONCLUSIVE and "relu 0 of 4, tanh 0 of 4" in finding.value
 
 
-def trained_rates_folder(root, forward_rates, backward=(-0.10, -0.12, -0.11)):
-    """Three learned runs of a study, measured at their final weights by an analysis of role trained_decay: the
-    backward rates ``backward`` and the forward (JVP) rates given, seed by seed."""
-    write_study(
-        root,
-        "agree",
-        {"family": "rnn", "corpus": "agreement", "metric": "agreement_accuracy"},
-        [
-            {"run_id": f"r{s}", "seed": s, "outcome": "learned", "metrics": {"agreement_accuracy": 0.9}}
-            for s in (1, 2, 3)
-        ],
-    )
-    folder = Path(root) / "analyses" / "trained"
-    folder.mkdir(parents=True)
-    base = {"snapshot": "final", "quantity": "h", "fit_from": 5, "fit_to": 29}
-    rows = [
-        {**base, "run_id": f"r{s}", "seed": s, "direction": direction, "method": method, "rate": rate}
-        for s, back, fwd in zip((1, 2, 3), backward, forward_rates, strict=True)
-        for direction, method, rate in (("backward", "one_pass", back), ("forward", "jvp", fwd))
-    ]
-    pd.DataFrame(rows).to_csv(folder / "rates.csv", index=False)
-    record = {"name": "trained", "keys": ["run_id", "seed", "snapshot"], "network": "study", "study": "agree"}
-    (folder / "analysis.json").write_text(json.dumps(record))
-    return Roles(analyses={"trained_decay": ("trained",)})
-
-
-def test_a_forward_move_that_fades_as_fast_as_the_gradient_fails_the_forward_carries_claim(tmp_path):
-    # forward − backward per seed: +0.01, −0.01, 0: mean 0, sd 0.01, t_{0.975, 2} 4.30 x 0.00577: 0 +- 0.0248
-    same = trained_rates_folder(tmp_path, (-0.09, -0.13, -0.11))
+def test_a_state_the_probe_reads_at_chance_where_the_gradient_has_faded_fails_forward_carries(tmp_path):
+    # The gradient falls 100-fold by distance 4; the farthest distance measured, 10, is read. Accuracy there
+    # 0.5 +- 0.001 (0.501, 0.499, 0.5) against chance 0.5: above chance 0 +- 0.0025, measurably short of the 0.02
+    # margin (t = -0.02 / 0.000577 = -34.6 on 2 degrees of freedom, p = 0.00042).
+    same = probe_folder(tmp_path, (0.501, 0.499, 0.5))
     finding = judge(claim("forward_carries"), Evidence(tmp_path, same))
-    assert finding.verdict == FAILS and "the same rate" in finding.reason
-    assert "forward − backward +0 [−0.0248, +0.0248] over 3 seeds" in finding.value
-    # a forward move at −0.02 a step against blame at −0.11: the state outlasts the gradient
-    slower = trained_rates_folder(tmp_path / "slower", (-0.02, -0.03, -0.01))
-    finding = judge(claim("forward_carries"), Evidence(tmp_path / "slower", slower))
-    assert finding.verdict == HOLDS and "rate forward −0.02, backward −0.11" in finding.value
+    assert finding.verdict == FAILS and "measurably short of the margin (p = 0.00042, Holm)" in finding.reason
+    assert "at distance 10 (gradient 1e−05 of its size at the noun): accuracy 0.5 against chance 0.5" in finding.value
+    assert "above chance +0 [−0.00248, +0.00248] over 3 seeds" in finding.value
+    assert finding.evidence == "analyses/probe"
+    # accuracies 0.81, 0.79, 0.8 there: 0.3 above chance, 0.3 +- 0.0248: the state carries what the gradient lost
+    carried = probe_folder(tmp_path / "carried", (0.81, 0.79, 0.8))
+    finding = judge(claim("forward_carries"), Evidence(tmp_path / "carried", carried))
+    assert finding.verdict == HOLDS and "above chance +0.3 [+0.275, +0.325] over 3 seeds" in finding.value
 
 
 def test_relu_units_are_not_counted_when_every_relu_run_diverged(tmp_path):

@@ -55,9 +55,11 @@ HOLDS, FAILS, PARTLY, INCONCLUSIVE, NOT_SHOWN, BY_CONSTRUCTION = (
 VERDICTS = (HOLDS, FAILS, PARTLY, INCONCLUSIVE, NOT_SHOWN, BY_CONSTRUCTION)
 MEASURED = (HOLDS, FAILS, INCONCLUSIVE)  # what a test decides
 
-# The confidence of every interval, and the level of every test after Holm's correction.
-LEVEL = 0.95
-ALPHA = 1 - LEVEL
+# The level of every test after Holm's correction, and the confidence of every interval. ALPHA is written, LEVEL
+# derived: 1 - 0.95 is 0.050000000000000044 in floating point, which let a p-value of exactly 1/20 (Fisher's 3 of 3
+# against 0 of 3) count as below 0.05; 1 - 0.05 is 0.95 exactly.
+ALPHA = 0.05
+LEVEL = 1 - ALPHA
 
 ABOVE, BELOW, EITHER = "above", "below", "either"
 SIDES = (ABOVE, BELOW)
@@ -306,6 +308,12 @@ def holm(p_values: Sequence[float]) -> list[float]:
     return [float(p) for p in multipletests(list(p_values), alpha=ALPHA, method="holm")[1]]
 
 
+def significant(p: float) -> bool:
+    """p below ALPHA, by more than rounding: a p-value that is ALPHA in exact arithmetic (Fisher's 3 of 3 against 0
+    of 3, 1/20, comes out of scipy as 0.05000000000000001) is not below it, whichever way its last bit falls."""
+    return p < ALPHA and not math.isclose(p, ALPHA, rel_tol=1e-9)
+
+
 def decide(tests: Sequence[Test]) -> list[tuple[str, float, float]]:
     """Each test's verdict (HOLDS, FAILS, INCONCLUSIVE) and its two Holm-adjusted p-values, the supporting and the
     refuting family each corrected over all of ``tests`` (the tests of one claim). Support is read first: an
@@ -314,6 +322,6 @@ def decide(tests: Sequence[Test]) -> list[tuple[str, float, float]]:
     refutes = holm([t.p_refutes for t in tests])
     out = []
     for s, r in zip(supports, refutes, strict=True):
-        verdict = HOLDS if s < ALPHA else FAILS if r < ALPHA else INCONCLUSIVE
+        verdict = HOLDS if significant(s) else FAILS if significant(r) else INCONCLUSIVE
         out.append((verdict, s, r))
     return out

@@ -68,11 +68,12 @@ def no_cliff(ev: Evidence) -> Judged:
     parts, read = [], []
     for name in ev.studies("recurrence"):
         read.append(f"studies/{name}")
-        vary = list(ev.study(name)["vary"]) or ["seed"]
+        vary = list(ev.study(name)["vary"])
         runs = ev.runs(name)
-        for values, group in runs.groupby(vary, sort=False):
+        # A study that varies nothing is one setting, its seeds the replicates (never one part per seed).
+        for values, group in runs.groupby(vary, sort=False) if vary else [((), runs)]:
             values = values if isinstance(values, tuple) else (values,)
-            label = f"{name}, " + ", ".join(f"{k} = {v}" for k, v in zip(vary, values, strict=True))
+            label = ", ".join([name, *(f"{k} = {v}" for k, v in zip(vary, values, strict=True))])
             ok = learned(group)
             if len(ok) < 2:
                 parts.append(Part(label, NOT_SHOWN, note=_few(ok, group)))
