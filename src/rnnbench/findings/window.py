@@ -111,8 +111,8 @@ def beats(ev: Evidence) -> Judged:
             metric = ff_record["metric"]
             for pair in matched_pairs(_sizes(ff, "context"), _sizes(rnn, "hidden")).itertuples(index=False):
                 label = (
-                    f"{ff_record['corpus']}, n−1 = {pair.context} ({pair.ff_parameters:,}) "
-                    f"against H = {pair.hidden} ({pair.rnn_parameters:,})"
+                    f"{ff_record['corpus']}, n−1 = {pair.context} ({int(pair.ff_parameters):,}) "
+                    f"against H = {pair.hidden} ({int(pair.rnn_parameters):,})"
                 )
                 if not pair.matched:
                     parts.append(
