@@ -427,11 +427,12 @@ def trained_decay_folder(root, rates, *, rho=0.9, wobble=0.0, name="trained", ro
     return Roles(analyses={role: (name,)})
 
 
-def probe_folder(root, accuracy, chance=0.5, distances=10):
-    """A study's learned runs, one per entry of ``accuracy``, read by a decoding probe (role state_carries) at
-    distances 0 to ``distances``: the gradient reaching the noun falls tenfold every two steps (100-fold by distance
-    4, so the farthest distance read is ``distances``), the probe reads 0.95 at distance 0 falling straight to each
-    seed's ``accuracy`` at the farthest."""
+def probe_folder(root, accuracy, chance=0.5, distances=10, shuffled=None):
+    """A study's learned runs, one per entry of ``accuracy``, read by a decoding probe (role state_carries,
+    rnnbench.decay.probe's columns) at distances 0 to ``distances``: the gradient crossing d steps falls tenfold
+    every two steps relative to d = 0 (100-fold by distance 4, so the farthest distance read is ``distances``),
+    the probe reads 0.95 at distance 0 falling straight to each seed's ``accuracy`` at the farthest; the same
+    probe on shuffled labels reads ``shuffled`` (per seed, at every distance; chance +- 0.001 by default)."""
     write_study(
         root,
         "agree",
@@ -441,25 +442,33 @@ def probe_folder(root, accuracy, chance=0.5, distances=10):
             for s in range(1, len(accuracy) + 1)
         ],
     )
+    shuffled = shuffled or [chance + e for e in (0.001, -0.001, 0.0, 0.0005, -0.0005)[: len(accuracy)]]
     rows = []
-    for s, far in enumerate(accuracy, start=1):
+    for s, (far, control) in enumerate(zip(accuracy, shuffled, strict=True), start=1):
         for d in range(distances + 1):
-            acc = far if d == distances else 0.95 + (far - 0.95) * d / distances
-            rows.append(
-                {
-                    "run_id": f"r{s}",
-                    "seed": s,
-                    "snapshot": "final",
-                    "distance": d,
-                    "n_fit": 800,
-                    "n_scored": 200,
-                    "accuracy": acc,
-                    "accuracy_low": acc - 0.05,
-                    "accuracy_high": acc + 0.05,
-                    "chance": chance,
-                    "gradient_norm": 10 ** (-d / 2),
-                }
-            )
+            for labels, acc in (
+                ("true", far if d == distances else 0.95 + (far - 0.95) * d / distances),
+                ("shuffled", control),
+            ):
+                rows.append(
+                    {
+                        "run_id": f"r{s}",
+                        "seed": s,
+                        "snapshot": "final",
+                        "labels": labels,
+                        "subset": "all",
+                        "distance": d,
+                        "n_fit": 800,
+                        "n_scored": 200,
+                        "accuracy": acc,
+                        "accuracy_low": acc - 0.05,
+                        "accuracy_high": acc + 0.05,
+                        "chance": chance,
+                        "nearest_noun": 0.7,
+                        "gradient_norm": 3 * 10 ** (-d / 2),
+                        "gradient_relative": 10 ** (-d / 2),
+                    }
+                )
     write_analysis(root, "probe", {"keys": TRAINED_KEYS, "network": "study", "study": "agree"}, {"probe": rows})
     return Roles(analyses={"state_carries": ("probe",)})
 

@@ -1,9 +1,12 @@
 """The chapter's claim that a recurrent network carries what it cannot be trained to use, judged on the decoding
-probes (analyses with role ``state_carries``: a linear classifier reading the head noun's number from the state
-at each distance after the noun, on held-out sentences, beside the gradient that reaches the same distance).
+probes (analyses with role ``state_carries``, rnnbench.decay.probe: a linear classifier reading the head noun's
+number from the state d steps after the noun, held-out sentences, beside the gradient of the verb's loss that
+crosses the same d steps, relative to its size at d = 0).
 
-    forward_carries   where the gradient reaching the noun has fallen by FALL or more, the probe still reads the
-                      noun's number measurably above chance, over the seeds of trained networks that learned
+    forward_carries   at the farthest distance where the gradient has fallen FALL-fold or more in every network,
+                      the probe reads the noun's number measurably above chance over the seeds of trained
+                      networks that learned; and the same probe on shuffled labels, the negative control, is at
+                      chance there (within the accuracy margin)
 
 A probe that reads the state says what the state holds; a Jacobian-vector product would not: its decay rate and
 the backward gradient's are the same product of Jacobians, one transposed, so they agree by construction.
@@ -11,29 +14,29 @@ the backward gradient's are the same product of Jacobians, one transposed, so th
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 
 from rnnbench.findings import policy
 from rnnbench.findings.evidence import Evidence, learned
-from rnnbench.findings.policy import ABOVE, MARGINS
+from rnnbench.findings.policy import ABOVE, EITHER, MARGINS
 from rnnbench.findings.registry import NOT_SHOWN, Judged, Part, interval, num
 
 ROLE = "state_carries"
 FINAL = "final"
-FALL = 100.0  # "orders of magnitude": the gradient at the distance read is at most 1/FALL of its size at the noun
+FALL = 100.0  # "orders of magnitude": the gradient at the distance read is at most 1/FALL of its size at d = 0
+ACCURACY_MARGIN = MARGINS["accuracy"].size
 
 
 def far_distance(table: pd.DataFrame) -> int | None:
-    """The farthest distance at which every network's gradient has fallen by FALL from distance 0 (None if none
-    has): one distance for all seeds, so that their accuracies are a sample of one quantity."""
+    """The farthest distance at which every network's gradient has fallen FALL-fold (gradient_relative <=
+    1/FALL), None where one never has: one distance for all seeds, so that theirs is a sample of one quantity."""
     far = []
     for _, network in table.groupby("run_id"):
-        network = network.sort_values("distance")
-        start = float(network["gradient_norm"].iloc[0])
-        fallen = network[network["gradient_norm"] <= start / FALL]["distance"]
-        far.append(int(fallen.max()) if len(fallen) else None)
-    return None if not far or any(d is None for d in far) else min(far)
+        fallen = network[network["gradient_relative"] <= 1 / FALL]["distance"]
+        if fallen.empty:
+            return None
+        far.append(int(fallen.max()))
+    return min(far) if far else None
 
 
 def forward_carries(ev: Evidence) -> Judged:
@@ -42,32 +45,31 @@ def forward_carries(ev: Evidence) -> Judged:
         read.append(f"analyses/{name}")
         record = ev.analysis(name)
         table = ev.analysis_table(name, "probe")
-        table = table[table["snapshot"].astype(str) == FINAL]
+        table = table[(table["snapshot"].astype(str) == FINAL) & (table["subset"] == "all")]
         runs = ev.runs(record["study"])[["run_id", "outcome"]]
-        table = table.merge(runs, on="run_id", how="left")
-        taken = learned(table)
-        label = name
-        if taken["run_id"].nunique() < 2:
-            parts.append(Part(label, NOT_SHOWN, note=f"{taken['run_id'].nunique()} trained network learned; needs two"))
+        table = learned(table.merge(runs, on="run_id", how="left"))
+        true, shuffled = table[table["labels"] == "true"], table[table["labels"] == "shuffled"]
+        networks = true["run_id"].nunique()
+        if networks < 2:
+            parts.append(Part(name, NOT_SHOWN, note=f"{networks} trained network learned; needs two"))
             continue
-        distance = far_distance(taken)
+        distance = far_distance(true)
         if distance is None:
-            parts.append(Part(label, NOT_SHOWN, note=f"the gradient falls {num(FALL)}-fold at no distance measured"))
+            note = f"in some network the gradient falls {num(FALL)}-fold at no distance measured"
+            parts.append(Part(name, NOT_SHOWN, note=note))
             continue
-        at = taken[taken["distance"] == distance]
-        above_chance = (at["accuracy"] - at["chance"]).to_numpy(dtype=float)
-        test = policy.effect(above_chance, None, ABOVE, MARGINS["accuracy"].size)
-        fallen = float(np.median(at["gradient_norm"] / _at_noun(taken, at)))
+        at = true[true["distance"] == distance]
+        control = shuffled[shuffled["distance"] == distance]
+        carries = policy.effect(at["accuracy"] - at["chance"], None, ABOVE, ACCURACY_MARGIN)
+        tests = [carries]
         value = (
-            f"at distance {distance} (gradient {num(fallen)} of its size at the noun): accuracy "
-            f"{num(float(at['accuracy'].mean()))} against chance {num(float(at['chance'].mean()))}, "
-            f"above chance {interval(test.interval)} over {len(at)} seeds"
+            f"at distance {distance} (gradient {num(float(at['gradient_relative'].mean()))} of its size at the "
+            f"noun): accuracy {num(float(at['accuracy'].mean()))} against chance {num(float(at['chance'].mean()))}, "
+            f"above chance {interval(carries.interval)} over {len(at)} seeds"
         )
-        parts.append(Part.tested(label, (test,), value))
+        checked = policy.no_effect(control["accuracy"] - control["chance"], None, EITHER, ACCURACY_MARGIN)
+        if checked is not None:
+            tests.append(checked)
+            value += f"; shuffled labels, above chance {interval(checked.interval)}"
+        parts.append(Part.tested(name, tests, value))
     return Judged(tuple(read), tuple(parts), "" if parts else "no decoding probe in this config")
-
-
-def _at_noun(table: pd.DataFrame, at: pd.DataFrame) -> pd.Series:
-    """Each network's gradient norm at distance 0, aligned with ``at``'s rows."""
-    start = table[table["distance"] == 0].set_index("run_id")["gradient_norm"]
-    return at["run_id"].map(start).to_numpy(dtype=float)
