@@ -9,8 +9,14 @@ import pandas as pd
 import pytest
 from test_runs import run_config, run_metrics, write_run
 
+from rnnbench import paths
 from rnnbench.published import load_published, reference_rows
-from rnnbench.results.beside_published import comparison_table, read_corpus_stats, vocabulary_agreement
+from rnnbench.results.beside_published import (
+    comparison_table,
+    normalised_ratio,
+    read_corpus_stats,
+    vocabulary_agreement,
+)
 from rnnbench.results.runs import our_runs, read_run
 
 
@@ -120,8 +126,94 @@ def test_brown_gets_no_ratio_over_another_vocabulary_and_a_stale_reference_run_n
     assert math.isnan(stale["ratio_to_reference"])
 
 
+def test_the_normalised_ratio_is_ours_over_our_kn5_over_theirs_over_their_kn5():
+    # Brown: ours 250 against our KN5's 303.9 is 0.8226; Bengio et al.'s MLP1, 268 against their KN5's 321, is
+    # 0.8349; 0.8226 / 0.8349 = 250 x 321 / (303.9 x 268) = 80,250 / 81,445.2 = 0.98533: 1.5% short of the
+    # paper's gain over its Kneser-Ney model, where the plain ratio, 250 / 268 = 0.933, says 6.7%
+    assert normalised_ratio(250, 303.9, 268, 321) == pytest.approx(80_250 / 81_445.2, rel=1e-12)
+    assert normalised_ratio(250, 303.9, 268, 321) == pytest.approx(0.98533, abs=5e-6)
+    # the same gain over each one's own Kneser-Ney model is 1, whatever the two splits' difficulty
+    assert normalised_ratio(0.5 * 303.9, 303.9, 0.5 * 321, 321) == pytest.approx(1.0)
+
+
+def _baselines(rows: dict[str, float]) -> pd.DataFrame:
+    """tables/baselines.csv as rule baseline_tables writes it: corpus key -> our KN5's test perplexity."""
+    return pd.DataFrame(
+        [
+            {"corpus_key": key, "corpus": key.split("-")[0], "model": model, "order": order, "split": split,
+             "perplexity": ppl * (2 if model == "unigram" else 1) + (7 if split == "valid" else 0), "n_tokens": 1}
+            for key, ppl in rows.items()
+            for model, order in (("unigram", 1), ("kn5", 5))
+            for split in ("valid", "test")
+        ]
+    )  # fmt: skip
+
+
+def test_every_row_is_also_a_ratio_to_the_kn5_of_its_own_corpus_and_split():
+    brown = run_config(family="ff", corpus="brown", context=12, hidden=200, embed_dim=100, dropout=0.3,
+                       optimizer="adam", lr=0.001, batch_size=256, max_epochs=30,
+                       corpus_options={"lowercase": True, "separators": True})  # fmt: skip
+    smoke = run_config(family="ff", corpus="brown", context=4, eval_tokens=5000,
+                       corpus_options={"lowercase": True, "separators": True})  # fmt: skip
+    ptb = run_config(family="rnn", corpus="ptb", hidden=400, max_epochs=30)
+    runs = [
+        {"config": brown, "metrics": run_metrics(test_ppl=250.0, epochs=5), "scale": "reference",
+         "corpus_stats": {"corpus": "brown", "train_tokens": 800000, "valid_tokens": 200000, "test_tokens": 177359,
+                          "vocab_size": 16692}},
+        {"config": smoke, "metrics": run_metrics(test_ppl=900.0), "scale": "short"},
+        {"config": ptb, "metrics": run_metrics(test_ppl=120.0, epochs=12), "scale": "paper"},
+    ]  # fmt: skip
+    stats = {"ptb": {"corpus": "ptb", "train_tokens": 1, "valid_tokens": 1, "test_tokens": 1, "vocab_size": 10000}}
+    brown_key = paths.corpus_key("brown", {"lowercase": True, "separators": True})
+    baselines = _baselines({brown_key: 303.9, paths.corpus_key("ptb", {}): 150.0})
+    table = comparison_table(load_published(), our_runs(runs), stats, baselines).set_index(["corpus", "model"])
+
+    # a published row over its paper's KN5: MLP1 268 / 321, PTB's RNN LM 124.7 / 141.2, KN5 itself 1
+    assert table.loc[("brown", "MLP1"), ["kn_model", "kn_ppl"]].tolist() == ["KN5", 321.0]
+    assert table.loc[("brown", "MLP1"), "ratio_to_kn"] == pytest.approx(268 / 321)
+    assert table.loc[("ptb", "RNN LM"), "ratio_to_kn"] == pytest.approx(124.7 / 141.2)
+    assert table.loc[("brown", "KN5"), "ratio_to_kn"] == 1.0
+    assert math.isnan(table.loc[("brown", "MLP1"), "normalised_ratio"])  # a published row has no reference row
+
+    # ours over our KN5 of the prepared corpus it read (its corpus key), not the valid split's, not the unigram's
+    row = table.loc[("brown", brown["run_id"])]
+    assert (row["kn_model"], row["kn_ppl"]) == ("kn5", 303.9)
+    assert row["ratio_to_kn"] == pytest.approx(250 / 303.9)
+    assert row["normalised_ratio"] == pytest.approx(normalised_ratio(250, 303.9, 268, 321))
+    rnn = table.loc[("ptb", ptb["run_id"])]
+    assert rnn["normalised_ratio"] == pytest.approx((120 / 150) / (124.7 / 141.2))
+    # measured on 5,000 test tokens: no ratio to a KN5 of the whole split, and no normalised ratio
+    part = table.loc[("brown", smoke["run_id"])]
+    assert part["kn_ppl"] == 303.9 and math.isnan(part["ratio_to_kn"]) and math.isnan(part["normalised_ratio"])
+
+    # our recipe in the published table's columns, read from config.json: n = n - 1 + 1
+    assert row[["n", "hidden", "embed_dim", "direct", "optimizer", "batch_size", "dropout", "weight_decay"]].tolist() == [
+        13, 200, 100, "no", "adam", 256, 0.3, 0.0
+    ]  # fmt: skip
+    assert row["departures"].startswith("n - 1 = 12 against 4; H = 200 against 50; d = 100 against 60; ")
+    assert "Adam against SGD" in row["departures"] and "dropout 0.3 against none" in row["departures"]
+    assert rnn["departures"] == "the source states no recipe"  # Mikolov et al.'s RNN LM
+
+
+def test_without_our_kn5_there_is_no_ratio_to_it():
+    brown = run_config(family="ff", corpus="brown", context=4, max_epochs=30)
+    runs = [{"config": brown, "metrics": run_metrics(test_ppl=250.0, epochs=5), "scale": "paper",
+             "corpus_stats": {"corpus": "brown", "train_tokens": 1, "valid_tokens": 1, "test_tokens": 1,
+                              "vocab_size": 16383}}]  # fmt: skip
+    # another prepared Brown (other options), and a KN4 of this one: neither is the KN5 of the split it read
+    key = paths.corpus_key("brown", brown["corpus_options"])
+    other = _baselines({paths.corpus_key("brown", {"lowercase": True}): 300.0})
+    kn4 = _baselines({key: 300.0}).assign(order=lambda t: t["order"].replace(5, 4), model="kn4")
+    for baselines in (None, other, kn4):
+        row = (
+            comparison_table(load_published(), our_runs(runs), None, baselines).set_index("model").loc[brown["run_id"]]
+        )
+        assert row["comparable"] == "yes" and row["ratio_to_reference"] == pytest.approx(250 / 268)
+        assert row["kn_model"] == "" and math.isnan(row["ratio_to_kn"]) and math.isnan(row["normalised_ratio"])
+
+
 def test_the_reference_summary_keeps_a_dynamic_row_apart_from_the_static_seeds():
-    from rnnbench.book.published import reference_runs
+    from rnnbench.book.reference_results import reference_runs
 
     def row(model, seed, ppl, reference, ref_ppl):
         return {
@@ -129,6 +221,8 @@ def test_the_reference_summary_keeps_a_dynamic_row_apart_from_the_static_seeds()
             "model": model, "seed": seed, "test_ppl": ppl, "valid_ppl": ppl + 7, "epochs": 16,
             "status": "converged", "commit": "abcdef123", "parameters": 1, "description": f"RNN, seed {seed}",
             "reference_model": reference, "reference_ppl": ref_ppl, "comparable": "yes",
+            "kn_model": "kn5", "kn_ppl": 150.0, "ratio_to_kn": ppl / 150, "normalised_ratio": ppl / 150 / (ref_ppl / 141.2),
+            "departures": "the source states no recipe",
         }  # fmt: skip
 
     frame = pd.DataFrame(

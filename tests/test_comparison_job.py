@@ -54,6 +54,19 @@ def _run(results: Path, i: int, **settings) -> tuple[str, dict]:
     return cfg.run_id, metrics
 
 
+def _baselines(path: Path, kn5: dict[str, float]) -> str:
+    """tables/baselines.csv as rule baseline_tables writes it: each corpus's KN5 (corpus -> test perplexity), on the
+    prepared corpus of the default options, the one the runs here read."""
+    keys = {corpus: RunConfig.from_settings({"family": "rnn", "corpus": corpus}).corpus_key for corpus in kn5}
+    rows = [
+        {"corpus_key": keys[corpus], "corpus": corpus, "model": "kn5", "order": 5, "split": "test",
+         "perplexity": ppl, "n_tokens": 80}
+        for corpus, ppl in kn5.items()
+    ]  # fmt: skip
+    pd.DataFrame(rows).to_csv(path, index=False)
+    return str(path)
+
+
 def test_the_job_reads_the_published_table_and_our_run_folders(tmp_path):
     results = tmp_path / "results"
     runs = {
@@ -68,12 +81,14 @@ def test_the_job_reads_the_published_table_and_our_run_folders(tmp_path):
     )
     outs = {name: str(tmp_path / "out" / f"{name}.csv") for name in paths.COMPARISON_TABLES}
     provenance_files = {name: paths.provenance(out) for name, out in outs.items()}
+    baselines = _baselines(tmp_path / "baselines.csv", {"ptb": 150.0, "brown": 300.0})
     jobs.comparison_tables(
         str(results),
         {run_id: ["a_study"] for run_id, _ in runs.values()},
         [str(stats)],
         [paths.train_benchmark(str(results), run_id) for run_id, _ in runs.values()],
         outs,
+        baselines_file=baselines,
         scale="short",
         crossover_corpus="ptb",
         provenance_files=provenance_files,
@@ -96,11 +111,17 @@ def test_the_job_reads_the_published_table_and_our_run_folders(tmp_path):
         assert row["test_ppl"] == metrics["test_ppl"] and row["parameters"] == metrics["parameters"]
         ref = refs[(row["corpus"], row["family"])]
         assert row["reference_ppl"] == ref
+        # each over the KN5 of its corpus in tables/baselines.csv
+        kn5 = {"ptb": 150.0, "brown": 300.0}[row["corpus"]]
+        assert (row["kn_model"], row["kn_ppl"]) == ("kn5", kn5)
+        assert row["ratio_to_kn"] == pytest.approx(metrics["test_ppl"] / kn5)
         if row["corpus"] == "brown":  # no statistics of its corpus given: its |V| is unknown, so no ratio
-            assert math.isnan(row["ratio_to_reference"])
+            assert math.isnan(row["ratio_to_reference"]) and math.isnan(row["normalised_ratio"])
             assert row["comparable"] == "not comparable: a vocabulary size is unknown"
         else:
             assert row["ratio_to_reference"] == pytest.approx(metrics["test_ppl"] / ref) and row["comparable"] == "yes"
+            their_kn5 = published.set_index(["corpus", "reference_for"]).loc[("ptb", "ngram"), "test_ppl"]
+            assert row["normalised_ratio"] == pytest.approx((metrics["test_ppl"] / kn5) / (ref / their_kn5))
         assert row["status"] == "epoch cap" and row["studies"] == "a_study"
         # named inside the results folder: a cluster build of the same config has the same table
         assert row["source"] == f"runs/{run_id}" and (results / row["source"] / "metrics.json").is_file()
@@ -137,6 +158,7 @@ def test_the_job_reads_the_published_table_and_our_run_folders(tmp_path):
     record = json.loads(Path(provenance_files["comparison"]).read_text())
     assert record["producer"] == "rnnbench.results.beside_published.comparison_table"
     assert str(published_path()) in record["inputs"] and str(stats) in record["inputs"]
+    assert baselines in record["inputs"]
     assert all(Path(p).is_file() for p in provenance_files.values())
 
 
@@ -156,6 +178,7 @@ def test_the_figure_job_draws_the_crossover_table(tmp_path):
         [],
         [paths.train_benchmark(str(results), r) for r in runs],
         outs,
+        baselines_file=_baselines(tmp_path / "baselines.csv", {"ptb": 150.0}),
         scale="short",
         crossover_corpus="ptb",
         provenance_files={n: paths.provenance(o) for n, o in outs.items()},

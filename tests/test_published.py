@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from rnnbench.published import COLUMNS, load_published, published_path, reference_rows
+from rnnbench.published import COLUMNS, RECIPE, kneser_ney_rows, load_published, published_path, reference_rows
 
 
 def test_packaged_table_gives_every_number_a_source():
@@ -25,10 +25,38 @@ def test_one_reference_row_per_corpus_and_family():
     refs = reference_rows(load_published())
     assert sorted(zip(refs["corpus"], refs["reference_for"], strict=True)) == [
         ("brown", "ff"),
+        ("brown", "ngram"),
         ("ptb", "ff"),
+        ("ptb", "ngram"),
         ("ptb", "rnn"),
     ]
     assert (refs["reference_for"] == refs["family"]).all()
+
+
+def test_each_corpus_is_also_measured_against_its_papers_kn5():
+    # Mikolov et al.'s KN5 on PTB (141.2) and Bengio et al.'s modified Kneser-Ney back-off with n = 5 on Brown
+    # (321, Table 1): the row every perplexity of that corpus is also a ratio to, and its order
+    kn = kneser_ney_rows(load_published())
+    assert {corpus: (row.model, row.test_ppl, row.n) for corpus, row in kn.items()} == {
+        "ptb": ("KN5", 141.2, 5),
+        "brown": ("KN5", 321.0, 5),
+    }
+
+
+def test_the_recipe_columns_hold_what_bengio_et_al_state_and_nothing_for_mikolov_et_al():
+    table = load_published().set_index(["corpus", "model"])
+    # Table 1, p. 1149: MLP1 is n = 5, h = 50, m = 60 with direct connections; every MLP trained by stochastic
+    # gradient ascent one word at a time (p. 1143), with weight decay 10^-4 on Brown (p. 1148) and no other
+    # regulariser (p. 1142)
+    mlp1 = table.loc[("brown", "MLP1")]
+    assert (mlp1["n"], mlp1["hidden"], mlp1["embed_dim"], mlp1["direct"]) == (5, 50, 60, "yes")
+    assert (mlp1["optimizer"], mlp1["batch_size"], mlp1["dropout"], mlp1["weight_decay"]) == ("sgd", 1, 0.0, 1e-4)
+    assert "p. 1143" in mlp1["checked_against"] and "p. 1148" in mlp1["checked_against"]
+    # Mikolov et al.'s table names its rows and states no recipe: blank, and the row says so
+    for model in ("Feed-forward NNLM", "RNN LM", "RNN LM, dynamic evaluation"):
+        row = table.loc[("ptb", model)]
+        assert all(pd.isna(row[c]) or row[c] == "" for c in RECIPE), model
+        assert "states no recipe" in row["checked_against"], model
 
 
 def test_each_corpus_has_one_split():
@@ -79,6 +107,12 @@ def test_a_number_without_its_source_is_refused(tmp_path):
         ({"vocab_size": "10000.5"}, "'vocab_size' must be an integer"),
         ({"family": "transformer"}, "family 'transformer' is not one of"),
         ({"reference_for": "ff"}, "reference_for 'ff' must be blank or the row's own family"),
+        ({"family": "ff+ngram", "reference_for": "ff+ngram"}, "reference_for 'ff\\+ngram' must be blank"),
+        ({"family": "ngram", "reference_for": "ngram"}, "a Kneser-Ney reference row needs its order n"),
+        ({"hidden": "-1"}, "'hidden' must be an integer >= 0"),
+        ({"dropout": "0.5x"}, "'dropout' must be a number"),
+        ({"direct": "maybe"}, "'direct' must be blank or one of \\('yes', 'no'\\)"),
+        ({"optimizer": "rmsprop"}, "'optimizer' must be blank or one of"),
     ],
 )
 def test_bad_values_are_named(tmp_path, change, message):

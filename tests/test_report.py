@@ -212,6 +212,7 @@ def build_results(results: Path) -> Config:
         [paths.corpus_stats(str(results), key) for key in keys],
         [paths.train_benchmark(str(results), run_id) for run_id in comparison_runs],
         outs,
+        baselines_file=baselines,
         scale=config.comparison.scale,
         crossover_corpus=config.comparison.crossover,
         provenance_files={name: paths.provenance(out) for name, out in outs.items()},

@@ -295,6 +295,7 @@ def comparison_tables(
     benchmark_files: Sequence[str],
     outs: Mapping[str, str],
     *,
+    baselines_file: str,
     scale: str,
     crossover_corpus: str | None,
     provenance_files: Mapping[str, str],
@@ -308,10 +309,11 @@ def comparison_tables(
     every run's learning curve and the families' ranking epoch by epoch (rnnbench.results.learning_curves).
 
     ``runs``: run id -> the studies it serves (each run once, however many studies share it), its folder
-    under ``results``; ``benchmark_files``: each run's training-job record, in the same order. The published
-    numbers are the package's table (rnnbench.published); ours are read from the run folders, and the
-    reference runs (rnnbench.results.reference) from ``reference_dir``, each checked against the config files of
-    ``repository`` it names (a stale one is marked, never compared). Nothing is typed here.
+    under ``results``; ``benchmark_files``: each run's training-job record, in the same order; ``baselines_file``:
+    tables/baselines.csv (our Kneser-Ney perplexities). The published numbers are the package's table
+    (rnnbench.published); ours are read from the run folders, and the reference runs (rnnbench.results.reference)
+    from ``reference_dir``, each checked against the config files of ``repository`` it names (a stale one is
+    marked, never compared). Nothing is typed here.
     """
     from rnnbench.published import load_published, published_path
     from rnnbench.results.beside_published import comparison_table, read_corpus_stats
@@ -330,7 +332,9 @@ def comparison_tables(
     crossover = crossover_table(ours, crossover_corpus) if crossover_corpus else crossover_table(ours.iloc[0:0])
     tables = {
         "comparison": (
-            comparison_table(load_published(), ours, read_corpus_stats(corpus_stats_files)),
+            comparison_table(
+                load_published(), ours, read_corpus_stats(corpus_stats_files), pd.read_csv(baselines_file)
+            ),
             "rnnbench.results.beside_published.comparison_table",
         ),
         "crossover": (crossover, "rnnbench.results.crossover.crossover_table"),
@@ -345,7 +349,8 @@ def comparison_tables(
     run_files = [f(results, run_id) for run_id in runs for f in (paths.run_config, paths.run_metrics)]
     reference_inputs = reference_files(reference_dir) if reference_dir else []
     inputs = {
-        "comparison": [str(published_path()), *run_files, *corpus_stats_files, *benchmark_files, *reference_inputs],
+        "comparison": [str(published_path()), baselines_file, *run_files, *corpus_stats_files, *benchmark_files]
+        + reference_inputs,
         "crossover": [*run_files, *benchmark_files, *reference_inputs],
         "learning_curves": [*(paths.run_epochs(results, run_id) for run_id in runs), *reference_inputs],
         "ranking_by_epoch": [outs["learning_curves"], outs["crossover"]],

@@ -17,7 +17,8 @@ REFERENCE_DIR = (
 
 
 rule comparison:
-    """Published rows and ours side by side (sources, splits, status, ratio to the reference row);
+    """Published rows and ours side by side (sources, splits, status, ratio to the reference row, each
+    perplexity's ratio to the Kneser-Ney model of its own corpus and split, our departures from the paper's recipe);
     test perplexity against parameter count with the analytic crossover; the RNN against each
     feed-forward run at matched parameter count and at matched training time; every run's learning curve, and
     the families' ranking after each epoch.
@@ -30,6 +31,7 @@ rule comparison:
         dynamic=paths.dynamic_outputs(CFG),
         benchmarks=[paths.train_benchmark(RESULTS_DIR, run_id) for run_id in COMPARISON_RUNS],
         corpora=[paths.corpus_stats(RESULTS_DIR, key) for key in COMPARISON_CORPORA],
+        baselines=paths.table(RESULTS_DIR, "baselines"),  # our Kneser-Ney models: every ratio to a KN5 of ours
     output:
         comparison=report(
             paths.table(RESULTS_DIR, "comparison"),

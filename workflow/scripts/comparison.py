@@ -9,6 +9,7 @@ jobs.comparison_tables(
     list(snakemake.input.corpora),
     list(snakemake.input.benchmarks),
     {name: snakemake.output[name] for name in COMPARISON_TABLES},
+    baselines_file=snakemake.input.baselines,
     scale=snakemake.params.scale,
     crossover_corpus=snakemake.params.crossover,
     reference_dir=snakemake.params.reference,

@@ -23,6 +23,7 @@ import pandas as pd
 from rnnbench import paths
 from rnnbench.book.figures import STAGING_DIR, book_figure
 from rnnbench.book.format import Markdown, cell_sig, code, counted, escape, integer, markdown_table, sig, words
+from rnnbench.book.reference_results import reference_runs
 from rnnbench.book.results import results_root, table
 from rnnbench.metrics import FAMILY_NAMES
 
@@ -51,8 +52,9 @@ def has_comparison(results: Any = None) -> bool:
 
 
 def comparison(results: Any = None) -> pd.DataFrame:
-    return table("comparison", results, text=["table", "page", "status", "studies", "scale"]).fillna(
-        {"page": "", "table": "", "scale": ""}
+    text = ["table", "page", "status", "studies", "scale", "kn_model", "departures", "direct", "optimizer"]
+    return table("comparison", results, text=text).fillna(
+        {"page": "", "table": "", "scale": "", "kn_model": "", "departures": ""}
     )
 
 
@@ -90,14 +92,23 @@ def best_runs(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def corpus_rows(frame: pd.DataFrame, corpus: str) -> pd.DataFrame:
-    """The chapter's table for one corpus: every published row, then our best run of each family."""
+    """The chapter's table for one corpus: every published row, then our best run of each family; each with its
+    ratio to the Kneser-Ney model of its own split (its paper's, or ours)."""
     theirs = published_rows(frame, corpus)
     mine = best_runs(frame)
     mine = mine[mine["corpus"] == corpus]
     rows = []
     for row in theirs.itertuples():
         where = ", ".join(p for p in (f"{short_cite(row.source)}", str(row.table), _page(row.page)) if p)
-        rows.append({"model": escape(row.model), "measured by": escape(where), "test_ppl": row.test_ppl, "ratio": None})
+        rows.append(
+            {
+                "model": escape(row.model),
+                "measured by": escape(where),
+                "test_ppl": row.test_ppl,
+                "ratio": None,
+                "over_kn": _over_kn(row.ratio_to_kn, row.kn_model),
+            }
+        )
     for row in reference_runs(frame).itertuples():
         if row.corpus != corpus:
             continue
@@ -113,6 +124,7 @@ def corpus_rows(frame: pd.DataFrame, corpus: str) -> pd.DataFrame:
                 "ratio": Markdown(f"{cell_sig(row.ratio)} of {escape(row.reference_model)}")
                 if pd.notna(row.ratio)
                 else Markdown(escape(row.comparable.split(":")[0])),  # the reason in full: the section below
+                "over_kn": _over_kn(row.ratio_to_kn, row.kn_model),
             }
         )
     for row in mine.itertuples():
@@ -126,66 +138,15 @@ def corpus_rows(frame: pd.DataFrame, corpus: str) -> pd.DataFrame:
                 "ratio": Markdown(f"{cell_sig(row.ratio_to_reference)} of {escape(row.reference_model)}")
                 if pd.notna(row.ratio_to_reference)
                 else None,
+                "over_kn": _over_kn(row.ratio_to_kn, row.kn_model),
             }
         )
-    return pd.DataFrame(rows, columns=["model", "measured by", "test_ppl", "ratio"])
+    return pd.DataFrame(rows, columns=["model", "measured by", "test_ppl", "ratio", "over_kn"])
 
 
-def reference_runs(frame: pd.DataFrame) -> pd.DataFrame:
-    """The reference results (trained to convergence, kept in the repository), one row per study: its
-    seeds' mean test perplexity and range, epochs, status, commit, and the ratio of the mean to the
-    published row it is measured against (only where every seed is comparable: same vocabulary, not stale)."""
-    mine = frame[frame["scale"] == "reference"]
-    # a run scored under dynamic evaluation is a row of its own ("<run> dynamic"), beside the published dynamic row
-    mine = mine.assign(_dynamic=mine["model"].str.endswith(" dynamic"))
-    rows = []
-    for (corpus, family, study, _), runs in mine.groupby(["corpus", "family", "studies", "_dynamic"], sort=False):
-        measured = runs.dropna(subset=["test_ppl"])
-        fresh = runs[runs["status"] != "stale"]
-        comparable = (runs["comparable"] == "yes").all() and len(measured) == len(runs)
-        mean = measured["test_ppl"].mean() if len(measured) else float("nan")
-        reasons = [r for r in dict.fromkeys(runs["comparable"]) if r != "yes"]
-        rows.append(
-            {
-                "corpus": corpus,
-                "family": family,
-                "study": study,
-                "description": _without_seed(runs["description"].iloc[0]),
-                "seeds": ", ".join(str(int(s)) for s in runs["seed"]),
-                "n_seeds": len(runs),
-                "stale": len(runs) - len(fresh),
-                "test_ppl": mean,
-                "test_min": measured["test_ppl"].min(),
-                "test_max": measured["test_ppl"].max(),
-                "valid_ppl": measured["valid_ppl"].mean(),
-                "epochs": ", ".join(str(int(e)) for e in runs["epochs"]),
-                "status": ", ".join(dict.fromkeys(runs["status"])),
-                "commit": ", ".join(dict.fromkeys(str(c)[:7] for c in runs["commit"])),
-                "parameters": runs["parameters"].iloc[0],
-                "reference_model": runs["reference_model"].iloc[0],
-                "reference_ppl": runs["reference_ppl"].iloc[0],
-                "ratio": mean / runs["reference_ppl"].iloc[0] if comparable else float("nan"),
-                "comparable": "yes" if comparable else "; ".join(reasons),
-                "runs": ", ".join(runs["model"]),
-            }
-        )
-    return pd.DataFrame(rows)
-
-
-def reference_verdict(row: Any) -> str:
-    """Where a reference row's seeds stand against its published row: below (every seed lower), above (every
-    seed higher), straddles (some of each), or not comparable (see rnnbench.results.beside_published.VOCAB_TOLERANCE)."""
-    if row["comparable"] != "yes":
-        return "not comparable"
-    if row["test_max"] < row["reference_ppl"]:
-        return "below"
-    if row["test_min"] > row["reference_ppl"]:
-        return "above"
-    return "straddles"
-
-
-def _without_seed(description: str) -> str:
-    return re.sub(r", seed \d+", "", description)
+def _over_kn(ratio: Any, model: Any) -> Markdown | None:
+    """A ratio to a Kneser-Ney model, with the model's name (KN5 as the papers write it); blank where there is none."""
+    return Markdown(f"{cell_sig(ratio)} of {escape(str(model).upper())}") if pd.notna(ratio) else None
 
 
 def _page(page: Any) -> str:
@@ -433,12 +394,14 @@ def _corpus_section(frame: pd.DataFrame, corpus: str) -> list[str]:
         markdown_table(
             corpus_rows(frame, corpus),
             formats={"test_ppl": ppl},
-            headers={"test_ppl": "test perplexity", "ratio": "ours / reference"},
-            align={"ratio": "right"},
+            headers={"test_ppl": "test perplexity", "ratio": "ours / reference", "over_kn": "over its split's KN"},
+            align={"ratio": "right", "over_kn": "right"},
         ),
         "",
         f": {name}: the published rows ({escape(cite)}) and our best run of each family, chosen by validation "
-        f"perplexity. Sources: {sources(frame, corpus)}. From tables/comparison.csv, rule comparison. "
+        "perplexity; the last column divides each test perplexity by that of the Kneser-Ney model (KN) of its own "
+        "split: the paper's, or our interpolated modified Kneser-Ney baseline (tables/baselines.csv). "
+        f"Sources: {sources(frame, corpus)}. From tables/comparison.csv, rule comparison. "
         f"{{#tbl-published-{slug}}}",
         "",
     ]

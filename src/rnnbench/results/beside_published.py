@@ -3,7 +3,8 @@ measured against, and the ratio of their test perplexities where the two can be 
 
 Inputs are plain data: the published table (`rnnbench.published.load_published`), our runs as
 rnnbench.results.runs.our_runs tabulates them, and optionally each corpus's statistics (results/corpora/*.json,
-`read_corpus_stats`). Every number in the output is a copy of an input or computed from inputs; none is typed here.
+`read_corpus_stats`) and our count-based baselines (tables/baselines.csv, rnnbench.baselines.tables). Every number
+in the output is a copy of an input or computed from inputs; none is typed here.
 
     read_corpus_stats(paths)               corpus name -> its statistics
     comparison_table(published, ours)      published rows and ours side by side, each of ours with the
@@ -13,6 +14,14 @@ A run's ``status`` (rnnbench.results.runs) says whether its perplexity can stand
 to a published row is given only where the two vocabularies agree within VOCAB_TOLERANCE: a perplexity is an
 average over the words a model must tell apart, so one over a larger vocabulary (fewer rare words merged into
 <unk>) is a harder task, not a worse model. The ``comparable`` column says why not.
+
+Two splits of one corpus differ in more than the vocabulary (which texts are tested, how they are cut), so every
+perplexity is also a ratio to the Kneser-Ney model of its own corpus and split: a published row's to its paper's
+(the row marked ``reference_for`` ngram, e.g. KN5), ours to our baseline of the same order on the split the run
+read (``kn_ppl``, ``ratio_to_kn``). Where our run is comparable, ``normalised_ratio`` is our ratio to our KN over
+the reference row's ratio to theirs: 1 where ours beats its Kneser-Ney model by as much as the paper's beat its.
+``departures`` lists each setting of the paper's recipe (published.csv's recipe columns) our run does not share
+(rnnbench.results.departures); our rows carry their own recipe in those columns.
 """
 
 from __future__ import annotations
@@ -26,13 +35,17 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from rnnbench import paths
 from rnnbench.published import COLUMNS as PUBLISHED_COLUMNS
-from rnnbench.published import reference_rows
+from rnnbench.published import RECIPE_NUMBERS, kneser_ney_rows, reference_rows
+from rnnbench.results.departures import departure_text, recipe_of
 from rnnbench.results.runs import float_or_nan
 
 VOCAB_TOLERANCE = 0.05  # relative difference of |V| up to which two perplexities are set against each other
 CORPUS_ORDER = ("ptb", "brown")
 DYNAMIC_MODEL = "RNN LM, dynamic evaluation"  # the published row a dynamically evaluated run stands beside
+# Runs whose test perplexity is set against our Kneser-Ney model's: measured on the whole test split, and current.
+ON_THE_WHOLE_SPLIT = ("converged", "epoch cap")
 
 COMPARISON_COLUMNS = (
     "corpus",
@@ -52,6 +65,11 @@ COMPARISON_COLUMNS = (
     "reference_model",
     "reference_ppl",
     "ratio_to_reference",
+    "kn_model",  # the Kneser-Ney model of the row's own corpus and split: its paper's, or our baseline
+    "kn_ppl",
+    "ratio_to_kn",  # test_ppl / kn_ppl
+    "normalised_ratio",  # ours: ratio_to_kn over the reference row's ratio_to_kn
+    "departures",  # ours: the settings of the reference row's recipe our run does not share
     "comparable",
     "seed",
     "commit",
@@ -85,7 +103,10 @@ def vocabulary_agreement(ours: Any, theirs: Any) -> str:
 
 
 def comparison_table(
-    published: pd.DataFrame, ours: pd.DataFrame, corpus_stats: Mapping[str, Mapping[str, Any]] | None = None
+    published: pd.DataFrame,
+    ours: pd.DataFrame,
+    corpus_stats: Mapping[str, Mapping[str, Any]] | None = None,
+    baselines: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
     """Published rows and ours, corpus by corpus (published first, then our paper-scale and short runs).
 
@@ -93,11 +114,15 @@ def comparison_table(
     ``reference_for`` in the published table) and the ratio of its test perplexity to that row's.
     ``corpus_stats`` (corpus name -> statistics with train/valid/test_tokens and vocab_size) fills in our
     split beside the paper's (a reference run carries its own, ``ours["corpus_stats"]``, when it has one); only
-    corpora that have published rows appear. ``comparable`` is "yes", or why there is no ratio.
+    corpora that have published rows appear. ``comparable`` is "yes", or why there is no ratio. ``baselines``
+    (tables/baselines.csv) gives our Kneser-Ney perplexities; without it, or without the order of the paper's,
+    our rows have no ratio to a Kneser-Ney model.
     """
     corpora = [c for c in CORPUS_ORDER if c in set(published["corpus"])]
     corpora += sorted(set(published["corpus"]) - set(corpora))
     references = {(r.corpus, r.reference_for): r for r in reference_rows(published).itertuples()}
+    kn = kneser_ney_rows(published)
+    theirs_kn = published["corpus"].map({corpus: row.test_ppl for corpus, row in kn.items()}).astype(float)
     theirs = published.assign(
         origin="published",
         scale="",
@@ -110,6 +135,11 @@ def comparison_table(
         reference_model="",
         reference_ppl=np.nan,
         ratio_to_reference=np.nan,
+        kn_model=published["corpus"].map({corpus: row.model for corpus, row in kn.items()}).fillna(""),
+        kn_ppl=theirs_kn,
+        ratio_to_kn=published["test_ppl"] / theirs_kn,
+        normalised_ratio=np.nan,
+        departures="",
         comparable="",
         seed=pd.NA,
         commit="",
@@ -120,6 +150,9 @@ def comparison_table(
         stats = getattr(row, "corpus_stats", None) or (corpus_stats or {}).get(row.corpus, {})
         why_not = _why_not_comparable(row, ref, stats)
         comparable = not why_not
+        recipe = recipe_of(row.config)
+        kn_model, kn_ppl = _our_kneser_ney(baselines, row.config, kn.get(row.corpus))
+        ratio_to_kn = row.test_ppl / kn_ppl if row.status in ON_THE_WHOLE_SPLIT else np.nan
         mine.append(
             {
                 "corpus": row.corpus,
@@ -139,6 +172,11 @@ def comparison_table(
                 "reference_model": ref.model if ref is not None else "",
                 "reference_ppl": ref.test_ppl if ref is not None else np.nan,
                 "ratio_to_reference": row.test_ppl / ref.test_ppl if comparable else np.nan,
+                "kn_model": kn_model,
+                "kn_ppl": kn_ppl,
+                "ratio_to_kn": ratio_to_kn,
+                "normalised_ratio": _normalised(ratio_to_kn, ref, kn.get(row.corpus), comparable),
+                "departures": departure_text(recipe, ref._asdict()) if ref is not None else "",
                 "comparable": "yes" if comparable else why_not,
                 "seed": row.seed,
                 "commit": row.commit,
@@ -151,11 +189,12 @@ def comparison_table(
                 "test_tokens": stats.get("test_tokens"),
                 "vocab_size": stats.get("vocab_size"),
                 "counting": _our_counting(row),
+                **recipe,
                 "checked_against": "",
                 "notes": row.stale_reason,
             }
         )
-    mine += _dynamic_rows(mine, ours, published)
+    mine += _dynamic_rows(mine, ours, published, kn)
     mine = pd.DataFrame(mine, columns=list(COMPARISON_COLUMNS))
     families = {f: i for i, f in enumerate(("ff", "rnn", "lstm"))}
     mine = (
@@ -163,6 +202,8 @@ def comparison_table(
     )
     # Published rows keep the order of their paper's table; ours follow, feed-forward first, best first.
     table = pd.concat([theirs[list(COMPARISON_COLUMNS)], mine], ignore_index=True)
+    for column in (c for c, (_, whole) in RECIPE_NUMBERS.items() if whole):  # n = 13, not 13.0
+        table[column] = table[column].astype("Int64")
     keys = pd.DataFrame(
         {
             "corpus": table["corpus"].map({c: i for i, c in enumerate(corpora)}),
@@ -174,7 +215,7 @@ def comparison_table(
     return table.loc[keys.sort_values(["corpus", "origin"], kind="stable").index].reset_index(drop=True)
 
 
-def _dynamic_rows(mine: list[dict], ours: pd.DataFrame, published: pd.DataFrame) -> list[dict]:
+def _dynamic_rows(mine: list[dict], ours: pd.DataFrame, published: pd.DataFrame, kn: Mapping) -> list[dict]:
     """A row for each run with a dynamic-evaluation record: its test perplexity learning as it reads, set beside
     the published dynamic row of its corpus, with the record's own static perplexity (batch 1) in its notes."""
     rows = []
@@ -186,6 +227,7 @@ def _dynamic_rows(mine: list[dict], ours: pd.DataFrame, published: pd.DataFrame)
         ref = published[(published["corpus"] == row["corpus"]) & (published["model"] == DYNAMIC_MODEL)]
         value = record.get("dynamic_ppl")
         comparable = row["comparable"] == "yes" and len(ref) and value is not None and not record.get("diverged")
+        ratio_to_kn = float_or_nan(value) / row["kn_ppl"] if row["status"] in ON_THE_WHOLE_SPLIT else math.nan
         rows.append(
             {
                 **row,
@@ -196,6 +238,11 @@ def _dynamic_rows(mine: list[dict], ours: pd.DataFrame, published: pd.DataFrame)
                 "reference_model": ref["model"].iloc[0] if len(ref) else "",
                 "reference_ppl": float(ref["test_ppl"].iloc[0]) if len(ref) else math.nan,
                 "ratio_to_reference": float_or_nan(value) / float(ref["test_ppl"].iloc[0]) if comparable else math.nan,
+                "ratio_to_kn": ratio_to_kn,
+                "normalised_ratio": _normalised(
+                    ratio_to_kn, next(ref.itertuples(), None), kn.get(row["corpus"]), comparable
+                ),
+                "departures": departure_text(row, ref.iloc[0].to_dict()) if len(ref) else "",
                 "comparable": "yes"
                 if comparable
                 else (row["comparable"] if row["comparable"] != "yes" else "no record"),
@@ -203,6 +250,36 @@ def _dynamic_rows(mine: list[dict], ours: pd.DataFrame, published: pd.DataFrame)
             }
         )
     return rows
+
+
+def _our_kneser_ney(baselines: pd.DataFrame | None, config: Mapping[str, Any], theirs: Any) -> tuple[str, float]:
+    """(model, test perplexity) of our Kneser-Ney baseline on the prepared corpus the run read (its corpus key), of
+    the order of the paper's Kneser-Ney row ``theirs``; ("", NaN) where there is no such row or baseline."""
+    if baselines is None or theirs is None:
+        return "", math.nan
+    key = paths.corpus_key(config["corpus"], config.get("corpus_options", {}))
+    found = baselines[
+        (baselines["corpus_key"] == key)
+        & (baselines["split"] == "test")
+        & (baselines["order"] == theirs.n)
+        & (baselines["model"] != "unigram")
+    ]
+    if found.empty:
+        return "", math.nan
+    return str(found["model"].iloc[0]), float(found["perplexity"].iloc[0])
+
+
+def normalised_ratio(ours: float, our_kn: float, theirs: float, their_kn: float) -> float:
+    """Our ratio to our Kneser-Ney model over theirs to their Kneser-Ney model: (ours / our_kn) / (theirs / their_kn)."""
+    return (ours / our_kn) / (theirs / their_kn)
+
+
+def _normalised(ratio_to_kn: float, ref: Any, their_kn: Any, comparable: bool) -> float:
+    """A row's normalised ratio (ratio_to_kn = ours / our_kn, already NaN where there is none), or NaN where it has
+    no reference row, its paper no Kneser-Ney row, or its perplexity is not comparable with the reference row's."""
+    if not comparable or ref is None or their_kn is None:
+        return math.nan
+    return normalised_ratio(ratio_to_kn, 1.0, ref.test_ppl, their_kn.test_ppl)
 
 
 def _why_not_comparable(row, ref, stats: Mapping[str, Any]) -> str:

@@ -154,7 +154,7 @@ def describe(config: Mapping[str, Any]) -> str:
 
 
 def our_runs(records: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
-    """One row per run record (see `read_run`), columns OUR_COLUMNS."""
+    """One row per run record (see `read_run`), columns OUR_COLUMNS, then its corpus_stats, config and dynamic record."""
     rows = []
     for record in records:
         config, metrics, scale = record["config"], record["metrics"], record["scale"]
@@ -195,12 +195,13 @@ def our_runs(records: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
                 "commit": record.get("commit", ""),
                 "stale_reason": record.get("stale", ""),
                 "corpus_stats": record.get("corpus_stats"),  # a reference run's own split, when it has one
+                "config": config,  # its settings (config.json): the recipe set beside a paper's
                 "dynamic": record.get(
                     "dynamic"
                 ),  # its dynamic-evaluation record (rnnbench.results.dynamic_record), if any
             }
         )
-    table = pd.DataFrame(rows, columns=[*OUR_COLUMNS, "corpus_stats", "dynamic"])
+    table = pd.DataFrame(rows, columns=[*OUR_COLUMNS, "corpus_stats", "config", "dynamic"])
     table["context"] = table["context"].astype("Int64")
     return table
 
