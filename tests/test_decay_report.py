@@ -45,8 +45,8 @@ def tanh(radius, seed, rate):
     return point, {
         "rate": rate,
         "radius_rate": math.log(radius),
-        "jacobian_rate": 0.1,
-        "pascanu_rate": 0.2,
+        "jacobian_bound": 0.1,
+        "pascanu_bound": 0.2,
         "rho": radius,
     }
 
@@ -98,7 +98,7 @@ def test_the_trained_rates_keep_each_snapshot_of_a_run_in_order(tmp_path):
         for s in ("0", "1", "final")
     ]
     rates = [
-        {"rate": r, "rho": rho, "jacobian_rate": 0.0, "pascanu_rate": 0.0, "radius_rate": math.log(rho)}
+        {"rate": r, "rho": rho, "jacobian_bound": 0.0, "pascanu_bound": 0.0, "radius_rate": math.log(rho)}
         for r, rho in ((-0.5, 0.6), (-0.2, 1.2), (-0.1, 1.6))
     ]
     write_analysis(tmp_path, "trained", points, rates, network="study")

@@ -398,8 +398,8 @@ def _analysis(config: Config, name: str, results: Path, provenance: dict) -> Non
                 "method": "one_pass",
                 "quantity": "h",
                 "rate": math.log(factor),
-                "jacobian_rate": 0.1,
-                "pascanu_rate": 0.2,
+                "jacobian_bound": 0.1,
+                "pascanu_bound": 0.2,
                 "radius_rate": math.log(factor) + 0.01,
                 "rho": factor + 0.01,
             }

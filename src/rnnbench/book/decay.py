@@ -1,7 +1,7 @@
 """The decay chapter's values (reports/decay.qmd), from the analyses' results (results/analyses/<name>/, read
 through rnnbench.book.results).
 
-    backward_rates      one analysis's measured rate (backward, dL/dh) beside the predictions, seeds averaged
+    backward_rates      one analysis's measured rate (backward, dL/dh) beside its bounds and log rho, seeds averaged
     untrained_rates     every untrained analysis's rates in one table: family, activation, radius, hidden
     trained_rates       every study-sourced analysis's rates: run, snapshot
     passage_rows        the passage's word "partner" (the evidence) per network
@@ -23,9 +23,11 @@ from rnnbench.book.figures import STAGING_DIR, stage_figure
 from rnnbench.book.format import Markdown, label_slug, markdown_table, sig, words
 from rnnbench.book.results import analysis_names, analysis_record, analysis_table, results_root
 
-PREDICTIONS = {
-    "jacobian_rate": "log mean ‖diag(f′) U‖",
-    "pascanu_rate": "log σ_max(U) max f′",
+# What stands beside a measured rate (rnnbench.decay.rates): two upper bounds on it, and the chapter's eigenvalue
+# story, the rate of a linear network (f' = 1) with the same U.
+BESIDE = {
+    "jacobian_bound": "bound: log mean ‖diag(f′) U‖",
+    "pascanu_bound": "bound: log σ_max(U) max f′",
     "radius_rate": "log ρ(U)",
 }
 SNAPSHOT_NAMES = {"0": "at initialisation", "final": "at the end of training"}
@@ -35,7 +37,7 @@ PASSAGE_WORDS = 47  # the length of the chapter's passage, over which its decay 
 
 def backward_rates(name: str, results: str | Path | None = None, quantity: str = "h") -> pd.DataFrame:
     """One row per network the analysis varies (seeds averaged): the measured rate, its range over seeds, the
-    per-step factor it means, the three predictions and rho(U)."""
+    per-step factor it means, the two bounds, log rho(U) and rho(U)."""
     record = analysis_record(name, results)
     rates = analysis_table(name, "rates", results, text=SNAPSHOT_TEXT)
     rates = rates[
@@ -50,7 +52,7 @@ def backward_rates(name: str, results: str | Path | None = None, quantity: str =
         lowest=("rate", "min"),
         highest=("rate", "max"),
         seeds=("rate", "size"),
-        **{column: (column, "mean") for column in PREDICTIONS},
+        **{column: (column, "mean") for column in BESIDE},
         rho=("rho", "mean"),
     ).reset_index()
     table.insert(len(keys) + 1, "factor", np.exp(table["measured"]))
@@ -71,11 +73,20 @@ def _all_rates(network: str, results: str | Path | None) -> pd.DataFrame:
 
 def untrained_rates(results: str | Path | None = None) -> pd.DataFrame:
     """Every untrained network of every analysis: family, activation, radius, hidden -> measured rate (mean over seeds
-    and analyses) beside log rho(U) and the Jacobian prediction."""
+    and analyses) beside log rho(U) and the Jacobian bound."""
     rates = _all_rates("untrained", results)
     if rates.empty:
         return pd.DataFrame(
-            columns=["family", "activation", "radius", "hidden", "measured", "radius_rate", "jacobian_rate", "networks"]
+            columns=[
+                "family",
+                "activation",
+                "radius",
+                "hidden",
+                "measured",
+                "radius_rate",
+                "jacobian_bound",
+                "networks",
+            ]
         )
     return (
         rates.assign(family=rates.get("family", "rnn"))
@@ -83,7 +94,7 @@ def untrained_rates(results: str | Path | None = None) -> pd.DataFrame:
         .agg(
             measured=("rate", "mean"),
             radius_rate=("radius_rate", "mean"),
-            jacobian_rate=("jacobian_rate", "mean"),
+            jacobian_bound=("jacobian_bound", "mean"),
             networks=("rate", "size"),
         )
         .reset_index()
@@ -91,11 +102,11 @@ def untrained_rates(results: str | Path | None = None) -> pd.DataFrame:
 
 
 def trained_rates(results: str | Path | None = None) -> pd.DataFrame:
-    """Every study-sourced network: analysis, run, snapshot -> measured rate, rho(U) and the predictions."""
+    """Every study-sourced network: analysis, run, snapshot -> measured rate, rho(U), the bounds and log rho(U)."""
     rates = _all_rates("study", results)
     if rates.empty:
-        return pd.DataFrame(columns=["analysis", "run_id", "snapshot", "rate", "rho", *PREDICTIONS])
-    return rates[["analysis", "run_id", "family", "snapshot", "rate", "rho", *PREDICTIONS]].reset_index(drop=True)
+        return pd.DataFrame(columns=["analysis", "run_id", "snapshot", "rate", "rho", *BESIDE])
+    return rates[["analysis", "run_id", "family", "snapshot", "rate", "rho", *BESIDE]].reset_index(drop=True)
 
 
 def passage_rows(results: str | Path | None = None) -> pd.DataFrame:
@@ -139,7 +150,7 @@ def analysis_section(name: str, results: str | Path | None = None, staging: str 
         "highest": "highest",
         "factor": "per-step factor",
         "rho": "ρ(U)",
-        **PREDICTIONS,
+        **BESIDE,
     }
     if table["seeds"].max() <= 1:
         table = table.drop(columns=["lowest", "highest"])
@@ -150,7 +161,8 @@ def analysis_section(name: str, results: str | Path | None = None, staging: str 
         f"{measure['steps']} steps of {corpus}'s {measure['split']} split ({measure['dtype']}). "
         f"@fig-analysis-{slug} plots the gradient's norm against distance (top row) and, on the same distances, how "
         "far the state moves per unit move of the first word's embedding (bottom row: the forward pass, exact); "
-        f"@tbl-analysis-{slug} gives each network's measured rate of the gradient beside the predicted ones.",
+        f"@tbl-analysis-{slug} gives each network's measured rate of the gradient beside two upper bounds on it and "
+        "log ρ(U), the rate of the chapter's eigenvalue story.",
         "",
         f"![{record['description'] or name}. Top row: ‖dL/dh‖, backward; bottom row: the move of h per unit move of the "
         f"first word's embedding, forward (exact). From {os.path.relpath(paths.analysis_figure('.', name, 'png'))}, rule "
@@ -159,7 +171,8 @@ def analysis_section(name: str, results: str | Path | None = None, staging: str 
         "",
         markdown_table(table, formats={c: sig for c in table.columns if c in headers}, headers=headers),
         "",
-        f": Measured rate (slope of log ‖dL/dh‖ against distance) beside the predicted ones, per network of {name}. "
+        f": Measured rate (slope of log ‖dL/dh‖ against distance) beside two upper bounds on it and log ρ(U), per "
+        f"network of {name}. "
         f"From {os.path.relpath(paths.analysis_table('.', name, 'rates'))}, rule decay_analysis. {{#tbl-analysis-{slug}}}",
         "",
     ]
