@@ -5,6 +5,7 @@ import math
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 from rnnbench import paths
 from rnnbench.book import decay
@@ -48,6 +49,7 @@ def tanh(radius, seed, rate):
         "jacobian_bound": 0.1,
         "pascanu_bound": 0.2,
         "rho": radius,
+        "mean_slope": 0.9,
     }
 
 
@@ -68,6 +70,24 @@ def test_rates_average_the_seeds_and_the_prose_quotes_them(tmp_path):
     above = decay.above_edge(untrained)
     # at rho 1.5 the tanh network's gradient still shrinks (-0.03 a step), where log rho says +0.405
     assert above[["radius", "verdict"]].values.tolist() == [[1.5, decay.STILL_VANISHES]]
+
+
+def test_a_network_two_analyses_measured_is_one_network_in_every_table(tmp_path):
+    # The sweep measures seeds 0, 1, 2 at radius 0.9 (-0.12, -0.13, -0.14 a step); the activation analysis measures
+    # seed 0 again. The chapter's table, its sentences and the sweep's own section all read -0.13, not -0.1275.
+    sweep = [tanh(0.9, s, r) for s, r in ((0, -0.12), (1, -0.13), (2, -0.14))]
+    write_analysis(tmp_path, "sweep", [p for p, _ in sweep], [r for _, r in sweep])
+    write_analysis(tmp_path, "activation", [sweep[0][0]], [sweep[0][1]])
+    untrained = decay.untrained_rates(tmp_path)
+    assert untrained["measured"].tolist() == pytest.approx([-0.13], abs=1e-15)
+    assert untrained["networks"].tolist() == [3] and untrained["analyses"].tolist() == ["activation, sweep"]
+    assert decay.rate_of(untrained, 0.9)["measured"] == untrained["measured"].iloc[0]
+    assert decay.below_edge(untrained)["measured"].tolist() == untrained["measured"].tolist()
+    own = decay.backward_rates("sweep", tmp_path)
+    assert own["measured"].tolist() == untrained["measured"].tolist() and own["also"].tolist() == ["activation"]
+    theirs = decay.backward_rates("activation", tmp_path)
+    assert theirs["measured"].tolist() == [-0.12] and theirs["seeds"].tolist() == [1]
+    assert theirs["also"].tolist() == ["sweep"]
 
 
 def test_a_tanh_network_below_the_edge_whose_gradient_grows_is_marked(tmp_path):

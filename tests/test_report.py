@@ -34,6 +34,7 @@ from rnnbench.book import figures as fig
 from rnnbench.book import format as fmt
 from rnnbench.book import published, study_sections
 from rnnbench.book import results as res
+from rnnbench.config.analyses import UNTRAINED_KEYS
 from rnnbench.config.files import merge_config_files
 from rnnbench.config.settings import Config, load_config
 from rnnbench.findings.evidence import Roles
@@ -196,8 +197,9 @@ def build_results(results: Path) -> Config:
         path.write_text(json.dumps(stats), encoding="utf-8")
         stats_files.append(str(path))
     jobs.corpus_table(sorted(corpora), stats_files, **table("corpora"), provenance=provenance)
+    factors: dict[str, float] = {}  # one per network: a network two analyses measure falls the same way in both
     for name in config.analyses:
-        _analysis(config, name, results, provenance)
+        _analysis(config, name, results, provenance, factors)
 
     # Our runs beside the published rows (rule comparison), from the run folders written above.
     comparison_runs = {}
@@ -364,14 +366,17 @@ def _write_units(results, config, study_name, points, configs, summary, provenan
     write_provenance(paths.provenance(out), producer="rnnbench.results.silent_units.unit_table", **provenance)
 
 
-def _analysis(config: Config, name: str, results: Path, provenance: dict) -> None:
-    """An analysis's tables, hand-written: each network's gradient norm falls by a factor 0.8 + 0.05 i per step."""
+def _analysis(config: Config, name: str, results: Path, provenance: dict, factors: dict) -> None:
+    """An analysis's tables, hand-written: its i-th network's gradient norm falls by a factor 0.8 + 0.05 i per step,
+    or by the factor an earlier analysis gave the same network (``factors``: one network, one measurement)."""
     analysis, points = config.analyses[name], config.analysis_points(name)
     root = str(results)
     Path(paths.analysis_dir(root, name)).mkdir(parents=True, exist_ok=True)
     tables: dict[str, list[dict]] = {"curves": [], "rates": [], "passage": []}
     for i, point in enumerate(points):
-        keys, factor = dict(point.keys), 0.8 + 0.05 * i
+        keys = dict(point.keys)
+        network = json.dumps({k: keys.get(k) for k in ("run_id", "snapshot", *UNTRAINED_KEYS)}, sort_keys=True)
+        factor = factors.setdefault(network, 0.8 + 0.05 * i)
         for d in range(12):
             norm = factor**d
             tables["curves"].append(
@@ -402,6 +407,7 @@ def _analysis(config: Config, name: str, results: Path, provenance: dict) -> Non
                 "pascanu_bound": 0.2,
                 "radius_rate": math.log(factor) + 0.01,
                 "rho": factor + 0.01,
+                "mean_slope": 0.9,
             }
         )
         for position, word in enumerate(["raj", "partner", "his"], start=1):

@@ -1,13 +1,16 @@
 """The decay chapter's values (reports/decay.qmd), from the analyses' results (results/analyses/<name>/, read
 through rnnbench.book.results).
 
+    networks            every network the gradient-decay analyses measured, once, with the analyses that did
     backward_rates      one analysis's measured rate (backward, dL/dh) beside its bounds and log rho, seeds averaged
-    untrained_rates     every untrained analysis's rates in one table: family, activation, radius, hidden
-    trained_rates       every study-sourced analysis's rates: run, snapshot
+    untrained_rates     every untrained network's rates in one table: family, activation, radius, hidden
+    trained_rates       every study-sourced network's rates: run, snapshot
     passage_rows        the passage's word "partner" (the evidence) per network
     analysis_section    one analysis's section: what it measured, its figure and its rates table
 
-Rates are logs of the per-step factor (0: the edge, below 0: vanishing), as rnnbench.decay.rates writes them.
+Rates are logs of the per-step factor (0: the edge, below 0: vanishing), as rnnbench.decay.rates writes them. A
+network two analyses measured counts once (rnnbench.results.decay_rates): every rate of a setting this chapter
+quotes is setting_rates' mean over distinct networks, whichever table or sentence quotes it.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from rnnbench import paths
 from rnnbench.book.figures import STAGING_DIR, stage_figure
 from rnnbench.book.format import Markdown, label_slug, markdown_table, sig, words
 from rnnbench.book.results import analysis_names, analysis_record, analysis_table, results_root
+from rnnbench.results.decay_rates import SEP, backward_h, network_rates, setting_rates
 
 # What stands beside a measured rate (rnnbench.decay.rates): two upper bounds on it, and the chapter's eigenvalue
 # story, the rate of a linear network (f' = 1) with the same U.
@@ -33,80 +37,63 @@ BESIDE = {
 SNAPSHOT_NAMES = {"0": "at initialisation", "final": "at the end of training"}
 SNAPSHOT_TEXT = ("snapshot",)  # "0" and "final" name snapshots: read as text, never as numbers
 PASSAGE_WORDS = 47  # the length of the chapter's passage, over which its decay table raises each factor
+UNTRAINED_SETTING = ["family", "activation", "radius", "hidden"]  # what a row of the untrained table is
 
 
-def backward_rates(name: str, results: str | Path | None = None, quantity: str = "h") -> pd.DataFrame:
-    """One row per network the analysis varies (seeds averaged): the measured rate, its range over seeds, the
-    per-step factor it means, the two bounds, log rho(U) and rho(U)."""
-    record = analysis_record(name, results)
-    rates = analysis_table(name, "rates", results, text=SNAPSHOT_TEXT)
-    rates = rates[
-        (rates["direction"] == "backward") & (rates["method"] == "one_pass") & (rates["quantity"] == quantity)
-    ]
-    keys = [k for k in record["keys"] if k not in ("seed", "run_id") and (k in record["vary"] or k == "activation")]
-    keys = [k for k in keys if k in rates.columns] or ["analysis"]
-    rates = rates.assign(analysis=name)
-    grouped = rates.groupby(keys, sort=False, dropna=False)  # an LSTM has no radius or activation: NaN keys
-    table = grouped.agg(
-        measured=("rate", "mean"),
-        lowest=("rate", "min"),
-        highest=("rate", "max"),
-        seeds=("rate", "size"),
-        **{column: (column, "mean") for column in BESIDE},
-        rho=("rho", "mean"),
-    ).reset_index()
-    table.insert(len(keys) + 1, "factor", np.exp(table["measured"]))
-    return table
-
-
-def _all_rates(network: str, results: str | Path | None) -> pd.DataFrame:
-    frames = []
+def networks(results: str | Path | None = None) -> pd.DataFrame:
+    """Every network of every gradient-decay analysis, once: its keys, its measured rate of ||dL/dh|| and what
+    stands beside it; ``network`` (untrained, study) and ``analyses``, the analyses that measured it."""
+    analyses = {}
     for name in analysis_names(results):
         record = analysis_record(name, results)
-        if record["kind"] != "gradient_decay" or record["network"] != network:
-            continue
-        rates = analysis_table(name, "rates", results, text=SNAPSHOT_TEXT)
-        rates = rates[(rates["direction"] == "backward") & (rates["method"] == "one_pass") & (rates["quantity"] == "h")]
-        frames.append(rates.assign(analysis=name))
-    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+        if record["kind"] == "gradient_decay":
+            analyses[name] = (record, analysis_table(name, "rates", results, text=SNAPSHOT_TEXT))
+    return backward_h(network_rates(analyses))
+
+
+def backward_rates(name: str, results: str | Path | None = None) -> pd.DataFrame:
+    """One row per network setting the analysis varies (seeds averaged): the measured rate, its range over seeds,
+    the per-step factor it means, the two bounds, log rho(U), rho(U), and ``also``: the other analyses that
+    measured its networks."""
+    record = analysis_record(name, results)
+    measured = networks(results)
+    mine = measured[measured["analyses"].str.split(SEP).map(lambda names: name in names)]
+    keys = [k for k in record["keys"] if k not in ("seed", "run_id") and (k in record["vary"] or k == "activation")]
+    keys = [k for k in keys if k in mine.columns] or ["analysis"]
+    # an LSTM has no radius or activation: NaN keys
+    table = setting_rates(mine.assign(analysis=name), keys, beside=[*BESIDE, "rho"])
+    table.insert(len(keys) + 1, "factor", np.exp(table["measured"]))
+    also = table.pop("analyses").str.split(SEP).map(lambda names: SEP.join(n for n in names if n != name))
+    return table.rename(columns={"networks": "seeds"}).assign(also=also)
 
 
 def untrained_rates(results: str | Path | None = None) -> pd.DataFrame:
-    """Every untrained network of every analysis: family, activation, radius, hidden -> measured rate (mean over seeds
-    and analyses) beside log rho(U) and the Jacobian bound."""
-    rates = _all_rates("untrained", results)
-    if rates.empty:
-        return pd.DataFrame(
-            columns=[
-                "family",
-                "activation",
-                "radius",
-                "hidden",
-                "measured",
-                "radius_rate",
-                "jacobian_bound",
-                "networks",
-            ]
-        )
-    return (
-        rates.assign(family=rates.get("family", "rnn"))
-        .groupby(["family", "activation", "radius", "hidden"], dropna=False)
-        .agg(
-            measured=("rate", "mean"),
-            radius_rate=("radius_rate", "mean"),
-            jacobian_bound=("jacobian_bound", "mean"),
-            networks=("rate", "size"),
-        )
-        .reset_index()
-    )
+    """Every untrained network setting (family, activation, radius, hidden), its rate the mean over its distinct
+    networks, beside log rho(U), the Jacobian bound and the mean slope f' along the trajectory; ``networks``
+    counts them and ``analyses`` names the analyses that measured them."""
+    measured = networks(results)
+    untrained = measured[measured["network"] == "untrained"]
+    table = setting_rates(untrained, UNTRAINED_SETTING, beside=["radius_rate", "jacobian_bound", "mean_slope"])
+    return table.sort_values(UNTRAINED_SETTING, na_position="first").reset_index(drop=True)
 
 
 def trained_rates(results: str | Path | None = None) -> pd.DataFrame:
-    """Every study-sourced network: analysis, run, snapshot -> measured rate, rho(U), the bounds and log rho(U)."""
-    rates = _all_rates("study", results)
-    if rates.empty:
-        return pd.DataFrame(columns=["analysis", "run_id", "snapshot", "rate", "rho", *BESIDE])
-    return rates[["analysis", "run_id", "family", "snapshot", "rate", "rho", *BESIDE]].reset_index(drop=True)
+    """Every study-sourced network, once: analyses, run, snapshot -> measured rate, rho(U), the bounds and
+    log rho(U)."""
+    measured = networks(results)
+    trained = measured[measured["network"] == "study"]
+    columns = ["analyses", "run_id", "family", "snapshot", "rate", "rho", *BESIDE]
+    return trained[columns].reset_index(drop=True) if len(trained) else pd.DataFrame(columns=columns)
+
+
+def rate_of(untrained: pd.DataFrame, radius: float, activation: str = "tanh", family: str = "rnn") -> pd.Series:
+    """The row of untrained_rates at one setting (the Elman tanh network at a radius, by default)."""
+    rows = untrained[
+        (untrained["family"] == family) & (untrained["activation"] == activation) & (untrained["radius"] == radius)
+    ]
+    if len(rows) != 1:
+        raise KeyError(f"{len(rows)} untrained {family} {activation} settings at radius {radius}: expected one")
+    return rows.iloc[0]
 
 
 def passage_rows(results: str | Path | None = None) -> pd.DataFrame:
@@ -151,9 +138,12 @@ def analysis_section(name: str, results: str | Path | None = None, staging: str 
         "factor": "per-step factor",
         "rho": "ρ(U)",
         **BESIDE,
+        "also": "also measured by",
     }
     if table["seeds"].max() <= 1:
         table = table.drop(columns=["lowest", "highest"])
+    if not table["also"].any():
+        table = table.drop(columns=["also"])
     lines = [
         f"## `{name}` {{#sec-analysis-{slug}}}",
         "",
@@ -169,7 +159,7 @@ def analysis_section(name: str, results: str | Path | None = None, staging: str 
         "analysis_figure.]"
         f"({image}){{#fig-analysis-{slug}}}",
         "",
-        markdown_table(table, formats={c: sig for c in table.columns if c in headers}, headers=headers),
+        markdown_table(table, formats={c: sig for c in table.columns if c in headers and c != "also"}, headers=headers),
         "",
         f": Measured rate (slope of log ‖dL/dh‖ against distance) beside two upper bounds on it and log ρ(U), per "
         f"network of {name}. "
