@@ -2,11 +2,13 @@
 through rnnbench.book.results).
 
     networks            every network the gradient-decay analyses measured, once, with the analyses that did
+    network_count       how many networks every analysis together measures, each once
     backward_rates      one analysis's measured rate (backward, dL/dh) beside its bounds and log rho, seeds averaged
     untrained_rates     every untrained network's rates in one table: family, activation, radius, hidden
     trained_rates       every study-sourced network's rates: run, snapshot
     passage_rows        the passage's word "partner" (the evidence) per network
     analysis_section    one analysis's section: what it measured, its figure and its rates table
+    worked_beside_measured  the worked Jacobian product at two widths beside the measured untrained networks
 
 Rates are logs of the per-step factor (0: the edge, below 0: vanishing), as rnnbench.decay.rates writes them. A
 network two analyses measured counts once (rnnbench.results.decay_rates): every rate of a setting this chapter
@@ -16,6 +18,7 @@ quotes is setting_rates' mean over distinct networks, whichever table or sentenc
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -25,7 +28,7 @@ from rnnbench import paths
 from rnnbench.book.figures import STAGING_DIR, stage_figure
 from rnnbench.book.format import Markdown, label_slug, markdown_table, sig, words
 from rnnbench.book.results import analysis_names, analysis_record, analysis_table, results_root
-from rnnbench.results.decay_rates import SEP, backward_h, network_rates, setting_rates
+from rnnbench.results.decay_rates import SEP, backward_h, distinct_networks, network_rates, setting_rates
 
 # What stands beside a measured rate (rnnbench.decay.rates): two upper bounds on it, and the chapter's eigenvalue
 # story, the rate of a linear network (f' = 1) with the same U.
@@ -38,6 +41,11 @@ SNAPSHOT_NAMES = {"0": "at initialisation", "final": "at the end of training"}
 SNAPSHOT_TEXT = ("snapshot",)  # "0" and "final" name snapshots: read as text, never as numbers
 PASSAGE_WORDS = 47  # the length of the chapter's passage, over which its decay table raises each factor
 UNTRAINED_SETTING = ["family", "activation", "radius", "hidden"]  # what a row of the untrained table is
+
+
+def network_count(results: str | Path | None = None) -> int:
+    """How many networks the analyses measure, each once however many analyses measure it."""
+    return distinct_networks([analysis_record(name, results) for name in analysis_names(results)])
 
 
 def networks(results: str | Path | None = None) -> pd.DataFrame:
@@ -62,6 +70,8 @@ def backward_rates(name: str, results: str | Path | None = None) -> pd.DataFrame
     keys = [k for k in keys if k in mine.columns] or ["analysis"]
     # an LSTM has no radius or activation: NaN keys
     table = setting_rates(mine.assign(analysis=name), keys, beside=[*BESIDE, "rho"])
+    order = backward_h(analysis_table(name, "rates", results, text=SNAPSHOT_TEXT).assign(analysis=name))[keys]
+    table = order.drop_duplicates().merge(table, on=keys, how="left")  # the analysis's own order of its settings
     table.insert(len(keys) + 1, "factor", np.exp(table["measured"]))
     also = table.pop("analyses").str.split(SEP).map(lambda names: SEP.join(n for n in names if n != name))
     return table.rename(columns={"networks": "seeds"}).assign(also=also)
@@ -205,6 +215,18 @@ def above_edge(untrained: pd.DataFrame) -> pd.DataFrame:
     return rows.assign(verdict=rows["activation"].map(verdicts)).reset_index(drop=True)
 
 
+def loose_bound(untrained: pd.DataFrame) -> pd.Series | None:
+    """The tanh Elman setting of smallest radius whose gradient shrinks while the mean Jacobian norm, its upper
+    bound, is above 1 (a bound above 0 that says nothing of growth); None when there is none."""
+    rows = untrained[
+        (untrained["family"] == "rnn")
+        & (untrained["activation"] == "tanh")
+        & (untrained["measured"] < 0)
+        & (untrained["jacobian_bound"] > 0)
+    ]
+    return rows.sort_values("radius").iloc[0] if len(rows) else None
+
+
 def lstm_beside_elman(untrained: pd.DataFrame) -> list[tuple[pd.Series, pd.DataFrame]]:
     """Each untrained LSTM, with the untrained tanh Elman networks of its hidden size."""
     pairs = []
@@ -216,3 +238,98 @@ def lstm_beside_elman(untrained: pd.DataFrame) -> list[tuple[pd.Series, pd.DataF
         ]
         pairs.append((lstm, elman))
     return pairs
+
+
+# ----------------------------------------------------------------------------------------------------------
+# The worked Jacobian product (reports/bptt.qmd) beside the untrained networks measured here: both chapters read
+# their comparison from this one function.
+
+
+@dataclass(frozen=True)
+class WorkedBeside:
+    """tables/jacobian_width.csv (the worked recipe at two widths) beside the widest untrained tanh Elman networks
+    the analyses measure (untrained_rates).
+
+    ``table``: one row per radius either measures: ``small_*`` and ``wide_*`` the worked widths' rate, mean tanh'
+    and step_sd, ``measured_*`` the measured networks' rate and mean slope (NaN where one has no such radius).
+    ``radius``: the largest radius above the edge that both measure, where the chapters compare them; ``lowest``:
+    the smallest radius both measure; ``largest``: the worked table's largest radius."""
+
+    table: pd.DataFrame
+    small: int
+    wide: int
+    hidden: int
+    radius: float
+    lowest: float
+    largest: float
+
+    def at(self, radius: float) -> pd.Series:
+        return self.table.set_index("radius").loc[radius]
+
+    @property
+    def width_decides(self) -> bool:
+        """At the largest worked radius, the small product shrinks and the wide one grows, their units saturating
+        alike (saturation_verdict): the width, not the saturation, sets the sign."""
+        top = self.at(self.largest)
+        alike = saturation_verdict(top["small_slope"], top["wide_slope"]) == "alike"
+        return bool(top["small_rate"] < 0 < top["wide_rate"] and alike)
+
+
+def worked_beside_measured(width: pd.DataFrame, untrained: pd.DataFrame) -> WorkedBeside:
+    """The comparison WorkedBeside describes; ValueError when the two share no radius above the edge."""
+    width = width.assign(radius=width["spectral_radius"].round(2))
+    small, wide = int(width["hidden"].min()), int(width["hidden"].max())
+    columns = {"rate": "rate", "mean_tanh_slope": "slope", "step_sd": "sd"}
+
+    def worked(hidden: int, prefix: str) -> pd.DataFrame:
+        rows = width[width["hidden"] == hidden].set_index("radius")[list(columns)]
+        return rows.rename(columns={c: f"{prefix}_{short}" for c, short in columns.items()})
+
+    elman = untrained[(untrained["family"] == "rnn") & (untrained["activation"] == "tanh")]
+    hidden = int(elman["hidden"].max())
+    measured = elman[elman["hidden"] == hidden].set_index("radius")[["measured", "mean_slope"]]
+    measured = measured.rename(columns={"measured": "measured_rate", "mean_slope": "measured_slope"})
+    table = worked(small, "small").join(worked(wide, "wide"), how="outer").join(measured, how="outer")
+    both = table.dropna(subset=["small_rate", "measured_rate"]).index
+    above = [r for r in both if r > 1]
+    if not above:
+        raise ValueError(
+            f"the worked radii {sorted(width['radius'].unique())} and the measured tanh networks' share none above 1"
+        )
+    return WorkedBeside(
+        table=table.rename_axis("radius").reset_index(),
+        small=small,
+        wide=wide,
+        hidden=hidden,
+        radius=float(max(above)),
+        lowest=float(min(both)),
+        largest=float(width["radius"].max()),
+    )
+
+
+# Two mean slopes within this of each other saturate alike: tanh' = 1 - h^2 moves by 0.1 when |h| moves from
+# 0.71 to 0.77, a difference a reader would not call more saturated.
+ALIKE = 0.1
+
+
+def saturation_verdict(here: float, there: float) -> str:
+    """ "alike" when two mean tanh' are within ALIKE of each other; else "here" or "there", the network whose
+    units saturate more (the smaller mean slope)."""
+    if abs(here - there) <= ALIKE:
+        return "alike"
+    return "here" if here < there else "there"
+
+
+def worked_beside_headers(beside: WorkedBeside) -> dict[str, str]:
+    """The column headers of WorkedBeside.table, each naming its network's width."""
+    headers = {"radius": "ρ(U)"}
+    for prefix, units in (("small", beside.small), ("wide", beside.wide)):
+        headers |= {
+            f"{prefix}_rate": f"rate, {units} units",
+            f"{prefix}_slope": f"mean tanh′, {units} units",
+            f"{prefix}_sd": f"step spread, {units} units",
+        }
+    return headers | {
+        "measured_rate": f"measured rate, {beside.hidden} units",
+        "measured_slope": f"measured mean tanh′, {beside.hidden} units",
+    }
