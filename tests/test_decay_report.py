@@ -90,6 +90,21 @@ def test_a_network_two_analyses_measured_is_one_network_in_every_table(tmp_path)
     assert theirs["also"].tolist() == ["sweep"]
 
 
+def test_the_findings_and_the_decay_chapter_quote_one_rate_at_a_radius(tmp_path):
+    # The findings read the analyses of role radius (the sweep); the chapter reads every analysis. With the network
+    # they share counted once, both quote (-0.12 - 0.13 - 0.14) / 3 = -0.13 at radius 0.9.
+    from rnnbench.findings import decay as claims
+    from rnnbench.findings.evidence import Evidence, Roles
+
+    sweep = [tanh(0.9, s, r) for s, r in ((0, -0.12), (1, -0.13), (2, -0.14))]
+    write_analysis(tmp_path, "sweep", [p for p, _ in sweep], [r for _, r in sweep])
+    write_analysis(tmp_path, "activation", [sweep[0][0]], [sweep[0][1]])
+    evidence = Evidence(tmp_path, Roles(analyses={"radius": ("sweep",)}))
+    [(_, interval, _)] = claims.rate_intervals(evidence, "sweep", claims.backward_rates(evidence, "sweep"))
+    chapter = decay.rate_of(decay.untrained_rates(tmp_path), 0.9)["measured"]
+    assert interval.estimate == pytest.approx(chapter, abs=1e-15) and chapter == pytest.approx(-0.13, abs=1e-15)
+
+
 def test_a_tanh_network_below_the_edge_whose_gradient_grows_is_marked(tmp_path):
     cases = [tanh(0.9, 0, 0.02)]
     write_analysis(tmp_path, "odd", [p for p, _ in cases], [r for _, r in cases])

@@ -172,8 +172,14 @@ def analysis_section(name: str, results: str | Path | None = None, staging: str 
         markdown_table(table, formats={c: sig for c in table.columns if c in headers and c != "also"}, headers=headers),
         "",
         f": Measured rate (slope of log ‖dL/dh‖ against distance) beside two upper bounds on it and log ρ(U), per "
-        f"network of {name}. "
-        f"From {os.path.relpath(paths.analysis_table('.', name, 'rates'))}, rule decay_analysis. {{#tbl-analysis-{slug}}}",
+        f"network setting of {name}, over its own seeds"
+        + (
+            "; a setting's rate over every network measured at it, whichever analysis measured it, is in "
+            "@tbl-decay-untrained. "
+            if record["network"] == "untrained"
+            else ". "
+        )
+        + f"From {os.path.relpath(paths.analysis_table('.', name, 'rates'))}, rule decay_analysis. {{#tbl-analysis-{slug}}}",
         "",
     ]
     return Markdown("\n".join(lines))
