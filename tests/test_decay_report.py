@@ -81,7 +81,6 @@ def test_a_network_two_analyses_measured_is_one_network_in_every_table(tmp_path)
     untrained = decay.untrained_rates(tmp_path)
     assert untrained["measured"].tolist() == pytest.approx([-0.13], abs=1e-15)
     assert untrained["networks"].tolist() == [3] and untrained["analyses"].tolist() == ["activation, sweep"]
-    assert decay.rate_of(untrained, 0.9)["measured"] == untrained["measured"].iloc[0]
     assert decay.below_edge(untrained)["measured"].tolist() == untrained["measured"].tolist()
     own = decay.backward_rates("sweep", tmp_path)
     assert own["measured"].tolist() == untrained["measured"].tolist() and own["also"].tolist() == ["activation"]
@@ -101,7 +100,7 @@ def test_the_findings_and_the_decay_chapter_quote_one_rate_at_a_radius(tmp_path)
     write_analysis(tmp_path, "activation", [sweep[0][0]], [sweep[0][1]])
     evidence = Evidence(tmp_path, Roles(analyses={"radius": ("sweep",)}))
     [(_, interval, _)] = claims.rate_intervals(evidence, "sweep", claims.backward_rates(evidence, "sweep"))
-    chapter = decay.rate_of(decay.untrained_rates(tmp_path), 0.9)["measured"]
+    [chapter] = decay.untrained_rates(tmp_path)["measured"]
     assert interval.estimate == pytest.approx(chapter, abs=1e-15) and chapter == pytest.approx(-0.13, abs=1e-15)
 
 

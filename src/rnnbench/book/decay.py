@@ -96,16 +96,6 @@ def trained_rates(results: str | Path | None = None) -> pd.DataFrame:
     return trained[columns].reset_index(drop=True) if len(trained) else pd.DataFrame(columns=columns)
 
 
-def rate_of(untrained: pd.DataFrame, radius: float, activation: str = "tanh", family: str = "rnn") -> pd.Series:
-    """The row of untrained_rates at one setting (the Elman tanh network at a radius, by default)."""
-    rows = untrained[
-        (untrained["family"] == family) & (untrained["activation"] == activation) & (untrained["radius"] == radius)
-    ]
-    if len(rows) != 1:
-        raise KeyError(f"{len(rows)} untrained {family} {activation} settings at radius {radius}: expected one")
-    return rows.iloc[0]
-
-
 def passage_rows(results: str | Path | None = None) -> pd.DataFrame:
     """The evidence word of the passage (its first occurrence) through each network of each passage analysis."""
     frames = []
@@ -222,8 +212,8 @@ def above_edge(untrained: pd.DataFrame) -> pd.DataFrame:
 
 
 def loose_bound(untrained: pd.DataFrame) -> pd.Series | None:
-    """The tanh Elman setting of smallest radius whose gradient shrinks while the mean Jacobian norm, its upper
-    bound, is above 1 (a bound above 0 that says nothing of growth); None when there is none."""
+    """The tanh Elman setting of smallest radius whose gradient shrinks while its upper bound, the log of the mean
+    Jacobian norm, is above 0 (a bound that allows growth where there is none); None when there is none."""
     rows = untrained[
         (untrained["family"] == "rnn")
         & (untrained["activation"] == "tanh")
