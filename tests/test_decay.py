@@ -130,11 +130,13 @@ def test_rates_of_a_linear_rnn_with_u_equal_a_identity_are_all_log_a(a):
     toks = tokens(40, 2)
     table = decay.rates(model, toks, decay.backward_decay(model, toks), fit=(5, 30))
     assert list(table["quantity"]) == ["h", "x"]
-    for column in ("rate", "jacobian_rate", "jacobian_log_rate", "pascanu_rate", "radius_rate"):
+    # a linear unit's slope is 1 everywhere, so every bound is attained and the eigenvalue story is exact
+    for column in ("rate", "jacobian_bound", "jacobian_log_bound", "pascanu_bound", "radius_rate"):
         np.testing.assert_allclose(table[column], math.log(a), atol=1e-10, err_msg=column)
+    assert (table["mean_slope"] == 1.0).all()
     assert (table["fit_from"] == 5).all() and (table["fit_to"] == 30).all() and (table["fit_points"] == 26).all()
     forward = decay.forward_rates(model, toks, decay.forward_decay(model, toks), fit=(5, 30))
-    for column in ("jacobian_rate", "jacobian_log_rate", "pascanu_rate", "radius_rate"):
+    for column in ("jacobian_bound", "jacobian_log_bound", "pascanu_bound", "radius_rate"):
         np.testing.assert_allclose(forward[column], math.log(a), atol=1e-10, err_msg=column)
     h = forward[forward["quantity"] == "h"].set_index("method")["rate"]
     assert h["jvp"] == pytest.approx(math.log(a), abs=1e-10)
@@ -153,6 +155,22 @@ def test_step_jacobian_of_tanh_is_tanh_slope_times_u():
         expected = torch.linalg.matrix_norm((1 - h[0] ** 2)[:, None] * model.cell.U, ord=2)
     got = decay.step_jacobian_norms(model, toks, [6])
     assert float(got[0, 0]) == pytest.approx(float(expected), rel=1e-12)
+    slope = decay.step_slopes(model, toks, [6])  # (1, 1, 5): tanh' = 1 - h_6^2, unit by unit
+    torch.testing.assert_close(slope[0, 0], 1 - h[0] ** 2, rtol=1e-12, atol=0)
+
+
+def test_the_bounds_stand_above_the_measured_rate_and_the_mean_slope_is_the_trajectorys():
+    # On every window ||g_{d+1}|| <= ||J_t|| ||g_d||: the mean log ||J_t|| over the crossed steps bounds the growth
+    # per step, log mean ||J_t|| (Jensen) bounds that, and sigma_max(U) max f' bounds every ||J_t||.
+    model = decay.untrained_rnn(vocab_size=VOCAB, radius=1.5, hidden=6, embed_dim=4, seed=1)
+    toks = tokens(40, 3)
+    row = decay.rates(model, toks, decay.backward_decay(model, toks), fit=(5, 30)).iloc[0]
+    assert row["rate"] <= row["jacobian_log_bound"] <= row["jacobian_bound"] <= row["pascanu_bound"]
+    crossed = [40 - d + 1 for d in range(6, 31)]  # the steps the fitted distances 5..30 cross
+    picks = np.linspace(0, len(crossed) - 1, decay.JACOBIAN_STEPS).round().astype(int)
+    slope = decay.step_slopes(model, toks, sorted({crossed[i] for i in picks}))
+    assert row["mean_slope"] == pytest.approx(float(slope.mean()), rel=1e-12)
+    assert 0 < row["mean_slope"] < 1  # tanh' = 1 only at a_t = 0
 
 
 def test_fit_stops_at_the_first_underflow():
@@ -253,7 +271,7 @@ def test_a_trained_model_file_is_measured_on_its_own_vocabulary(tmp_path):
         tmp_path / "epoch-1.pt", ids, VOCAB, steps=12, count=2, keys={"run_id": "lstm-ptb-x", "epoch": 1}
     )
     assert set(curves["quantity"]) == {"h", "x", "c", "log_probs"} and (curves["run_id"] == "lstm-ptb-x").all()
-    assert table["pascanu_rate"].isna().all()  # the LSTM's step Jacobian is not diag(f') U
+    assert table["pascanu_bound"].isna().all()  # the LSTM's step Jacobian is not diag(f') U
     with pytest.raises(ValueError, match="reads 12 words but the corpus has 50"):
         decay.decay_point(tmp_path / "epoch-1.pt", np.arange(100), 50, steps=12, count=2)
 

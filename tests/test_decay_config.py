@@ -164,7 +164,7 @@ def test_an_untrained_lstm_point_is_measured_with_the_lstms_own_quantities():
     backward = curves[curves["direction"] == "backward"]
     assert set(backward["quantity"]) == {"h", "x", "c"}  # the cell state's gradient as well
     assert backward["distance"].max() == 19
-    assert rates["radius_rate"].isna().all()  # no diag(f') U to predict from
+    assert rates["radius_rate"].isna().all() and rates["jacobian_bound"].isna().all()  # no diag(f') U
 
 
 def test_a_window_longer_than_the_generated_split_is_refused_in_the_job_with_the_key_and_its_exact_length(tmp_path):

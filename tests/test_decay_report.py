@@ -5,6 +5,7 @@ import math
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 from rnnbench import paths
 from rnnbench.book import decay
@@ -45,9 +46,10 @@ def tanh(radius, seed, rate):
     return point, {
         "rate": rate,
         "radius_rate": math.log(radius),
-        "jacobian_rate": 0.1,
-        "pascanu_rate": 0.2,
+        "jacobian_bound": 0.1,
+        "pascanu_bound": 0.2,
         "rho": radius,
+        "mean_slope": 0.9,
     }
 
 
@@ -68,6 +70,39 @@ def test_rates_average_the_seeds_and_the_prose_quotes_them(tmp_path):
     above = decay.above_edge(untrained)
     # at rho 1.5 the tanh network's gradient still shrinks (-0.03 a step), where log rho says +0.405
     assert above[["radius", "verdict"]].values.tolist() == [[1.5, decay.STILL_VANISHES]]
+
+
+def test_a_network_two_analyses_measured_is_one_network_in_every_table(tmp_path):
+    # The sweep measures seeds 0, 1, 2 at radius 0.9 (-0.12, -0.13, -0.14 a step); the activation analysis measures
+    # seed 0 again. The chapter's table, its sentences and the sweep's own section all read -0.13, not -0.1275.
+    sweep = [tanh(0.9, s, r) for s, r in ((0, -0.12), (1, -0.13), (2, -0.14))]
+    write_analysis(tmp_path, "sweep", [p for p, _ in sweep], [r for _, r in sweep])
+    write_analysis(tmp_path, "activation", [sweep[0][0]], [sweep[0][1]])
+    untrained = decay.untrained_rates(tmp_path)
+    assert untrained["measured"].tolist() == pytest.approx([-0.13], abs=1e-15)
+    assert untrained["networks"].tolist() == [3] and untrained["analyses"].tolist() == ["activation, sweep"]
+    assert decay.below_edge(untrained)["measured"].tolist() == untrained["measured"].tolist()
+    own = decay.backward_rates("sweep", tmp_path)
+    assert own["measured"].tolist() == untrained["measured"].tolist() and own["also"].tolist() == ["activation"]
+    theirs = decay.backward_rates("activation", tmp_path)
+    assert theirs["measured"].tolist() == [-0.12] and theirs["seeds"].tolist() == [1]
+    assert theirs["also"].tolist() == ["sweep"]
+
+
+def test_the_findings_and_the_decay_chapter_quote_one_rate_at_a_radius(tmp_path):
+    # The findings read the analyses of role radius (the sweep); the chapter reads every analysis. With the network
+    # they share counted once, both quote (-0.12 - 0.13 - 0.14) / 3 = -0.13 at radius 0.9.
+    from rnnbench.findings import decay as claims
+    from rnnbench.findings.evidence import Evidence, Roles
+
+    sweep = [tanh(0.9, s, r) for s, r in ((0, -0.12), (1, -0.13), (2, -0.14))]
+    write_analysis(tmp_path, "sweep", [p for p, _ in sweep], [r for _, r in sweep])
+    write_analysis(tmp_path, "activation", [sweep[0][0]], [sweep[0][1]])
+    evidence = Evidence(tmp_path, Roles(analyses={"radius": ("sweep",)}))
+    keys = evidence.analysis("sweep")["keys"]
+    [(_, networks)] = claims.setting_rates(keys, claims.backward_rates(evidence, "sweep"))
+    [chapter] = decay.untrained_rates(tmp_path)["measured"]
+    assert networks["rate"].mean() == pytest.approx(chapter, abs=1e-15) and chapter == pytest.approx(-0.13, abs=1e-15)
 
 
 def test_a_tanh_network_below_the_edge_whose_gradient_grows_is_marked(tmp_path):
@@ -98,7 +133,7 @@ def test_the_trained_rates_keep_each_snapshot_of_a_run_in_order(tmp_path):
         for s in ("0", "1", "final")
     ]
     rates = [
-        {"rate": r, "rho": rho, "jacobian_rate": 0.0, "pascanu_rate": 0.0, "radius_rate": math.log(rho)}
+        {"rate": r, "rho": rho, "jacobian_bound": 0.0, "pascanu_bound": 0.0, "radius_rate": math.log(rho)}
         for r, rho in ((-0.5, 0.6), (-0.2, 1.2), (-0.1, 1.6))
     ]
     write_analysis(tmp_path, "trained", points, rates, network="study")

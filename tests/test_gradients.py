@@ -6,6 +6,7 @@ import math
 from itertools import pairwise
 
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 
@@ -109,6 +110,36 @@ def test_jacobian_chain_matches_autograd_and_tanh_damps_it():
     small = table[table.spectral_radius < 1]
     assert small.jacobian_norm.iloc[-1] < 1e-6
     assert (table.mean_tanh_slope <= 1).all()
+
+
+def test_the_products_rate_is_the_slope_of_its_log_norm_and_its_swing_the_spread_of_one_step():
+    # radius 0.5: ||dh_tau/dh_0|| = 0.5^tau, so every step adds log 0.5 to the log-norm: rate log 0.5, no spread.
+    # radius 2: the log-norm alternates 0, log 2, 0, log 2, ...: each step changes it by +-log 2 (spread log 2).
+    # The fit reads distances 5..21: 16 steps, eight up and eight down.
+    tau = np.arange(1, 22)
+    table = pd.DataFrame(
+        {
+            "spectral_radius": np.repeat([0.5, 2.0], 21),
+            "distance": np.tile(tau, 2),
+            "jacobian_norm": np.concatenate([0.5**tau, np.where(tau % 2 == 1, 2.0, 1.0)]),
+            "mean_tanh_slope": np.concatenate([np.full(21, 0.3), np.tile([0.2, 0.4], 11)[:21]]),
+        }
+    )
+    rates = g.jacobian_rates(table).set_index("spectral_radius")
+    assert rates.loc[0.5, "rate"] == pytest.approx(math.log(0.5), abs=1e-12)
+    assert rates.loc[0.5, "step_sd"] == pytest.approx(0.0, abs=1e-12)
+    assert rates.loc[2.0, "step_sd"] == pytest.approx(math.log(2), abs=1e-12)
+    assert (rates["fit_from"] == 5).all() and (rates["fit_to"] == 21).all()  # the analyses' fitted range, FIT_SKIP on
+    assert rates["mean_tanh_slope"].tolist() == pytest.approx([0.3, (11 * 0.2 + 10 * 0.4) / 21])
+
+
+def test_the_width_not_the_saturation_sets_the_sign_of_the_products_rate():
+    # The same recipe at 8 and 200 units, radius 3: their units saturate alike (mean tanh' within 0.05), yet the
+    # 8-unit product shrinks and the 200-unit one grows; one step swings the 8-unit log-norm far more.
+    table = g.jacobian_width(radii=(3.0,)).set_index("hidden")
+    assert table.loc[8, "rate"] < 0 < table.loc[200, "rate"]
+    assert abs(table.loc[8, "mean_tanh_slope"] - table.loc[200, "mean_tanh_slope"]) < 0.05
+    assert table.loc[8, "step_sd"] > 3 * table.loc[200, "step_sd"]
 
 
 def test_relative_error():

@@ -34,6 +34,7 @@ from rnnbench.book import figures as fig
 from rnnbench.book import format as fmt
 from rnnbench.book import published, study_sections
 from rnnbench.book import results as res
+from rnnbench.config.analyses import UNTRAINED_KEYS
 from rnnbench.config.files import merge_config_files
 from rnnbench.config.settings import Config, load_config
 from rnnbench.findings.evidence import Roles
@@ -196,8 +197,9 @@ def build_results(results: Path) -> Config:
         path.write_text(json.dumps(stats), encoding="utf-8")
         stats_files.append(str(path))
     jobs.corpus_table(sorted(corpora), stats_files, **table("corpora"), provenance=provenance)
+    factors: dict[str, float] = {}  # one per network: a network two analyses measure falls the same way in both
     for name in config.analyses:
-        _analysis(config, name, results, provenance)
+        _analysis(config, name, results, provenance, factors)
 
     # Our runs beside the published rows (rule comparison), from the run folders written above.
     comparison_runs = {}
@@ -371,14 +373,17 @@ def _write_units(results, config, study_name, points, configs, summary, provenan
     write_provenance(paths.provenance(out), producer="rnnbench.results.silent_units.unit_table", **provenance)
 
 
-def _analysis(config: Config, name: str, results: Path, provenance: dict) -> None:
-    """An analysis's tables, hand-written: each network's gradient norm falls by a factor 0.8 + 0.05 i per step."""
+def _analysis(config: Config, name: str, results: Path, provenance: dict, factors: dict) -> None:
+    """An analysis's tables, hand-written: its i-th network's gradient norm falls by a factor 0.8 + 0.05 i per step,
+    or by the factor an earlier analysis gave the same network (``factors``: one network, one measurement)."""
     analysis, points = config.analyses[name], config.analysis_points(name)
     root = str(results)
     Path(paths.analysis_dir(root, name)).mkdir(parents=True, exist_ok=True)
     tables: dict[str, list[dict]] = {"curves": [], "rates": [], "passage": []}
     for i, point in enumerate(points):
-        keys, factor = dict(point.keys), 0.8 + 0.05 * i
+        keys = dict(point.keys)
+        network = json.dumps({k: keys.get(k) for k in ("run_id", "snapshot", *UNTRAINED_KEYS)}, sort_keys=True)
+        factor = factors.setdefault(network, 0.8 + 0.05 * i)
         for d in range(12):
             norm = factor**d
             tables["curves"].append(
@@ -405,10 +410,11 @@ def _analysis(config: Config, name: str, results: Path, provenance: dict) -> Non
                 "method": "one_pass",
                 "quantity": "h",
                 "rate": math.log(factor),
-                "jacobian_rate": 0.1,
-                "pascanu_rate": 0.2,
+                "jacobian_bound": 0.1,
+                "pascanu_bound": 0.2,
                 "radius_rate": math.log(factor) + 0.01,
                 "rho": factor + 0.01,
+                "mean_slope": 0.9,
             }
         )
         for position, word in enumerate(["raj", "partner", "his"], start=1):
@@ -943,9 +949,23 @@ def test_the_decay_chapter_words_what_the_rates_say(fixture, monkeypatch):
     monkeypatch.setenv(res.RESULTS_ENV, str(fixture.results))
     text = bookcheck.run_chapter(fixture.book / "decay.qmd", cwd=fixture.book).markdown()
     below = "Below the edge the gradient vanishes in every untrained tanh network, as the chapter's story says."
-    above = "Above the edge the story fails where the eigenvalues say the gradient should grow"
-    assert below in text and above in text and "still vanishes at ρ =" in text
+    above = "Above the edge the chapter says the gradient explodes. In the untrained tanh network it still vanishes at"
+    assert below in text and above in text
     assert "measured rate at initialisation" in text and "toward the edge" not in text
+    # every fixture rate is below 0 and its Jacobian bound 0.1 above: a bound above zero, a gradient that shrinks
+    assert (
+        "the mean per-step Jacobian norm allows the gradient to grow by 0.1 a step in the log, where it shrinks" in text
+    )
+
+
+def test_the_worked_product_and_the_measured_networks_are_compared_by_their_numbers(fixture, monkeypatch):
+    # The fixture's measured tanh networks all shrink (factors 0.8 + 0.05 i) with a mean slope of 0.9; the worked
+    # product is computed: at 8 units it shrinks at every radius, at 200 it grows at 2 and 3.
+    monkeypatch.setenv(res.RESULTS_ENV, str(fixture.results))
+    text = bookcheck.run_chapter(fixture.book / "bptt.qmd", cwd=fixture.book).markdown()
+    assert "and there the gradient shrinks above the edge" in text
+    assert "This network's units saturate more than the measured networks'." in text
+    assert "What sets the sign is the width." in text and "grows at $\\rho(U) =$ 2 and 3" in text
 
 
 def test_the_ablation_sections_word_what_the_studies_measured(fixture, tmp_path, monkeypatch):

@@ -331,6 +331,7 @@ def test_every_table_builds_tidy():
         "lesson_word_order",
         "bptt_gradient_check",
         "jacobian_product",
+        "jacobian_width",
         "seed_claims",
         "seed_discrepancies",
     }

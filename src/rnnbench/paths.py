@@ -12,7 +12,7 @@
       studies/<study>/trace.csv          clipping studies: gradient norms step by step of the first seed
       studies/<study>/<figure>.{png,pdf} their figures (distance-heatmap, distance-curves, norm-trace)
       analyses/<name>/curves.csv         a gradient-decay analysis: norm against distance, one row per point and distance
-      analyses/<name>/rates.csv          its measured rates beside the predicted ones
+      analyses/<name>/rates.csv          its measured rates beside their bounds and log rho(U)
       analyses/<name>/passage.csv        a passage analysis: the gradient at every word of the chapter's passage
       analyses/<name>/analysis.json      what the analysis is: its networks, points, measurement and figure
       analyses/<name>/figure.{png,pdf}   a gradient-decay analysis's curves

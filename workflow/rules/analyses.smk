@@ -8,7 +8,7 @@ include: "analysis_helpers.smk"  # points, weights files and outputs of each ana
 
 rule decay_analysis:
     """A gradient-decay analysis: for each network, the gradient's norm against distance in one backward pass,
-    the forward perturbation, and the measured rate beside the predicted ones."""
+    the forward perturbation, and the measured rate beside its bounds and the eigenvalue story's rate."""
     input:
         models=analysis_models,
     output:

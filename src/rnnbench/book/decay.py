@@ -1,18 +1,24 @@
 """The decay chapter's values (reports/decay.qmd), from the analyses' results (results/analyses/<name>/, read
 through rnnbench.book.results).
 
-    backward_rates      one analysis's measured rate (backward, dL/dh) beside the predictions, seeds averaged
-    untrained_rates     every untrained analysis's rates in one table: family, activation, radius, hidden
-    trained_rates       every study-sourced analysis's rates: run, snapshot
+    networks            every network the gradient-decay analyses measured, once, with the analyses that did
+    network_count       how many networks every analysis together measures, each once
+    backward_rates      one analysis's measured rate (backward, dL/dh) beside its bounds and log rho, seeds averaged
+    untrained_rates     every untrained network's rates in one table: family, activation, radius, hidden
+    trained_rates       every study-sourced network's rates: run, snapshot
     passage_rows        the passage's word "partner" (the evidence) per network
     analysis_section    one analysis's section: what it measured, its figure and its rates table
+    worked_beside_measured  the worked Jacobian product at two widths beside the measured untrained networks
 
-Rates are logs of the per-step factor (0: the edge, below 0: vanishing), as rnnbench.decay.rates writes them.
+Rates are logs of the per-step factor (0: the edge, below 0: vanishing), as rnnbench.decay.rates writes them. A
+network two analyses measured counts once (rnnbench.results.decay_rates): every rate of a setting this chapter
+quotes is setting_rates' mean over distinct networks, whichever table or sentence quotes it.
 """
 
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -22,80 +28,72 @@ from rnnbench import paths
 from rnnbench.book.figures import STAGING_DIR, stage_figure
 from rnnbench.book.format import Markdown, label_slug, markdown_table, sig, words
 from rnnbench.book.results import analysis_names, analysis_record, analysis_table, results_root
+from rnnbench.results.decay_rates import SEP, backward_h, distinct_networks, network_rates, setting_rates
 
-PREDICTIONS = {
-    "jacobian_rate": "log mean ‖diag(f′) U‖",
-    "pascanu_rate": "log σ_max(U) max f′",
+# What stands beside a measured rate (rnnbench.decay.rates): two upper bounds on it, and the chapter's eigenvalue
+# story, the rate of a linear network (f' = 1) with the same U.
+BESIDE = {
+    "jacobian_bound": "bound: log mean ‖diag(f′) U‖",
+    "pascanu_bound": "bound: log σ_max(U) max f′",
     "radius_rate": "log ρ(U)",
 }
 SNAPSHOT_NAMES = {"0": "at initialisation", "final": "at the end of training"}
 SNAPSHOT_TEXT = ("snapshot",)  # "0" and "final" name snapshots: read as text, never as numbers
 PASSAGE_WORDS = 47  # the length of the chapter's passage, over which its decay table raises each factor
+UNTRAINED_SETTING = ["family", "activation", "radius", "hidden"]  # what a row of the untrained table is
 
 
-def backward_rates(name: str, results: str | Path | None = None, quantity: str = "h") -> pd.DataFrame:
-    """One row per network the analysis varies (seeds averaged): the measured rate, its range over seeds, the
-    per-step factor it means, the three predictions and rho(U)."""
-    record = analysis_record(name, results)
-    rates = analysis_table(name, "rates", results, text=SNAPSHOT_TEXT)
-    rates = rates[
-        (rates["direction"] == "backward") & (rates["method"] == "one_pass") & (rates["quantity"] == quantity)
-    ]
-    keys = [k for k in record["keys"] if k not in ("seed", "run_id") and (k in record["vary"] or k == "activation")]
-    keys = [k for k in keys if k in rates.columns] or ["analysis"]
-    rates = rates.assign(analysis=name)
-    grouped = rates.groupby(keys, sort=False, dropna=False)  # an LSTM has no radius or activation: NaN keys
-    table = grouped.agg(
-        measured=("rate", "mean"),
-        lowest=("rate", "min"),
-        highest=("rate", "max"),
-        seeds=("rate", "size"),
-        **{column: (column, "mean") for column in PREDICTIONS},
-        rho=("rho", "mean"),
-    ).reset_index()
-    table.insert(len(keys) + 1, "factor", np.exp(table["measured"]))
-    return table
+def network_count(results: str | Path | None = None) -> int:
+    """How many networks the analyses measure, each once however many analyses measure it."""
+    return distinct_networks([analysis_record(name, results) for name in analysis_names(results)])
 
 
-def _all_rates(network: str, results: str | Path | None) -> pd.DataFrame:
-    frames = []
+def networks(results: str | Path | None = None) -> pd.DataFrame:
+    """Every network of every gradient-decay analysis, once: its keys, its measured rate of ||dL/dh|| and what
+    stands beside it; ``network`` (untrained, study) and ``analyses``, the analyses that measured it."""
+    analyses = {}
     for name in analysis_names(results):
         record = analysis_record(name, results)
-        if record["kind"] != "gradient_decay" or record["network"] != network:
-            continue
-        rates = analysis_table(name, "rates", results, text=SNAPSHOT_TEXT)
-        rates = rates[(rates["direction"] == "backward") & (rates["method"] == "one_pass") & (rates["quantity"] == "h")]
-        frames.append(rates.assign(analysis=name))
-    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+        if record["kind"] == "gradient_decay":
+            analyses[name] = (record, analysis_table(name, "rates", results, text=SNAPSHOT_TEXT))
+    return backward_h(network_rates(analyses))
+
+
+def backward_rates(name: str, results: str | Path | None = None) -> pd.DataFrame:
+    """One row per network setting the analysis varies (seeds averaged): the measured rate, its range over seeds,
+    the per-step factor it means, the two bounds, log rho(U), rho(U), and ``also``: the other analyses that
+    measured its networks."""
+    record = analysis_record(name, results)
+    measured = networks(results)
+    mine = measured[measured["analyses"].str.split(SEP).map(lambda names: name in names)]
+    keys = [k for k in record["keys"] if k not in ("seed", "run_id") and (k in record["vary"] or k == "activation")]
+    keys = [k for k in keys if k in mine.columns] or ["analysis"]
+    # an LSTM has no radius or activation: NaN keys
+    table = setting_rates(mine.assign(analysis=name), keys, beside=[*BESIDE, "rho"])
+    order = backward_h(analysis_table(name, "rates", results, text=SNAPSHOT_TEXT).assign(analysis=name))[keys]
+    table = order.drop_duplicates().merge(table, on=keys, how="left")  # the analysis's own order of its settings
+    table.insert(len(keys) + 1, "factor", np.exp(table["measured"]))
+    also = table.pop("analyses").str.split(SEP).map(lambda names: SEP.join(n for n in names if n != name))
+    return table.rename(columns={"networks": "seeds"}).assign(also=also)
 
 
 def untrained_rates(results: str | Path | None = None) -> pd.DataFrame:
-    """Every untrained network of every analysis: family, activation, radius, hidden -> measured rate (mean over seeds
-    and analyses) beside log rho(U) and the Jacobian prediction."""
-    rates = _all_rates("untrained", results)
-    if rates.empty:
-        return pd.DataFrame(
-            columns=["family", "activation", "radius", "hidden", "measured", "radius_rate", "jacobian_rate", "networks"]
-        )
-    return (
-        rates.assign(family=rates.get("family", "rnn"))
-        .groupby(["family", "activation", "radius", "hidden"], dropna=False)
-        .agg(
-            measured=("rate", "mean"),
-            radius_rate=("radius_rate", "mean"),
-            jacobian_rate=("jacobian_rate", "mean"),
-            networks=("rate", "size"),
-        )
-        .reset_index()
-    )
+    """Every untrained network setting (family, activation, radius, hidden), its rate the mean over its distinct
+    networks, beside log rho(U), the Jacobian bound and the mean slope f' along the trajectory; ``networks``
+    counts them and ``analyses`` names the analyses that measured them."""
+    measured = networks(results)
+    untrained = measured[measured["network"] == "untrained"]
+    table = setting_rates(untrained, UNTRAINED_SETTING, beside=["radius_rate", "jacobian_bound", "mean_slope"])
+    return table.sort_values(UNTRAINED_SETTING, na_position="first").reset_index(drop=True)
 
 
 def trained_rates(results: str | Path | None = None) -> pd.DataFrame:
-    """Every study-sourced network: analysis, run, snapshot -> measured rate, rho(U) and the predictions."""
-    rates = _all_rates("study", results)
-    if rates.empty:
-        return pd.DataFrame(columns=["analysis", "run_id", "snapshot", "rate", "rho", *PREDICTIONS])
-    return rates[["analysis", "run_id", "family", "snapshot", "rate", "rho", *PREDICTIONS]].reset_index(drop=True)
+    """Every study-sourced network, once: analyses, run, snapshot -> measured rate, rho(U), the bounds and
+    log rho(U)."""
+    measured = networks(results)
+    trained = measured[measured["network"] == "study"]
+    columns = ["analyses", "run_id", "family", "snapshot", "rate", "rho", *BESIDE]
+    return trained[columns].reset_index(drop=True) if len(trained) else pd.DataFrame(columns=columns)
 
 
 def passage_rows(results: str | Path | None = None) -> pd.DataFrame:
@@ -139,10 +137,13 @@ def analysis_section(name: str, results: str | Path | None = None, staging: str 
         "highest": "highest",
         "factor": "per-step factor",
         "rho": "ρ(U)",
-        **PREDICTIONS,
+        **BESIDE,
+        "also": "also measured by",
     }
     if table["seeds"].max() <= 1:
         table = table.drop(columns=["lowest", "highest"])
+    if not table["also"].any():
+        table = table.drop(columns=["also"])
     lines = [
         f"## `{name}` {{#sec-analysis-{slug}}}",
         "",
@@ -150,17 +151,25 @@ def analysis_section(name: str, results: str | Path | None = None, staging: str 
         f"{measure['steps']} steps of {corpus}'s {measure['split']} split ({measure['dtype']}). "
         f"@fig-analysis-{slug} plots the gradient's norm against distance (top row) and, on the same distances, how "
         "far the state moves per unit move of the first word's embedding (bottom row: the forward pass, exact); "
-        f"@tbl-analysis-{slug} gives each network's measured rate of the gradient beside the predicted ones.",
+        f"@tbl-analysis-{slug} gives each network's measured rate of the gradient beside two upper bounds on it and "
+        "log ρ(U), the rate of the chapter's eigenvalue story.",
         "",
         f"![{record['description'] or name}. Top row: ‖dL/dh‖, backward; bottom row: the move of h per unit move of the "
         f"first word's embedding, forward (exact). From {os.path.relpath(paths.analysis_figure('.', name, 'png'))}, rule "
         "analysis_figure.]"
         f"({image}){{#fig-analysis-{slug}}}",
         "",
-        markdown_table(table, formats={c: sig for c in table.columns if c in headers}, headers=headers),
+        markdown_table(table, formats={c: sig for c in table.columns if c in headers and c != "also"}, headers=headers),
         "",
-        f": Measured rate (slope of log ‖dL/dh‖ against distance) beside the predicted ones, per network of {name}. "
-        f"From {os.path.relpath(paths.analysis_table('.', name, 'rates'))}, rule decay_analysis. {{#tbl-analysis-{slug}}}",
+        f": Measured rate (slope of log ‖dL/dh‖ against distance) beside two upper bounds on it and log ρ(U), per "
+        f"network setting of {name}, over its own seeds"
+        + (
+            "; a setting's rate over every network measured at it, whichever analysis measured it, is in "
+            "@tbl-decay-untrained. "
+            if record["network"] == "untrained"
+            else ". "
+        )
+        + f"From {os.path.relpath(paths.analysis_table('.', name, 'rates'))}, rule decay_analysis. {{#tbl-analysis-{slug}}}",
         "",
     ]
     return Markdown("\n".join(lines))
@@ -202,6 +211,18 @@ def above_edge(untrained: pd.DataFrame) -> pd.DataFrame:
     return rows.assign(verdict=rows["activation"].map(verdicts)).reset_index(drop=True)
 
 
+def loose_bound(untrained: pd.DataFrame) -> pd.Series | None:
+    """The tanh Elman setting of smallest radius whose gradient shrinks while its upper bound, the log of the mean
+    Jacobian norm, is above 0 (a bound that allows growth where there is none); None when there is none."""
+    rows = untrained[
+        (untrained["family"] == "rnn")
+        & (untrained["activation"] == "tanh")
+        & (untrained["measured"] < 0)
+        & (untrained["jacobian_bound"] > 0)
+    ]
+    return rows.sort_values("radius").iloc[0] if len(rows) else None
+
+
 def lstm_beside_elman(untrained: pd.DataFrame) -> list[tuple[pd.Series, pd.DataFrame]]:
     """Each untrained LSTM, with the untrained tanh Elman networks of its hidden size."""
     pairs = []
@@ -213,3 +234,98 @@ def lstm_beside_elman(untrained: pd.DataFrame) -> list[tuple[pd.Series, pd.DataF
         ]
         pairs.append((lstm, elman))
     return pairs
+
+
+# ----------------------------------------------------------------------------------------------------------
+# The worked Jacobian product (reports/bptt.qmd) beside the untrained networks measured here: both chapters read
+# their comparison from this one function.
+
+
+@dataclass(frozen=True)
+class WorkedBeside:
+    """tables/jacobian_width.csv (the worked recipe at two widths) beside the widest untrained tanh Elman networks
+    the analyses measure (untrained_rates).
+
+    ``table``: one row per radius either measures: ``small_*`` and ``wide_*`` the worked widths' rate, mean tanh'
+    and step_sd, ``measured_*`` the measured networks' rate and mean slope (NaN where one has no such radius).
+    ``radius``: the largest radius above the edge that both measure, where the chapters compare them; ``lowest``:
+    the smallest radius both measure; ``largest``: the worked table's largest radius."""
+
+    table: pd.DataFrame
+    small: int
+    wide: int
+    hidden: int
+    radius: float
+    lowest: float
+    largest: float
+
+    def at(self, radius: float) -> pd.Series:
+        return self.table.set_index("radius").loc[radius]
+
+    @property
+    def width_decides(self) -> bool:
+        """At the largest worked radius, the small product shrinks and the wide one grows, their units saturating
+        alike (saturation_verdict): the width, not the saturation, sets the sign."""
+        top = self.at(self.largest)
+        alike = saturation_verdict(top["small_slope"], top["wide_slope"]) == "alike"
+        return bool(top["small_rate"] < 0 < top["wide_rate"] and alike)
+
+
+def worked_beside_measured(width: pd.DataFrame, untrained: pd.DataFrame) -> WorkedBeside:
+    """The comparison WorkedBeside describes; ValueError when the two share no radius above the edge."""
+    width = width.assign(radius=width["spectral_radius"].round(2))
+    small, wide = int(width["hidden"].min()), int(width["hidden"].max())
+    columns = {"rate": "rate", "mean_tanh_slope": "slope", "step_sd": "sd"}
+
+    def worked(hidden: int, prefix: str) -> pd.DataFrame:
+        rows = width[width["hidden"] == hidden].set_index("radius")[list(columns)]
+        return rows.rename(columns={c: f"{prefix}_{short}" for c, short in columns.items()})
+
+    elman = untrained[(untrained["family"] == "rnn") & (untrained["activation"] == "tanh")]
+    hidden = int(elman["hidden"].max())
+    measured = elman[elman["hidden"] == hidden].set_index("radius")[["measured", "mean_slope"]]
+    measured = measured.rename(columns={"measured": "measured_rate", "mean_slope": "measured_slope"})
+    table = worked(small, "small").join(worked(wide, "wide"), how="outer").join(measured, how="outer")
+    both = table.dropna(subset=["small_rate", "measured_rate"]).index
+    above = [r for r in both if r > 1]
+    if not above:
+        raise ValueError(
+            f"the worked radii {sorted(width['radius'].unique())} and the measured tanh networks' share none above 1"
+        )
+    return WorkedBeside(
+        table=table.rename_axis("radius").reset_index(),
+        small=small,
+        wide=wide,
+        hidden=hidden,
+        radius=float(max(above)),
+        lowest=float(min(both)),
+        largest=float(width["radius"].max()),
+    )
+
+
+# Two mean slopes within this of each other saturate alike: tanh' = 1 - h^2 moves by 0.1 when |h| moves from
+# 0.71 to 0.77, a difference a reader would not call more saturated.
+ALIKE = 0.1
+
+
+def saturation_verdict(here: float, there: float) -> str:
+    """ "alike" when two mean tanh' are within ALIKE of each other; else "here" or "there", the network whose
+    units saturate more (the smaller mean slope)."""
+    if abs(here - there) <= ALIKE:
+        return "alike"
+    return "here" if here < there else "there"
+
+
+def worked_beside_headers(beside: WorkedBeside) -> dict[str, str]:
+    """The column headers of WorkedBeside.table, each naming its network's width."""
+    headers = {"radius": "ρ(U)"}
+    for prefix, units in (("small", beside.small), ("wide", beside.wide)):
+        headers |= {
+            f"{prefix}_rate": f"rate, {units} units",
+            f"{prefix}_slope": f"mean tanh′, {units} units",
+            f"{prefix}_sd": f"step spread, {units} units",
+        }
+    return headers | {
+        "measured_rate": f"measured rate, {beside.hidden} units",
+        "measured_slope": f"measured mean tanh′, {beside.hidden} units",
+    }

@@ -91,6 +91,11 @@ def percent(value: Any, digits: int = 1) -> Markdown:
     return Markdown(f"{float(value):.{digits}f}%")
 
 
+def sig_words(values: Iterable[Any], digits: int = 3) -> Markdown:
+    """Numbers as sig() gives them, as a list in words: [0.5, 0.9, 1.0] -> "0.5, 0.9 and 1"."""
+    return words(sig(v, digits) for v in values)
+
+
 def words(items: Iterable[Any], conjunction: str = "and") -> Markdown:
     """["a", "b", "c"] -> "a, b and c"."""
     items = [str(i) for i in items]

@@ -1,8 +1,9 @@
-"""Gradient-decay curves measured on real networks, next to the rates theory predicts.
+"""Gradient-decay curves measured on real networks, next to the bounds theory puts on them.
 
     networks   untrained Elman RNNs at a given spectral radius, the linear RNN, token windows of a corpus
     measure    ||dL_T/dh_t||, ||dL_T/dx_t|| for every t in one backward pass; forward perturbation of x_1
-    rates      measured slope of log-norm vs distance beside log ||diag(f') U||, Pascanu's bound, log rho(U)
+    rates      measured slope of log-norm vs distance beside its bounds (log ||diag(f') U||, Pascanu's),
+               log rho(U) (the eigenvalue story's rate) and the mean slope f' along the trajectory
     passage    the chapter's 47-word passage: the blame for the last word reaching "partner"
     analysis   one analysis point: a network source (untrained spec or a run's model file) and a split in,
                the tidy curves and rates tables out
@@ -38,11 +39,12 @@ from rnnbench.decay.rates import (
     JACOBIAN_STEPS,
     MAX_SLOPE,
     UNDERFLOW_MARGIN,
+    bounds_and_prediction,
     fit_rate,
     forward_rates,
-    predicted_rates,
     rates,
     step_jacobian_norms,
+    step_slopes,
 )
 
 __all__ = [
@@ -59,6 +61,7 @@ __all__ = [
     "UNTRAINED_SETTINGS",
     "analyse",
     "backward_decay",
+    "bounds_and_prediction",
     "check_recurrent",
     "decay_point",
     "direction",
@@ -70,7 +73,6 @@ __all__ = [
     "naive_backward_decay",
     "network",
     "passage_decay",
-    "predicted_rates",
     "ptb_words",
     "rates",
     "sequences",
@@ -78,6 +80,7 @@ __all__ = [
     "spectral_radius",
     "states_from",
     "step_jacobian_norms",
+    "step_slopes",
     "summarise",
     "untrained_lstm",
     "untrained_rnn",

@@ -54,6 +54,7 @@ TABLES: dict[str, Callable[[], pd.DataFrame]] = {
     "lesson_word_order": lesson_word_order,
     "bptt_gradient_check": bptt.gradient_check,
     "jacobian_product": bptt.jacobian_decay,
+    "jacobian_width": bptt.jacobian_width,
     "seed_claims": seed_claims,
     "seed_discrepancies": seed_discrepancies,
 }

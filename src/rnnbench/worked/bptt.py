@@ -23,6 +23,7 @@ gap can be measured.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -31,7 +32,15 @@ import numpy as np
 import pandas as pd
 import torch
 
+from rnnbench.decay.rates import fit_rate
+
 PARAM_NAMES = ("V", "b_y", "U", "W", "b_h")
+# The spectral radii U is rescaled to for the Jacobian product: below, at and above the chapter's edge |lambda| = 1.
+JACOBIAN_RADII = (0.5, 0.9, 1.0, 1.5, 2.0, 3.0)
+# The same recipe at two widths: this chapter's 8 units, and the 200 of the default config's decay analyses
+# (config/config.yaml, analyses: decay_radius). Between the two only the width changes, not how hard the units
+# saturate, so the width's effect on the product is read apart from the saturation's.
+JACOBIAN_WIDTHS = (8, 200)
 
 
 @contextmanager
@@ -74,7 +83,9 @@ class Problem:
 
 
 def spectral_radius(matrix: np.ndarray) -> float:
-    return float(np.max(np.abs(np.linalg.eigvals(matrix))))
+    """max |lambda| over the eigenvalues, on one thread (see `jacobian_chain`)."""
+    with one_thread():
+        return float(torch.linalg.eigvals(torch.from_numpy(np.asarray(matrix, dtype=np.float64))).abs().max())
 
 
 def random_problem(
@@ -222,15 +233,26 @@ def gradient_check(problem: Problem | None = None, *, tolerance: float = 1e-6) -
 
 
 def jacobian_chain(problem: Problem) -> list[np.ndarray]:
-    """dh_tau/dh_0 for tau = 1..T as the explicit product J_tau ... J_1, J_t = diag(1 - h_t^2) U  (12.5, 12.6)."""
+    """dh_tau/dh_0 for tau = 1..T as the explicit product J_tau ... J_1, J_t = diag(1 - h_t^2) U  (12.5, 12.6).
+
+    The products are torch's on one thread: numpy's BLAS spreads a 200 x 200 product over every core, and on a
+    busy machine that is a hundred times slower."""
     hs, _ = forward(problem.params, problem.xs, problem.h0)  # (T+1, H)
-    product = np.eye(len(problem.h0))  # (H, H): dh_0/dh_0
+    slopes = torch.from_numpy(1.0 - hs[1:] ** 2)  # (T, H): tanh'(a_t)
+    U = torch.from_numpy(problem.params.U)  # (H, H)
+    product = torch.eye(len(problem.h0), dtype=torch.float64)  # (H, H): dh_0/dh_0
     chain = []
-    for t in range(1, len(hs)):
-        jac = (1.0 - hs[t] ** 2)[:, None] * problem.params.U  # (H, H): diag(tanh'(a_t)) U
-        product = jac @ product
-        chain.append(product)
+    with one_thread():
+        for slope in slopes:
+            product = (slope[:, None] * U) @ product  # (H, H): diag(tanh'(a_t)) U, times dh_{t-1}/dh_0
+            chain.append(product.numpy())
     return chain
+
+
+def spectral_norms(matrices: Sequence[np.ndarray]) -> np.ndarray:
+    """||M||_2 of each matrix: (len(matrices),), on one thread (see `jacobian_chain`)."""
+    with one_thread():
+        return torch.linalg.matrix_norm(torch.from_numpy(np.stack(matrices)), ord=2).numpy()
 
 
 def jacobian_autograd(problem: Problem) -> np.ndarray:
@@ -256,18 +278,20 @@ def jacobian_autograd(problem: Problem) -> np.ndarray:
 
 
 def jacobian_decay(
-    radii: Sequence[float] = (0.5, 0.9, 1.0, 1.5, 3.0),
+    radii: Sequence[float] = JACOBIAN_RADII,
     *,
     steps: int = 50,
     hidden: int = 8,
     embed_dim: int = 4,
     seed: int = 0,
+    check: bool = True,
 ) -> pd.DataFrame:
     """Norm of dh_tau/dh_0 against distance tau, for U rescaled to several spectral radii.
 
     Columns: spectral_radius (of U), distance, jacobian_norm (spectral norm of the explicit product),
     autograd_norm, rel_diff (explicit vs autograd, relative Frobenius error), u_power_norm (||U^tau||, the
-    product without tanh'), mean_tanh_slope (mean of 1 - h_tau^2 at that step).
+    product without tanh'), mean_tanh_slope (mean of 1 - h_tau^2 at that step). ``check=False`` leaves out the
+    autograd check and ||U^tau|| (the three columns between), which a table of rates does not read.
     """
     rows = []
     for radius in radii:
@@ -275,23 +299,63 @@ def jacobian_decay(
             vocab_size=2, embed_dim=embed_dim, hidden=hidden, steps=steps, recurrent_radius=radius, seed=seed
         )
         chain = jacobian_chain(problem)
-        auto = jacobian_autograd(problem)  # (T, H, H)
-        hs, _ = forward(problem.params, problem.xs, problem.h0)
-        U_power = np.eye(hidden)
-        for tau, product in enumerate(chain, start=1):
-            U_power = problem.params.U @ U_power
-            rows.append(
-                {
-                    "spectral_radius": spectral_radius(problem.params.U),
-                    "distance": tau,
-                    "jacobian_norm": float(np.linalg.norm(product, 2)),
-                    "autograd_norm": float(np.linalg.norm(auto[tau - 1], 2)),
-                    "rel_diff": relative_error(product, auto[tau - 1]),
-                    "u_power_norm": float(np.linalg.norm(U_power, 2)),
-                    "mean_tanh_slope": float(np.mean(1.0 - hs[tau] ** 2)),
-                }
-            )
+        columns = {
+            "spectral_radius": spectral_radius(problem.params.U),
+            "distance": np.arange(1, steps + 1),
+            "jacobian_norm": spectral_norms(chain),
+        }
+        if check:
+            auto = jacobian_autograd(problem)  # (T, H, H)
+            powers = list(itertools.accumulate([problem.params.U] * steps, lambda power, U: U @ power))  # U^tau
+            columns |= {
+                "autograd_norm": spectral_norms(list(auto)),
+                "rel_diff": [relative_error(product, a) for product, a in zip(chain, auto, strict=True)],
+                "u_power_norm": spectral_norms(powers),
+            }
+        hs, _ = forward(problem.params, problem.xs, problem.h0)  # (T+1, H)
+        columns["mean_tanh_slope"] = np.mean(1.0 - hs[1:] ** 2, axis=1)  # (T,)
+        rows.append(pd.DataFrame(columns))
+    return pd.concat(rows, ignore_index=True)
+
+
+def jacobian_rates(table: pd.DataFrame) -> pd.DataFrame:
+    """Per spectral radius of a `jacobian_decay` table, the product's rate measured as the decay analyses measure
+    a gradient's (rnnbench.decay.rates.fit_rate: the least-squares slope of log ||dh_tau/dh_0|| against tau, over
+    distances FIT_SKIP on), with dh_0/dh_0 = I at distance 0.
+
+    Columns: spectral_radius, rate, fit_from, fit_to, mean_tanh_slope (over the whole sequence), step_sd (the
+    standard deviation of one step's change of log ||dh_tau/dh_0||, tau - 1 to tau, over the fitted distances).
+    """
+    rows = []
+    for radius, group in table.groupby("spectral_radius", sort=False):
+        norms = np.concatenate([[1.0], group["jacobian_norm"].to_numpy()])  # (T + 1,): distances 0..T
+        curve = pd.DataFrame({"sequence": 0, "distance": np.arange(len(norms)), "norm": norms})
+        fit = fit_rate(curve, dtype=torch.float64)
+        changes = np.diff(np.log(norms))[fit["fit_from"] : fit["fit_to"]]  # (fit_to - fit_from,): each step's
+        rows.append(
+            {
+                "spectral_radius": radius,
+                "rate": fit["rate"],
+                "fit_from": fit["fit_from"],
+                "fit_to": fit["fit_to"],
+                "mean_tanh_slope": float(group["mean_tanh_slope"].mean()),
+                "step_sd": float(np.std(changes)),
+            }
+        )
     return pd.DataFrame(rows)
+
+
+def jacobian_width(
+    radii: Sequence[float] = JACOBIAN_RADII, widths: Sequence[int] = JACOBIAN_WIDTHS, *, seed: int = 0
+) -> pd.DataFrame:
+    """`jacobian_rates` of the same recipe (`jacobian_decay`'s network, inputs and seed) at each width:
+    hidden, then jacobian_rates' columns."""
+    tables = [
+        jacobian_rates(jacobian_decay(radii, hidden=hidden, seed=seed, check=False)).assign(hidden=hidden)
+        for hidden in widths
+    ]
+    table = pd.concat(tables, ignore_index=True)
+    return table[["hidden", *[c for c in table.columns if c != "hidden"]]]
 
 
 def gradient_reach(lengths: Sequence[int] = (5, 20, 50, 100)) -> pd.DataFrame:
