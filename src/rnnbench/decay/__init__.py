@@ -4,6 +4,8 @@
     measure    ||dL_T/dh_t||, ||dL_T/dx_t|| for every t in one backward pass; forward perturbation of x_1
     rates      measured slope of log-norm vs distance beside log ||diag(f') U||, Pascanu's bound, log rho(U)
     passage    the chapter's 47-word passage: the blame for the last word reaching "partner"
+    probe      a linear probe reading the head noun's number from the state d steps on, beside the gradient
+               crossing d steps (agreement sentences)
     analysis   one analysis point: a network source (untrained spec or a run's model file) and a split in,
                the tidy curves and rates tables out
 
