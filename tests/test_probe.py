@@ -85,11 +85,14 @@ def test_a_fit_set_of_one_class_predicts_that_class():
 
 
 def test_folds_keep_each_sentence_whole_and_never_score_a_row_with_the_probe_fit_on_it():
-    sentences = np.array([0, 0, 1, 2, 2, 2, 3, 4])
-    fold = folds_of(sentences, 3, seed=0)
+    sentences = np.array([0, 0, 1, 2, 2, 2, 3, 4, 5])
+    labels = np.array([1, 1, 0, 1, 1, 1, 0, 0, 1])  # one label per sentence: 1, 2 and 5 one way, 3 and 4 the other
+    fold = folds_of(sentences, labels, 3, seed=0)
     for s in np.unique(sentences):
         assert len(set(fold[sentences == s])) == 1
-    assert sorted(set(fold)) == [0, 1, 2]
+    by_sentence = dict(zip(sentences, fold, strict=True))
+    assert sorted(by_sentence[s] for s in (0, 2, 5)) == [0, 1, 2]  # each fold one of the three of label 1
+    assert len({by_sentence[s] for s in (1, 3, 4)}) == 3  # and the label-0 sentences in three folds too
     # a probe fit with its scored rows would read these labels (each state is its label); fit without them, it
     # has only the other label to learn from, and errs on every row
     state = np.array([[0.0], [1.0], [0.0], [1.0]])

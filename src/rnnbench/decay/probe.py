@@ -12,11 +12,15 @@ states before the verb are read: from the verb on, the verb's own form gives the
                     L_verb = -log p(correct form | prefix) d steps back from the state that predicts the verb
                     (the blame that has to cross d steps; where k = d + 1 it reaches the head's own state)
     fit_logistic    L2-regularised logistic regression by Newton's method, on standardised features (float64)
-    cross_validated every example scored by a probe fit on the other folds (folds of sentences, seeded)
+    cross_validated every example scored by a probe fit on the other folds (folds of sentences, stratified by
+                    label, seeded)
     probe_table     per d: held-out accuracy and its Wilson interval beside chance (the majority rate of the
                     scored examples), on every example and on those whose nearest noun has the other number
                     (there the nearest noun's number is always wrong), with the labels true and shuffled
                     (the shuffled control must score at chance), and the geometric mean of g_d
+
+The interval is the binomial one of the scored examples. Cross-validated predictions share their fits, so it is
+somewhat narrower than their spread: on noise, about 0.8 of it at 150 examples in 64 dimensions, nearer 1 with more.
 
 Nothing here reads or writes files.
 """
@@ -198,10 +202,14 @@ def fit_logistic(states: np.ndarray, labels: np.ndarray, l2: float, *, steps: in
     return Logistic(mean, scale, theta[:-1], float(theta[-1]))
 
 
-def folds_of(sentences: np.ndarray, folds: int, seed: int) -> np.ndarray:
-    """(n,) the fold of each row: every sentence in one fold, sentences dealt to folds in a seeded order."""
-    unique = np.unique(sentences)
+def folds_of(sentences: np.ndarray, labels: np.ndarray, folds: int, seed: int) -> np.ndarray:
+    """(n,) the fold of each row: every sentence in one fold, and each label's sentences dealt round the folds in a
+    seeded order, so that every fold holds the labels in the same proportion (stratified). Unstratified, a fold
+    with more of one label leaves the others with fewer of it, and a probe that learned nothing but the base rate
+    scores below chance on it."""
+    unique, first = np.unique(sentences, return_index=True)
     order = np.random.default_rng(seed).permutation(unique.size)
+    order = order[np.argsort(labels[first][order], kind="stable")]  # by label, seeded within each
     fold = np.empty(unique.size, dtype=np.int64)
     fold[order] = np.arange(unique.size) % folds
     return fold[np.searchsorted(unique, sentences)]
@@ -244,10 +252,10 @@ def probe_table(collected: States, *, folds: int, l2: float, seed: int) -> pd.Da
         if at.sum() < folds:
             continue
         states, true = collected.state[at], collected.label[at]
-        fold = folds_of(collected.sentence[at], folds, seed)
         attracted = collected.nearest[at] != true
         shuffled = np.random.default_rng([seed, int(d)]).permutation(true)
         for labels, y in zip(LABELS, (true, shuffled), strict=True):
+            fold = folds_of(collected.sentence[at], y, folds, seed)
             predicted, n_fit = cross_validated(states, y, fold, l2)
             for subset, scored in zip(SUBSETS, (np.ones_like(attracted), attracted), strict=True):
                 n, correct = int(scored.sum()), int((predicted[scored] == y[scored]).sum())
