@@ -12,6 +12,7 @@ import textwrap
 import matplotlib.pyplot as plt
 import pandas as pd
 import seaborn as sns
+from matplotlib.ticker import MaxNLocator
 
 from rnnbench.plots.style import add_source_note, apply_theme
 
@@ -64,6 +65,8 @@ def probe_figure(table: pd.DataFrame, *, hue: str = "snapshot", title: str = "",
         ax = axes[2]
         ax.plot(positive["distance"], positive["gradient_norm"], color=colours[str(line[hue].iloc[0])], lw=1.2)
     axes[2].set_yscale("log")
+    for ax in axes:
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # d counts steps
     axes[2].set_title("gradient crossing d steps", fontsize=9)
     axes[2].set_xlabel("d, steps back from the verb's state")
     axes[2].set_ylabel("‖∂L_verb/∂h‖ (geometric mean)")
