@@ -123,7 +123,7 @@ def write_probe(results: Path, trained: float, attracted: float) -> None:
 
     name, root = "probe_x", str(results)
     Path(paths.analysis_dir(root, name)).mkdir(parents=True)
-    record = {"name": name, "kind": "probe", "study": "s", "snapshots": ["0", "final"]}
+    record = {"name": name, "kind": "probe", "study": "s", "where": {"bptt": 0}, "snapshots": ["0", "final"]}
     record["measure"] = {"folds": 5, "l2": 0.01, "seed": 0, "dtype": "float32"}
     Path(paths.analysis_record(root, name)).write_text(json.dumps(record))
     rows = []
@@ -166,11 +166,11 @@ def test_the_probe_section_quotes_the_farthest_distance_and_says_the_state_carri
     values = probe.probe_values(tmp_path, staging=tmp_path / "staged")
     assert (values.far, values.trained, values.attracted, values.untrained) == ("2", "0.950", "0.900", "0.500")
     assert (values.fall, values.networks, values.learned, values.carries) == ("0.01", "2 seeds", "2", probe.CARRIES)
-    assert (tmp_path / "staged" / "probe-probe-x.png").is_file()
+    assert (tmp_path / "staged" / "probe-probe-x.png").is_file() and values.study == "`s` (`bptt = 0`)"
 
 
-def test_a_state_read_at_chance_where_the_nearest_noun_misleads_does_not_carry_the_number(tmp_path):
+def test_a_state_read_no_better_than_the_nearest_noun_does_not_carry_the_number(tmp_path):
     from rnnbench.book import probe
 
-    write_probe(tmp_path, trained=0.8, attracted=0.5)  # the nearest noun's number, read as the head's
+    write_probe(tmp_path, trained=0.8, attracted=0.5)  # above chance, but the nearest noun's number scores 0.8
     assert probe.probe_values(tmp_path, staging=tmp_path / "staged").carries == probe.NOT_CARRIED
