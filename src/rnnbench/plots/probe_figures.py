@@ -33,7 +33,7 @@ def probe_figure(table: pd.DataFrame, *, hue: str = "snapshot", title: str = "",
     control grey and dashed; chance (the majority rate) dotted and the nearest noun's number dash-dotted, both
     black; right, the geometric mean of ||dL_verb/dh|| d steps back from the verb's state, on a log axis."""
     apply_theme()
-    fig, axes = plt.subplots(1, 3, figsize=(9.0, 3.2), layout="constrained")
+    fig, axes = plt.subplots(1, 3, figsize=(7.6, 3.6), layout="constrained")
     network = [c for c in NETWORK if c in table.columns]
     hues = sorted(table[hue].astype(str).unique(), key=lambda v: (v == "final", v))
     colours = dict(zip(hues, sns.color_palette("viridis", len(hues)), strict=True))
@@ -68,8 +68,8 @@ def probe_figure(table: pd.DataFrame, *, hue: str = "snapshot", title: str = "",
     for ax in axes:
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # d counts steps
     axes[2].set_title("gradient crossing d steps", fontsize=9)
-    axes[2].set_xlabel("d, steps back from the verb's state")
-    axes[2].set_ylabel("‖∂L_verb/∂h‖ (geometric mean)")
+    axes[2].set_xlabel("d, steps back from the verb")
+    axes[2].set_ylabel("‖∂L_verb/∂h‖, geometric mean")
     handles = [plt.Line2D([], [], color=colours[h], lw=1.5) for h in hues]
     labels = [snapshot_label(h) if hue == "snapshot" else h for h in hues]
     handles += [
@@ -78,7 +78,7 @@ def probe_figure(table: pd.DataFrame, *, hue: str = "snapshot", title: str = "",
         plt.Line2D([], [], color="black", lw=0.8, ls="-."),
     ]
     labels += ["shuffled labels", "chance (majority)", "nearest noun's number"]
-    fig.legend(handles, labels, title=hue, fontsize=7, loc="outside right upper")
+    axes[2].legend(handles, labels, fontsize=6, loc="lower left")  # the gradient falls from the upper left
     if title:
         fig.suptitle("\n".join(textwrap.wrap(title, 90)), fontsize=9)
     add_source_note(fig, source)
