@@ -456,7 +456,7 @@ def probe_folder(root, accuracy, chance=0.5, distances=10, shuffled=None):
                         "seed": s,
                         "snapshot": "final",
                         "labels": labels,
-                        "subset": "all",
+                        "subset": "attractor",
                         "distance": d,
                         "n_fit": 800,
                         "n_scored": 200,

@@ -14,8 +14,23 @@ STUDY = {"family": "rnn", "corpus": "ptb", "fixed": {"max_epochs": 3}, "vary": {
 UNTRAINED = {"network": {"untrained": {"fixed": {"hidden": 20}, "vary": {"radius": [0.5, 1.5]}, "seeds": [0, 1]}}}
 
 
+AGREEMENT = {
+    "family": "rnn",
+    "corpus": "agreement",
+    "fixed": {"output": "full", "max_epochs": 2},
+    "vary": {"bptt": [0, 5]},
+    "seeds": [1, 2],
+}
+PROBE = {"kind": "probe", "network": {"study": "g", "where": {"bptt": 0}, "snapshots": [0, "final"]}}
+
+
 def config(**analyses):
     return {"studies": {"h": STUDY}, "analyses": analyses}
+
+
+def with_agreement(**analyses):
+    """config() with g, an agreement study, beside h: what a probe reads."""
+    return {"studies": {"h": STUDY, "g": AGREEMENT}, "analyses": analyses}
 
 
 def error_of(source) -> str:
@@ -65,6 +80,20 @@ def test_a_studys_runs_are_shared_not_new_runs_and_each_snapshot_is_a_point():
     assert set(cfg.all_runs()) == {c.run_id for _, c in cfg.study_runs("h")}  # nothing added to train
     record = cfg.analyses["t"].record(points)
     assert record["run_ids"] == [run_id] and record["vary"] == ["snapshot"]
+
+
+def test_a_probe_reads_a_studys_agreement_runs_at_its_snapshots_with_only_the_settings_it_uses():
+    cfg = load_config(with_agreement(p={**PROBE, "roles": ["state_carries"], "measure": {"folds": 3}}))
+    points = cfg.analysis_points("p")
+    assert [(p.keys["seed"], p.keys["snapshot"]) for p in points] == [(1, "0"), (1, "final"), (2, "0"), (2, "final")]
+    record = cfg.analyses["p"].record(points)
+    assert record["kind"] == "probe" and record["measure"] == {"folds": 3, "l2": 0.01, "seed": 0, "dtype": "float32"}
+    assert cfg.analyses["p"].roles == ("state_carries",)
+    outputs = set(paths.expected_outputs(cfg, []))
+    root = cfg.results_dir
+    assert {
+        f"{root}/analyses/p/{f}" for f in ("probe.csv", "probe.provenance.json", "figure.png", "figure.pdf")
+    } <= outputs
 
 
 def test_expected_outputs_list_each_analysis_tables_record_and_figure():
@@ -135,6 +164,27 @@ def test_expected_outputs_list_each_analysis_tables_record_and_figure():
 )
 def test_a_wrong_analysis_fails_at_load_naming_the_key(analysis, named):
     message = error_of(config(a=analysis))
+    assert message.startswith(named), message
+
+
+@pytest.mark.parametrize(
+    "analysis, named",
+    [
+        ({**PROBE, "measure": {"fold": 3}}, r"config.analyses.a.measure: unknown key(s) 'fold'; allowed: "),
+        ({**PROBE, "measure": {"folds": 1}}, "config.analyses.a.measure.folds: 1 is out of range"),
+        ({**PROBE, "measure": {"l2": 0}}, "config.analyses.a.measure.l2: 0 is out of range"),
+        (
+            {**PROBE, "measure": {"steps": 10}},
+            "analyses.a.measure.steps: a probe analysis does not read it; it reads: ",
+        ),
+        ({**UNTRAINED, "measure": {"folds": 3}}, "analyses.a.measure.folds: only a probe analysis reads it"),
+        ({**PROBE, **UNTRAINED}, "analyses.a.network.untrained: a probe reads the networks a study trained"),
+        ({**PROBE, **trained()}, "analyses.a.network.study: a probe reads the head noun's number"),
+        ({**PROBE, "figure": {"panel": "seed"}}, "analyses.a.figure.panel: a probe's figure has panels of its own"),
+    ],
+)
+def test_a_wrong_probe_fails_at_load_naming_the_key(analysis, named):
+    message = error_of(with_agreement(a=analysis))
     assert message.startswith(named), message
 
 

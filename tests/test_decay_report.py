@@ -148,3 +148,64 @@ def test_the_trained_rates_keep_each_snapshot_of_a_run_in_order(tmp_path):
         "after epoch 1",
         "at the end of training",
     ]
+
+
+def write_probe(results: Path, trained: float, attracted: float) -> None:
+    """A probe of two seeds' runs at initialisation (chance) and trained (``trained`` on every example,
+    ``attracted`` where the nearest noun has the other number), 200 examples a distance; its figure and the
+    study's summary (both runs learned)."""
+    from rnnbench.book.probe import TRAINED, UNTRAINED
+
+    name, root = "probe_x", str(results)
+    Path(paths.analysis_dir(root, name)).mkdir(parents=True)
+    record = {"name": name, "kind": "probe", "study": "s", "where": {"bptt": 0}, "snapshots": ["0", "final"]}
+    record["measure"] = {"folds": 5, "l2": 0.01, "seed": 0, "dtype": "float32"}
+    Path(paths.analysis_record(root, name)).write_text(json.dumps(record))
+    rows = []
+    for run_id in ("r1", "r2"):
+        for snapshot in (UNTRAINED, TRAINED):
+            for labels, subset, d in [
+                (la, su, d) for la in ("true", "shuffled") for su in ("all", "attractor") for d in (0, 1, 2)
+            ]:
+                if subset == "attractor" and d == 0:
+                    continue
+                read = trained if subset == "all" else attracted
+                accuracy = read if snapshot == TRAINED and labels == "true" else 0.5
+                rows.append(
+                    {
+                        "run_id": run_id,
+                        "snapshot": snapshot,
+                        "labels": labels,
+                        "subset": subset,
+                        "distance": d,
+                        "n_scored": 200,
+                        "accuracy": accuracy,
+                        "accuracy_low": accuracy - 0.07,
+                        "accuracy_high": accuracy + 0.07,
+                        "chance": 0.5,
+                        "nearest_noun": 0.8,
+                        "gradient_relative": 0.1**d,
+                    }
+                )
+    pd.DataFrame(rows).to_csv(paths.analysis_table(root, name, "probe"), index=False)
+    for fmt in paths.FIGURE_FORMATS:
+        Path(paths.analysis_figure(root, name, fmt)).write_bytes(b"figure")
+    Path(paths.study_summary(root, "s")).parent.mkdir(parents=True)
+    pd.DataFrame({"run_id": ["r1", "r2"], "outcome": ["learned", "learned"]}).to_csv(paths.study_summary(root, "s"))
+
+
+def test_the_probe_section_quotes_the_farthest_distance_and_says_the_state_carries_the_number(tmp_path):
+    from rnnbench.book import probe
+
+    write_probe(tmp_path, trained=0.95, attracted=0.9)
+    values = probe.probe_values(tmp_path, staging=tmp_path / "staged")
+    assert (values.far, values.trained, values.attracted, values.untrained) == ("2", "0.950", "0.900", "0.500")
+    assert (values.fall, values.networks, values.learned, values.carries) == ("0.01", "2 seeds", "2", probe.CARRIES)
+    assert (tmp_path / "staged" / "probe-probe-x.png").is_file() and values.study == "`s` (`bptt = 0`)"
+
+
+def test_a_state_read_no_better_than_the_nearest_noun_does_not_carry_the_number(tmp_path):
+    from rnnbench.book import probe
+
+    write_probe(tmp_path, trained=0.8, attracted=0.5)  # above chance, but the nearest noun's number scores 0.8
+    assert probe.probe_values(tmp_path, staging=tmp_path / "staged").carries == probe.NOT_CARRIED

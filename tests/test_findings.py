@@ -646,14 +646,17 @@ def test_relu_runs_that_all_blow_up_beside_tanh_runs_that_train_hold_the_lessons
 
 
 def test_a_state_the_probe_reads_at_chance_where_the_gradient_has_faded_fails_forward_carries(tmp_path):
-    # The gradient falls 100-fold by distance 4; the farthest distance measured, 10, is read. Accuracy there
+    # The gradient falls 10-fold by distance 2; the farthest distance measured, 10, is read. Accuracy there
     # 0.5 +- 0.001 (0.501, 0.499, 0.5) against chance 0.5: above chance 0 +- 0.0025, measurably short of the 0.02
     # margin (t = -0.02 / 0.000577 = -34.6 on 2 degrees of freedom, p = 0.00042; Holm over the claim's two tests,
     # this and the shuffled-label control, doubles the smaller: 0.00083).
     same = probe_folder(tmp_path, (0.501, 0.499, 0.5))
     finding = judge(claim("forward_carries"), Evidence(tmp_path, same))
     assert finding.verdict == FAILS and "measurably short of the margin (p = 0.00083, Holm)" in finding.reason
-    assert "at distance 10 (gradient 1e−05 of its size at the noun): accuracy 0.5 against chance 0.5" in finding.value
+    assert (
+        "at distance 10 (gradient 1e−05 of its size at the verb), sentences whose nearest noun has the other number: "
+        "accuracy 0.5 against chance 0.5"
+    ) in finding.value
     assert "above chance +0 [−0.00248, +0.00248] over 3 seeds" in finding.value
     assert finding.evidence == "analyses/probe"
     # accuracies 0.81, 0.79, 0.8 there: 0.3 above chance, 0.3 +- 0.0248: the state carries what the gradient lost

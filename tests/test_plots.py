@@ -214,3 +214,34 @@ def test_a_summary_without_outcomes_is_refused():
     table = summary([("none", 1, 0.5, 0)]).drop(columns="outcome")
     with pytest.raises(ValueError, match="no 'outcome' column"):
         study_figure(table, study(), source="t")
+
+
+def test_a_probe_draws_one_accuracy_line_per_network_beside_the_gradient_on_a_log_axis(tmp_path):
+    from rnnbench.decay.probe import States, probe_table
+    from rnnbench.plots.probe_figures import probe_figure
+
+    rng = np.random.default_rng(0)
+    n = 200
+    distance = np.tile(np.arange(4), n // 4)
+    label = rng.integers(0, 2, n)
+    parts = []
+    for run_id in ("a", "b"):
+        for snapshot in ("0", "final"):
+            states = States(
+                sentence=np.arange(n) // 4,
+                distance=distance,
+                label=label,
+                nearest=np.where(distance >= 3, 1 - label, label),  # an attractor from d = 3 on
+                state=rng.normal(size=(n, 4)) + label[:, None],
+                gradient=0.5**distance,
+                relative=0.5**distance,
+            )
+            table = probe_table(states, folds=2, l2=0.01, seed=0)
+            parts.append(table.assign(run_id=run_id, snapshot=snapshot))
+    fig = probe_figure(pd.concat(parts, ignore_index=True), title="probe", source="data: probe.csv")
+    every, attracted, gradient = fig.axes[:3]
+    assert len([line for line in every.lines if line.get_marker() == "o"]) == 4  # one per (run, snapshot)
+    assert len([line for line in attracted.lines if line.get_marker() == "o"]) == 4
+    assert gradient.get_yscale() == "log" and len(gradient.lines) == 4
+    assert [len(line.get_xdata()) for line in gradient.lines] == [4] * 4  # every line at least two points
+    style.save(fig, str(tmp_path / "probe.png"))

@@ -379,11 +379,13 @@ def _analysis(config: Config, name: str, results: Path, provenance: dict, factor
     analysis, points = config.analyses[name], config.analysis_points(name)
     root = str(results)
     Path(paths.analysis_dir(root, name)).mkdir(parents=True, exist_ok=True)
-    tables: dict[str, list[dict]] = {"curves": [], "rates": [], "passage": []}
+    tables: dict[str, list[dict]] = {"curves": [], "rates": [], "passage": [], "probe": []}
     for i, point in enumerate(points):
         keys = dict(point.keys)
         network = json.dumps({k: keys.get(k) for k in ("run_id", "snapshot", *UNTRAINED_KEYS)}, sort_keys=True)
         factor = factors.setdefault(network, 0.8 + 0.05 * i)
+        if analysis.kind == "probe":
+            tables["probe"] += _probe_rows(keys, factor)
         for d in range(12):
             norm = factor**d
             tables["curves"].append(
@@ -435,15 +437,47 @@ def _analysis(config: Config, name: str, results: Path, provenance: dict, factor
         pd.DataFrame(tables[table]).to_csv(out, index=False)
         write_provenance(paths.provenance(out), producer="pytest fixture", **provenance)
     Path(paths.analysis_record(root, name)).write_text(json.dumps(analysis.record(points)), encoding="utf-8")
-    if analysis.kind == "gradient_decay":
+    if analysis.kind in paths.ANALYSIS_FIGURES:
         files = [paths.analysis_figure(root, name, ext) for ext in paths.FIGURE_FORMATS]
         jobs.analysis_figure(
-            paths.analysis_table(root, name, "curves"),
+            paths.analysis_table(root, name, paths.ANALYSIS_FIGURES[analysis.kind]),
             paths.analysis_record(root, name),
             files,
             provenance_file=paths.provenance(files[0]),
             provenance=provenance,
         )
+
+
+def _probe_rows(keys: dict, factor: float) -> list[dict]:
+    """A probe's rows, hand-written: a trained network reads the number at 0.95 - 0.02 d, an untrained one at
+    0.6 - 0.01 d, shuffled labels at 0.5; the gradient falls by ``factor`` per step."""
+    rows = []
+    for labels in ("true", "shuffled"):
+        for subset in ("all", "attractor"):
+            for d in range(12) if subset == "all" else range(3, 12):
+                if labels == "shuffled":
+                    accuracy = 0.5
+                else:
+                    accuracy = 0.95 - 0.02 * d if keys["snapshot"] == "final" else 0.6 - 0.01 * d
+                n = 2000 - 150 * d
+                rows.append(
+                    {
+                        **keys,
+                        "labels": labels,
+                        "subset": subset,
+                        "distance": d,
+                        "n_fit": n * 4 // 5,
+                        "n_scored": n if subset == "all" else n // 5,
+                        "accuracy": accuracy,
+                        "accuracy_low": accuracy - 0.03,
+                        "accuracy_high": accuracy + 0.03,
+                        "chance": 0.51,
+                        "nearest_noun": (1.0 if d < 3 else 0.8) if subset == "all" else 0.0,
+                        "gradient_norm": 0.3 * factor**d,
+                        "gradient_relative": factor**d,
+                    }
+                )
+    return rows
 
 
 def copy_book(target: Path) -> Path:

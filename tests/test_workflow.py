@@ -442,9 +442,10 @@ def test_a_new_study_in_the_config_gets_its_jobs_table_and_figure(tmp_path):
     assert "Nothing to be done" in again.stdout + again.stderr
 
 
-def test_a_new_decay_analysis_in_the_config_gets_its_job_tables_and_figure(tmp_path):
+def test_new_decay_and_probe_analyses_in_the_config_get_their_jobs_tables_and_figures(tmp_path):
     """Adding a decay analysis is config only: untrained networks, or a study's run at its snapshots (the
-    study's own training job, not a new one), each measured, tabled and drawn with no code change."""
+    study's own training job, not a new one), each measured, tabled and drawn with no code change; a probe of
+    the same run likewise."""
     results, configs = tiny_extra_config(
         tmp_path,
         studies={
@@ -472,6 +473,11 @@ def test_a_new_decay_analysis_in_the_config_gets_its_job_tables_and_figure(tmp_p
                 "network": {"study": "tiny_agreement", "snapshots": [0, "final"]},
                 "measure": {"steps": 12, "sequences": 2},
             },
+            "probe_tiny": {
+                "kind": "probe",
+                "network": {"study": "tiny_agreement", "snapshots": [0, "final"]},
+                "measure": {"folds": 2},
+            },
         },
     )
     targets = [
@@ -479,20 +485,25 @@ def test_a_new_decay_analysis_in_the_config_gets_its_job_tables_and_figure(tmp_p
         for name in ("decay_gain", "decay_tiny")
         for file in ("curves.csv", "rates.csv", "analysis.json", "figure.png", "figure.pdf")
     ]
-    dry = snakemake(*targets, "-n", configfiles=configs)
+    probe = [f"{results}/analyses/probe_tiny/{file}" for file in ("probe.csv", "figure.png", "figure.pdf")]
+    dry = snakemake(*targets, *probe, "-n", configfiles=configs)
     assert dry.returncode == 0, dry.stdout + dry.stderr
     assert jobs_by_rule(dry.stdout) == {
         "prepare_corpus": 1,
         "train": 1,
         "decay_analysis": 2,
-        "analysis_figure": 2,
-        "total": 6,
+        "probe_analysis": 1,
+        "analysis_figure": 3,
+        "total": 8,
     }
 
-    run = snakemake(*targets, "--cores", "2", "--nolock", configfiles=configs)
+    run = snakemake(*targets, *probe, "--cores", "2", "--nolock", configfiles=configs)
     assert run.returncode == 0, run.stdout + run.stderr
-    for target in targets:
+    for target in targets + probe:
         assert Path(target).stat().st_size > 0
+    read = pd.read_csv(probe[0], dtype={"snapshot": str})  # the agreement corpus's distances 1..20: d = 0..19
+    assert sorted(read["snapshot"].unique()) == ["0", "final"] and set(read["labels"]) == {"true", "shuffled"}
+    assert sorted(read["distance"].unique()) == list(range(20)) and len(read["run_id"].unique()) == 1
     gain = pd.read_csv(targets[1])  # decay_gain's rates
     assert sorted(gain["radius"].unique()) == [0.5, 3.0] and set(gain["activation"]) == {"relu"}
     assert set(gain["direction"]) == {"backward", "forward"}

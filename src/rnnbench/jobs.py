@@ -125,43 +125,42 @@ def decay_analysis(
     provenance: Mapping[str, Any],
 ) -> None:
     """One analysis: every point measured in turn (rnnbench.results.analysis_tables), written as one table per
-    output of ``outs`` (gradient_decay: curves and rates; passage: passage), and its record (analysis.json)."""
-    from rnnbench.results.analysis_tables import analysis_tables
+    output of ``outs`` (gradient_decay: curves and rates; passage: passage; probe: probe), and its record
+    (analysis.json)."""
+    from rnnbench.results.analysis_tables import PRODUCERS, analysis_tables
 
     tables = analysis_tables(record, points, data_dir=data_dir, cache_dir=cache_dir)
     models = [p["model"] for p in points if p["model"] is not None]
     for name, table in tables.items():
         write_csv(outs[name], table)
-        producer = "rnnbench.decay.passage_decay" if name == "passage" else "rnnbench.decay.decay_point"
-        write_provenance(outs[f"{name}_provenance"], producer=producer, inputs=models, **provenance)
+        write_provenance(outs[f"{name}_provenance"], producer=PRODUCERS[name], inputs=models, **provenance)
     write_json(outs["record"], dict(record))
 
 
 def analysis_figure(
-    curves: str, record: str, outs: Sequence[str], *, provenance_file: str, provenance: Mapping[str, Any]
+    table: str, record: str, outs: Sequence[str], *, provenance_file: str, provenance: Mapping[str, Any]
 ) -> None:
-    """An analysis's figure (rnnbench.plots.decay_figures.decay_curves_figure), colour and panels from its record."""
-    from rnnbench.plots.decay_figures import decay_curves_figure as draw
+    """An analysis's figure from its ``table`` (rnnbench.paths.ANALYSIS_FIGURES): a gradient-decay analysis's curves
+    (rnnbench.plots.decay_figures.decay_curves_figure), colour and panels from its record, or a probe's accuracy
+    and gradient against distance (rnnbench.plots.probe_figures.probe_figure), colour from its record."""
+    from rnnbench.plots.decay_figures import decay_curves_figure
+    from rnnbench.plots.probe_figures import probe_figure
     from rnnbench.plots.style import save
 
-    table = pd.read_csv(curves, dtype={"snapshot": str})
+    frame = pd.read_csv(table, dtype={"snapshot": str})
     analysis = json.loads(Path(record).read_text(encoding="utf-8"))
-    figure = analysis["figure"]
+    figure, source = analysis["figure"], f"data: {table} (rule analysis_figure)"
+    probe = analysis["kind"] == "probe"
     for out in outs:
-        drawn = draw(
-            table,
-            hue=figure["hue"],
-            panel=figure["panel"],
-            title=analysis["name"],  # the book's caption describes it
-            source=f"data: {curves} (rule analysis_figure)",
-        )
+        if probe:
+            drawn = probe_figure(frame, hue=figure["hue"], title=analysis["name"], source=source)
+        else:  # the book's caption describes it: the analysis's name is its title
+            drawn = decay_curves_figure(
+                frame, hue=figure["hue"], panel=figure["panel"], title=analysis["name"], source=source
+            )
         save(drawn, out)
-    write_provenance(
-        provenance_file,
-        producer="rnnbench.plots.decay_figures.decay_curves_figure",
-        inputs=[curves, record],
-        **provenance,
-    )
+    producer = "probe_figures.probe_figure" if probe else "decay_figures.decay_curves_figure"
+    write_provenance(provenance_file, producer=f"rnnbench.plots.{producer}", inputs=[table, record], **provenance)
 
 
 def book_figure(

@@ -172,7 +172,9 @@ def study_extra_outputs(results: str, study: str, extras: list[str]) -> list[str
     return outputs
 
 
-ANALYSIS_TABLES = {"gradient_decay": ("curves", "rates"), "passage": ("passage",)}  # kind -> its tables
+# kind -> its tables
+ANALYSIS_TABLES = {"gradient_decay": ("curves", "rates"), "passage": ("passage",), "probe": ("probe",)}
+ANALYSIS_FIGURES = {"gradient_decay": "curves", "probe": "probe"}  # kind -> the table its figure is drawn from
 
 
 def analysis_dir(results: str, analysis: str) -> str:
@@ -180,7 +182,7 @@ def analysis_dir(results: str, analysis: str) -> str:
 
 
 def analysis_table(results: str, analysis: str, table: str) -> str:
-    """One of the analysis's tables: curves, rates (gradient_decay) or passage."""
+    """One of the analysis's tables: curves, rates (gradient_decay), passage or probe."""
     return f"{analysis_dir(results, analysis)}/{table}.csv"
 
 
@@ -355,7 +357,7 @@ def tables_and_figures(config: Config, worked_tables: list[str]) -> list[str]:
         outputs += study_extra_outputs(results, study, study_extra_kinds(config, study))
     for name, analysis in config.analyses.items():
         outputs += [analysis_table(results, name, t) for t in ANALYSIS_TABLES[analysis.kind]]
-        if analysis.kind == "gradient_decay":
+        if analysis.kind in ANALYSIS_FIGURES:
             outputs += [analysis_figure(results, name, fmt) for fmt in FIGURE_FORMATS]
     outputs += comparison_outputs(config)
     outputs += [table(results, FINDINGS_TABLE), table(results, FINDINGS_PARTS_TABLE)]

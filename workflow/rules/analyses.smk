@@ -1,4 +1,5 @@
-# Analyses (config `analyses:`): measurements on untrained networks or on the runs of a training study.
+# Analyses (config `analyses:`): measurements on untrained networks or on the runs of a training study, each of
+# a kind (gradient_decay, passage, probe) with its own tables, and a figure for the kinds of paths.ANALYSIS_FIGURES.
 # One job per analysis measures its points in turn (a point takes seconds; a job per point would cost more in
 # start-up than it gains on a few cores). A study's runs are the study's own jobs' outputs: never retrained.
 
@@ -38,10 +39,20 @@ use rule decay_analysis as passage_analysis with:
         analysis="|".join(PASSAGE_ANALYSES),
 
 
+use rule decay_analysis as probe_analysis with:
+    output:
+        **analysis_outputs("probe"),
+    log:
+        paths.log(RESULTS_DIR, "probe_analysis", "{analysis}"),
+    wildcard_constraints:
+        analysis="|".join(PROBE_ANALYSES),
+
+
 rule analysis_figure:
-    """A gradient-decay analysis's curves: norm against distance on a log axis, colour and panels from its record."""
+    """An analysis's figure from its table: a gradient-decay analysis's norm against distance on a log axis, colour
+    and panels from its record; a probe's accuracy against distance beside the gradient crossing that distance."""
     input:
-        curves=paths.analysis_table(RESULTS_DIR, "{analysis}", "curves"),
+        table=analysis_figure_table,
         record=paths.analysis_record(RESULTS_DIR, "{analysis}"),
     output:
         png=report(
@@ -54,6 +65,8 @@ rule analysis_figure:
         provenance=paths.provenance(paths.analysis_figure(RESULTS_DIR, "{analysis}", "png")),
     log:
         paths.log(RESULTS_DIR, "analysis_figure", "{analysis}"),
+    wildcard_constraints:
+        analysis="|".join(FIGURE_ANALYSES),
     localrule: True
     conda:
         "../envs/rnnbench.yaml"

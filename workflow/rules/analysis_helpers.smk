@@ -60,5 +60,13 @@ def analysis_outputs(kind):
     return outputs
 
 
+def analysis_figure_table(wildcards):
+    """The table an analysis's figure is drawn from (paths.ANALYSIS_FIGURES): curves.csv, or a probe's probe.csv."""
+    table = paths.ANALYSIS_FIGURES[analysis_config(wildcards.analysis).kind]
+    return paths.analysis_table(RESULTS_DIR, wildcards.analysis, table)
+
+
 DECAY_ANALYSES = [name for name, a in CFG.analyses.items() if a.kind == "gradient_decay"] or ["-"]
 PASSAGE_ANALYSES = [name for name, a in CFG.analyses.items() if a.kind == "passage"] or ["-"]
+PROBE_ANALYSES = [name for name, a in CFG.analyses.items() if a.kind == "probe"] or ["-"]
+FIGURE_ANALYSES = [name for name, a in CFG.analyses.items() if a.kind in paths.ANALYSIS_FIGURES] or ["-"]

@@ -4,7 +4,7 @@ from rnnbench.provenance import job_fields
 
 jobs.log_to(snakemake.log[0])
 jobs.analysis_figure(
-    snakemake.input.curves,
+    snakemake.input.table,
     snakemake.input.record,
     [snakemake.output[fmt] for fmt in FIGURE_FORMATS],
     provenance_file=snakemake.output.provenance,

@@ -8,6 +8,8 @@ study at some snapshots) and its measurement. It expands into points, one networ
     study       keys: run_id, family, the study's varied settings, seed, snapshot ("0", "1", ..., "final")
                 source: the run's weights after that many epochs, or its model.pt
 
+The kind is the measurement: gradient_decay and passage (rnnbench.decay), or probe (rnnbench.decay.probe: a
+study's recurrent runs on the agreement corpus, which reads measure's folds, l2, seed and dtype only).
 A study's runs are the study's own (same run ids), so an analysis never trains anything. Every mistake that
 can be seen in the config (an unknown study, a snapshot past the run's last epoch, a figure setting the points
 do not have) is a ConfigError naming the key, raised when the config is loaded.
@@ -32,6 +34,9 @@ if TYPE_CHECKING:
 UNTRAINED_DEFAULTS = {"family": "rnn", "activation": "tanh", "hidden": 200, "embed_dim": 200}
 UNTRAINED_KEYS = ("family", "radius", "activation", "hidden", "embed_dim", "seed")
 FINAL = "final"
+# The measure keys a probe analysis reads (rnnbench.decay.probe); folds and l2 are its alone.
+PROBE_MEASURE = ("folds", "l2", "seed", "dtype")
+PROBE_ONLY = ("folds", "l2")
 
 
 @dataclass(frozen=True)
@@ -103,18 +108,27 @@ def parse_analysis(
     if "untrained" in network and ({"where", "snapshots"} & set(network)):
         extra = sorted({"where", "snapshots"} & set(network))
         raise ConfigError(f"{where}.network.{extra[0]}: only for a study's runs, not for untrained networks")
+    kind = body.get("kind", properties["kind"]["default"])
+    _check_measure_keys(where, kind, body.get("measure", {}))
     measure = {
         key: body.get("measure", {}).get(key, prop["default"])
         for key, prop in properties["measure"]["properties"].items()
+        if kind != "probe" or key in PROBE_MEASURE
     }
-    fit = measure["fit"]
+    fit = measure.get("fit")
     if fit is not None and not fit[0] < fit[1] <= measure["steps"] - 1:
         raise ConfigError(
             f"{where}.measure.fit: {fit} must be two distances, first < last <= steps - 1 = {measure['steps'] - 1}"
         )
-    kind = body.get("kind", properties["kind"]["default"])
     figure = body.get("figure", {})
     roles = tuple(body.get("roles", properties["roles"]["default"]))
+    if kind == "probe" and body.get("figure", {}).get("panel") is not None:
+        raise ConfigError(f"{where}.figure.panel: a probe's figure has panels of its own (accuracy, gradient)")
+    if kind == "probe" and "untrained" in network:
+        raise ConfigError(
+            f"{where}.network.untrained: a probe reads the networks a study trained on the agreement corpus "
+            "(network.study; snapshot 0 is each run's initialisation)"
+        )
     if "untrained" in network:
         spec = network["untrained"]
         vary = {key: tuple(values) for key, values in spec.get("vary", {}).items()}
@@ -202,6 +216,14 @@ def analysis_points(analysis: Analysis, config: Config) -> list[AnalysisPoint]:
             )
     if analysis.kind == "gradient_decay":
         _check_windows(analysis, points, where)
+    if analysis.kind == "probe":
+        for point in points:
+            if point.corpus[0] != "agreement" or point.run.family not in ("rnn", "lstm"):
+                raise ConfigError(
+                    f"{where}.network.study: a probe reads the head noun's number from a recurrent network's state "
+                    f"on the agreement corpus; study {analysis.study!r} trains {point.run.family!r} on "
+                    f"{point.corpus[0]!r}"
+                )
     if analysis.kind == "passage":
         for point in points:
             corpus = point.corpus[0] if point.corpus else analysis.measure["corpus"]
@@ -210,6 +232,20 @@ def analysis_points(analysis: Analysis, config: Config) -> list[AnalysisPoint]:
                     f"{where}.kind: the passage is read with the PTB vocabulary; this network reads {corpus!r}"
                 )
     return points
+
+
+def _check_measure_keys(where: str, kind: str, given: Mapping[str, Any]) -> None:
+    """A measure key the analysis's kind does not read is refused, not ignored."""
+    if kind == "probe":
+        unread = [key for key in given if key not in PROBE_MEASURE]
+        if unread:
+            raise ConfigError(
+                f"{where}.measure.{unread[0]}: a probe analysis does not read it; it reads: {', '.join(PROBE_MEASURE)}"
+            )
+    else:
+        unread = [key for key in given if key in PROBE_ONLY]
+        if unread:
+            raise ConfigError(f"{where}.measure.{unread[0]}: only a probe analysis reads it (kind: probe)")
 
 
 def network_count(analysis: Analysis, studies: Mapping[str, Study]) -> int:

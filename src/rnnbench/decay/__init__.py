@@ -5,6 +5,8 @@
     rates      measured slope of log-norm vs distance beside its bounds (log ||diag(f') U||, Pascanu's),
                log rho(U) (the eigenvalue story's rate) and the mean slope f' along the trajectory
     passage    the chapter's 47-word passage: the blame for the last word reaching "partner"
+    probe      a linear probe reading the head noun's number from the state d steps on, beside the gradient
+               crossing d steps (agreement sentences)
     analysis   one analysis point: a network source (untrained spec or a run's model file) and a split in,
                the tidy curves and rates tables out
 

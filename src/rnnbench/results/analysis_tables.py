@@ -4,7 +4,8 @@ corpus read from their files, its tables gathered.
     analysis_tables   table name -> table, one per name of rnnbench.paths.ANALYSIS_TABLES for the analysis's kind
 
 gradient_decay: curves and rates (rnnbench.decay.decay_point on N windows of the split); passage: passage
-(rnnbench.decay.passage_decay). Each point is {"keys", "untrained" (settings or None), "model" (a model file or
+(rnnbench.decay.passage_decay); probe: probe (rnnbench.decay.probe.probe_point on the held-out sentences of the
+run's agreement corpus). PRODUCERS names the function behind each table. Each point is {"keys", "untrained" (settings or None), "model" (a model file or
 None), "corpus", "corpus_options"} (rnnbench.config.analyses).
 """
 
@@ -23,9 +24,16 @@ from rnnbench.config.analyses import check_window
 from rnnbench.data.corpora import load_corpus
 from rnnbench.decay import decay_point, network, passage_decay
 from rnnbench.decay.analysis import DTYPES
+from rnnbench.decay.probe import probe_point
 from rnnbench.paths import ANALYSIS_TABLES
 
 log = logging.getLogger(__name__)
+PRODUCERS = {
+    "curves": "rnnbench.decay.decay_point",
+    "rates": "rnnbench.decay.decay_point",
+    "passage": "rnnbench.decay.passage_decay",
+    "probe": "rnnbench.decay.probe.probe_point",
+}
 
 
 def analysis_tables(
@@ -43,6 +51,10 @@ def analysis_tables(
             for position, (name, value) in enumerate(point["keys"].items()):
                 table.insert(position, name, value)
             tables["passage"].append(table)
+        elif record["kind"] == "probe":
+            model = network(source, len(corpus.vocab), DTYPES[measure["dtype"]])
+            settings = {key: measure[key] for key in ("folds", "l2", "seed")}
+            tables["probe"].append(probe_point(model, corpus, **settings, keys=point["keys"]))
         else:
             fit = tuple(measure["fit"]) if measure["fit"] is not None else None
             ids = getattr(corpus, measure["split"])
