@@ -117,8 +117,8 @@ CLAIMS: tuple[Claim, ...] = (
         CHAPTER,
         "So the network cannot be trained to use information from far back, even though it is perfectly capable of carrying it.",
         (_analysis(carrying.ROLE),),
-        "per trained network, final weights: a linear probe's held-out accuracy reading the head noun's number from the state at the farthest distance where the gradient reaching it has fallen 100-fold, minus chance, over seeds",
-        f"holds if that accuracy is measurably above chance (t over seeds, {HOLM}); fails where it is measurably within the accuracy {_margin('accuracy')} of chance",
+        f"per trained network, final weights: a linear probe's held-out accuracy reading the head noun's number from the state, on sentences whose nearest noun has the other number, at the farthest distance where the gradient crossing it has fallen {carrying.FALL:g}-fold or more, minus chance; the same probe on shuffled labels as control; over seeds",
+        f"holds if that accuracy is measurably above chance and the shuffled control within the accuracy {_margin('accuracy')} of chance (t over seeds, {HOLM}); fails where the accuracy is measurably within the margin of chance, or the control measurably off it",
         carrying.forward_carries,
     ),
     Claim(
