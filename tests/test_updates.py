@@ -9,7 +9,6 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import torch
-import yaml
 
 from rnnbench.config import updates
 from rnnbench.config.files import ConfigError
@@ -289,8 +288,12 @@ def test_every_update_of_a_stream_reads_batch_times_k_tokens(tmp_path, cache_dir
     assert metrics["steps"] == 7 and epochs["tokens"].tolist() == [7 * updates.tokens_per_update(4, 5)]
 
 
-def test_the_shipped_smoke_config_exercises_the_budget():
-    smoke = yaml.safe_load((REPO / "config" / "smoke.yaml").read_text(encoding="utf-8"))
-    assert (
-        smoke["studies"]["truncation_updates_ptb"]["fixed"]["max_steps"] < smoke["run_overrides"]["max_steps_per_epoch"]
-    )
+def test_the_smoke_build_holds_each_ptb_design_as_the_default_does():
+    from rnnbench.config.files import merge_config_files
+
+    smoke = load_config(merge_config_files([REPO / "config" / "config.yaml", REPO / "config" / "smoke.yaml"]))
+    for _, cfg in smoke.study_runs("truncation_ptb"):  # every length reads its whole slice: within the epoch's cap
+        whole = updates.stream_updates(cfg.train_tokens, cfg.batch_size, cfg.bptt)
+        assert whole <= cfg.max_steps_per_epoch and cfg.budget == (1, None)
+    plans = {cfg.bptt: cfg.budget for _, cfg in smoke.study_runs("truncation_updates_ptb")}
+    assert set(plans.values()) == {(1, 10)}  # the step budget binds, below both the epoch and its cap
