@@ -96,6 +96,14 @@ def training_read(study: str, results: str | Path | None = None) -> pd.DataFrame
     return frame.groupby("bptt", as_index=False, sort=True)[["updates", "tokens"]].mean()
 
 
+def held_updates(study: str, results: str | Path | None = None) -> int | None:
+    """The updates every run of ``study`` that did not diverge took (metrics.json), where they are one number; None
+    where its lengths took different numbers, or no run finished."""
+    summary = study_summary(study, results)
+    taken = summary[(summary["metric"] == "steps") & (summary["outcome"] != "diverged")]["value"].dropna()
+    return int(taken.iloc[0]) if taken.nunique() == 1 else None
+
+
 def reach(study: str, setting: str, results: str | Path | None = None) -> pd.DataFrame:
     """A study's accuracy within and beyond each setting's reach (rnnbench.results.ablations.reach_table)."""
     return reach_table(extra_table(study, "distance", results), setting)
