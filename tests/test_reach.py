@@ -115,7 +115,7 @@ def test_a_runs_rows_scored_again_pool_to_its_agreement_table(tmp_path, cache_di
     # every probe of the agreement.csv its training wrote, and the distance split is that table's, pooled
     from test_train import tiny
 
-    from rnnbench.results.cut_scoring import reach_by_run
+    from rnnbench.results.cut_scoring import reach_by_run, scored_table
     from rnnbench.training.loop import train_run
 
     configs = [tiny(bptt=0, max_epochs=1), tiny(bptt=3, segments="sentence", max_epochs=1), tiny(bptt=5, max_epochs=1)]
@@ -136,3 +136,16 @@ def test_a_runs_rows_scored_again_pool_to_its_agreement_table(tmp_path, cache_di
                 inside = written[written["distance"] <= row.cut_every]
                 expected = (inside["n"] * inside["accuracy"]).sum() / inside["n"].sum()
                 assert row.within_accuracy == pytest.approx(expected, abs=1e-12)
+    # as rule study_extra_table writes it (jobs.study_extra_table): the study's table, and what made it
+    frame = runs_frame(
+        {"name": "t", "run_ids": list(models), "vary": ["bptt"]},
+        [{"bptt": c.bptt, "seed": 1} for c in configs],
+        dict.fromkeys(models, "learned"),
+    )
+    table, producer = scored_table("reach", frame, models, ["bptt"], data_dir=None, cache_dir=str(cache_dir))
+    assert producer == "rnnbench.results.reach.reach_table" and len(table) == len(full) + len(cut) + len(stream)
+    sentences = frame[frame["run_id"] != configs[2].run_id]  # a cuts table is of runs cut within sentences
+    _, producer = scored_table("cuts", sentences, models, ["bptt"], data_dir=None, cache_dir=str(cache_dir))
+    assert producer == "rnnbench.results.cut_accuracy.cut_table"
+    with pytest.raises(ValueError, match="known: cuts, reach"):
+        scored_table("units", frame, models, ["bptt"], data_dir=None, cache_dir=str(cache_dir))

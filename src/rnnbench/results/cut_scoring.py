@@ -5,6 +5,7 @@ gather (rule study_extra_table, kinds "cuts" and "reach").
     cut_accuracies_by_run   run_id -> its probes' accuracy per (cut_every, distance, crosses_cut), at the cuts
                             within sentences of the study
     reach_by_run            run_id -> its accuracy within reach of each k and beyond it (rnnbench.results.reach)
+    scored_table            the study's table of either, as rule study_extra_table writes it
 
 each for every run that did not diverge, its model.pt and its corpus read from their files. The tables themselves are
 pure numpy and pandas (rnnbench.results.cut_accuracy, rnnbench.results.reach); this reads the models and corpora.
@@ -13,7 +14,7 @@ pure numpy and pandas (rnnbench.results.cut_accuracy, rnnbench.results.reach); t
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 
 import pandas as pd
 import torch
@@ -72,6 +73,26 @@ def reach_by_run(
         tables[run_id] = pd.concat(rows, ignore_index=True)
         log.info("%s: %d probes split within and beyond k = %s", run_id, len(probes), every)
     return tables
+
+
+def scored_table(
+    kind: str,
+    runs: pd.DataFrame,
+    model_files: Mapping[str, str],
+    vary: Sequence[str],
+    *,
+    data_dir: str | None,
+    cache_dir: str | None,
+) -> tuple[pd.DataFrame, str]:
+    """A study's table of ``kind`` "cuts" (cut_accuracy.cut_table) or "reach" (reach.reach_table) from its runs'
+    weights, and the name of the function that made it (the provenance record's producer)."""
+    if kind == "cuts":
+        per_run = cut_accuracies_by_run(runs, model_files, data_dir=data_dir, cache_dir=cache_dir)
+        return cut_accuracy.cut_table(runs, per_run, vary), "rnnbench.results.cut_accuracy.cut_table"
+    if kind == "reach":
+        per_run = reach_by_run(runs, model_files, data_dir=data_dir, cache_dir=cache_dir)
+        return reach.reach_table(runs, per_run, vary), "rnnbench.results.reach.reach_table"
+    raise ValueError(f"no table of the probes scored again of kind {kind!r}; known: cuts, reach")
 
 
 def _configs(runs: pd.DataFrame, model_files: Mapping[str, str]) -> dict[str, RunConfig]:
