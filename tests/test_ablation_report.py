@@ -357,6 +357,8 @@ def truncation_results(tmp_path):
         "roles": ["truncation_cost"],
     }
     write_study(tmp_path, "truncation_ptb", about, runs, metrics, {"t5-3": "did not learn"})
+    # every run that did not diverge read the slice's 23,249 steps a column once: 464,980 tokens at either length
+    write_learning(tmp_path, "truncation_ptb", {r: 100.0 if r == "t35-2" else 464_980.0 for r, _ in runs}, runs)
     (tmp_path / "tables").mkdir()
     bench = pd.DataFrame(
         {
@@ -370,6 +372,72 @@ def truncation_results(tmp_path):
     )
     bench.to_csv(tmp_path / "tables" / "benchmarks.csv", index=False)
     return tmp_path
+
+
+def write_learning(root, study, tokens, runs):
+    """The study's learning table with one epoch per run that read ``tokens[run]`` training tokens."""
+    rows = [
+        {"run_id": run, **point, "epoch": 1, "lr": 0.002, "train_ppl": 500.0, "valid_ppl": 400.0}
+        | {"tokens_seen": tokens[run], "seconds_trained": 10.0, "outcome": "learned", "diverged": False}
+        for run, point in runs
+    ]
+    pd.DataFrame(rows).to_csv(root / "studies" / study / "learning.csv", index=False)
+
+
+@pytest.fixture
+def designs_results(truncation_results):
+    """truncation_results' equal tokens beside an equal-updates study: 665 updates at k = 5 (66,500 tokens, test
+    360 and 364) and at k = 35 (truncation_ptb's runs: 464,980 tokens, test 395 and 397)."""
+    runs = [(f"u{k}-{s}", {"bptt": k, "seed": s}) for k in (5, 35) for s in (1, 2)]
+    metrics = {
+        "u5-1": ppl_metrics(360.0, 370.0) | {"steps": 665},
+        "u5-2": ppl_metrics(364.0, 374.0) | {"steps": 665},
+        "u35-1": ppl_metrics(395.0, 390.0) | {"steps": 665},
+        "u35-2": ppl_metrics(397.0, 392.0) | {"steps": 665},
+    }
+    about = {
+        "family": "rnn",
+        "corpus": "ptb",
+        "metric": "test_ppl",
+        "vary": ["bptt"],
+        "fixed": {"train_tokens": 465000, "max_steps": 665},
+        "roles": ["truncation_cost"],
+    }
+    write_study(truncation_results, "truncation_updates_ptb", about, runs, metrics)
+    tokens = {"u5-1": 66_500.0, "u5-2": 66_500.0, "u35-1": 464_980.0, "u35-2": 464_980.0}
+    write_learning(truncation_results, "truncation_updates_ptb", tokens, runs)
+    return truncation_results
+
+
+def test_each_ptb_design_says_what_it_holds_equal_from_its_runs_records(designs_results):
+    designs = truncation_values.truncation_designs(designs_results)
+    assert {d: c.study for d, c in designs.items()} == {
+        truncation_values.EQUAL_TOKENS: "truncation_ptb",
+        truncation_values.EQUAL_UPDATES: "truncation_updates_ptb",
+    }
+    tokens, updates = designs[truncation_values.EQUAL_TOKENS], designs[truncation_values.EQUAL_UPDATES]
+    assert tokens.held == 464_980 and tokens.varies.to_dict() == {5: 4650, 35: 665}  # the diverged run left out
+    assert updates.held == 665 and updates.varies.to_dict() == {5: 66_500, 35: 464_980}
+    section = truncation_values.ptb_section(designs_results)
+    assert (section.tokens_held, section.updates_by_length) == ("464,980", "4,650 at k = 5 and 665 at k = 35")
+    assert (section.updates_held, section.tokens_by_length) == ("665", "66,500 at k = 5 and 464,980 at k = 35")
+    # on validation: equal tokens prefers k = 35 (391 against 402), equal updates k = 5 (372 against 391)
+    assert (section.best_tokens, section.worst_tokens) == ("k = 35, 396 (395–397)", "k = 5, 382 (380–384)")
+    assert (section.best_updates, section.worst_updates) == ("k = 5, 362 (360–364)", "k = 35, 396 (395–397)")
+    assert (section.fast_k, section.slow_k, section.low_k, section.high_k) == ("35", "5", "5", "35")
+    shown = truncation_values.designs_display(designs)
+    assert shown[["held equal", "bptt", "updates", "tokens"]].values.tolist() == [
+        ["equal tokens", 5, "4,650", "464,980"],
+        ["equal tokens", 35, "665", "464,980"],
+        ["equal updates", 5, "665", "66,500"],
+        ["equal updates", 35, "665", "464,980"],
+    ]
+
+
+def test_without_a_design_its_values_are_not_measured(truncation_results):
+    section = truncation_values.ptb_section(truncation_results)
+    assert list(section.designs) == [truncation_values.EQUAL_TOKENS]
+    assert section.updates_held == section.tokens_by_length == section.best_updates == truncation_values.NOT_MEASURED
 
 
 def test_truncation_cost_is_over_the_seeds_that_learned(truncation_results):
@@ -541,9 +609,20 @@ def test_a_truncation_study_capped_in_updates_claims_neither_tokens_nor_updates_
     about = json.loads(record.read_text())
     about["fixed"]["max_steps_per_epoch"] = 30
     record.write_text(json.dumps(about))
+    # capped at 30 updates an epoch: 30 at k = 5 (3,000 tokens), 29 at k = 35 (20,300): neither is equal
+    runs = [(f"t{k}-{s}", {"bptt": k, "seed": s}) for k in (5, 35) for s in (1, 2, 3)]
+    write_learning(
+        truncation_results, "truncation_ptb", {r: 3000.0 if r[1] == "5" else 20_300.0 for r, _ in runs}, runs
+    )
+    summary = pd.read_csv(truncation_results / "studies" / "truncation_ptb" / "summary.csv")
+    steps = summary["metric"] == "steps"
+    summary.loc[steps, "value"] = [30 if r.startswith("t5-") else 29 for r in summary.loc[steps, "run_id"]]
+    summary.to_csv(truncation_results / "studies" / "truncation_ptb" / "summary.csv", index=False)
     cost = truncation_values.truncation_cost_study(truncation_results)
     assert (cost.train_tokens, cost.max_steps_per_epoch) == (465000, 30)
     assert truncation_values.updates_by_length(cost) is None  # capped: the updates are not the tokens' consequence
+    assert cost.design == truncation_values.NEITHER_EQUAL and math.isnan(cost.held)
+    assert list(truncation_values.truncation_designs(truncation_results)) == [truncation_values.NEITHER_EQUAL]
 
 
 def test_clipping_direction_states_the_cosines_and_the_value_thresholds_that_never_acted(tmp_path):

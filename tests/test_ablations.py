@@ -318,14 +318,19 @@ def test_steps_to_the_loss_every_learned_run_reaches():
 
 
 def test_extras_follow_what_the_study_is():
-    assert study_extras("agreement", ["bptt"], "agreement_accuracy") == ["distance"]
+    # a recurrence at several truncation lengths: each run's accuracy within reach and beyond it
+    assert study_extras("agreement", ["bptt"], "agreement_accuracy") == ["distance", "reach"]
     assert study_extras("agreement", ["clip_mode", "lr"], "agreement_accuracy") == ["distance", "trace"]
     assert study_extras("agreement", ["clip_mode", "lr"], "test_ppl") == ["trace", "learning"]
     assert study_extras("ptb", ["clip"], "test_ppl") == ["trace", "learning"]
     assert study_extras("ptb", ["hidden"], "test_ppl") == ["learning"]
     assert study_extras("ptb", ["hidden"], "agreement_accuracy") == []
     # runs that cut the gradient within sentences: the probes each cut separates from their head, and the others
-    assert study_extras("agreement", ["bptt"], "agreement_accuracy", sentence_cuts=True) == ["distance", "cuts"]
+    assert study_extras("agreement", ["bptt"], "agreement_accuracy", sentence_cuts=True) == [
+        "distance",
+        "cuts",
+        "reach",
+    ]
     assert study_extras("agreement", ["bptt"], "test_ppl", sentence_cuts=True) == ["learning"]
     # an Elman study of activations: its dead units and its steps to a common training loss
     assert study_extras("ptb", ["activation"], "test_ppl") == ["learning", "units", "speed"]

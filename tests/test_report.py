@@ -289,6 +289,9 @@ def _write_extras(results, config, study_name, points, configs, summary, record,
         if kind == "units":
             _write_units(results, config, study_name, points, configs, summary, provenance)
             continue
+        if kind == "reach":
+            _write_reach(results, config, study_name, points, configs, summary, provenance)
+            continue
         run_files = {}
         for i, cfg in enumerate(configs):
             if kind == "distance":
@@ -356,6 +359,29 @@ def _write_cuts(results, config, study_name, points, configs, summary, record, p
         jobs.study_extra_figure(
             name, out, record, files, provenance_file=paths.provenance(files[0]), provenance=provenance
         )
+
+
+def _write_reach(results, config, study_name, points, configs, summary, provenance) -> None:
+    """The reach table from hand-made accuracies per cut (its job scores trained models, which this folder lacks)."""
+    from rnnbench.io import write_csv
+    from rnnbench.results import ablations, reach
+
+    runs = ablations.read_runs(study_record(config, study_name), list(points), summary)
+    lengths = {cfg.bptt for cfg in configs if cfg.bptt > 0}
+    sentence = {cfg.bptt for cfg in configs if cfg.bptt > 0 and cfg.segments == "sentence"}
+    per_run = {}
+    for i, cfg in enumerate(configs):
+        rows = []
+        for k, block in reach.reach_lengths(cfg.bptt, cfg.segments, lengths, sentence):
+            cuts = pd.DataFrame(
+                [(k, d, d > k, 10, 0.9 - 0.2 * (d > k) - 0.01 * i) for d in (1, 2, 3, 4)],
+                columns=["cut_every", "distance", "crosses_cut", "n", "accuracy"],
+            )
+            rows.append(reach.reach_rows(cuts, k, block))
+        per_run[cfg.run_id] = pd.concat(rows, ignore_index=True)
+    out = paths.study_extra_table(str(results), study_name, "reach")
+    write_csv(out, reach.reach_table(runs, per_run, list(config.studies[study_name].vary)))
+    write_provenance(paths.provenance(out), producer="rnnbench.results.reach.reach_table", **provenance)
 
 
 def _write_units(results, config, study_name, points, configs, summary, provenance) -> None:

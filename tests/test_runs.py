@@ -56,6 +56,9 @@ def test_status_reads_how_the_run_ended():
         run_status(cfg, run_metrics(epochs=14, test_column_worst=46146.0, test_column_median=250.0)) == "stuck column"
     )
     assert run_status(cfg, run_metrics(epochs=14, test_column_worst=330.0, test_column_median=250.0)) == "converged"
+    # a step budget spent before the schedule stopped it is a cap, not convergence; one left unspent is not
+    assert run_status({**cfg, "max_steps": 100}, run_metrics(epochs=14, steps=100)) == "epoch cap"
+    assert run_status({**cfg, "max_steps": 500}, run_metrics(epochs=14, steps=100)) == "converged"
 
 
 def test_missing_run_files_and_bad_scale_are_named(tmp_path):

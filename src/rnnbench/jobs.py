@@ -413,12 +413,12 @@ def study_extra_table(
 ) -> None:
     """A study's table beyond its summary (rnnbench.results.ablations, cut_accuracy, silent_units): ``kind``
     "distance" reads each run's agreement.csv, "trace" each traced run's steps.csv, "learning" each run's epochs.csv,
-    "speed" each run's steps.csv, "cuts" and "units" each run's model.pt (its probes scored again,
+    "speed" each run's steps.csv, "cuts", "reach" and "units" each run's model.pt (its probes scored again,
     rnnbench.results.cut_scoring, or its units counted, on the corpus read from ``data_dir`` and ``cache_dir``);
     ``run_files`` maps run id -> that file (rnnbench.paths.EXTRA_TABLES). Each run's outcome is the one its
     ``summary`` (summary.csv) holds, so every table marks the same failed runs."""
-    from rnnbench.results import ablations, cut_accuracy, silent_units
-    from rnnbench.results.cut_scoring import cut_accuracies_by_run
+    from rnnbench.results import ablations, silent_units
+    from rnnbench.results.cut_scoring import scored_table
 
     runs = ablations.read_runs(record, points, summary)
     vary = list(record["vary"])
@@ -433,14 +433,9 @@ def study_extra_table(
     elif kind == "learning":
         inputs = [run_files[r] for r in runs["run_id"]]
         table = ablations.learning_table(runs, {r: pd.read_csv(run_files[r]) for r in runs["run_id"]}, vary)
-    elif kind == "cuts":
-        table = cut_accuracy.cut_table(
-            runs, cut_accuracies_by_run(runs, run_files, data_dir=data_dir, cache_dir=cache_dir), vary
-        )
-        inputs, producer = (
-            [run_files[r] for r in runs.loc[~runs["diverged"], "run_id"]],
-            "rnnbench.results.cut_accuracy.cut_table",
-        )
+    elif kind in ("cuts", "reach"):  # each run's probes scored again by its weights
+        table, producer = scored_table(kind, runs, run_files, vary, data_dir=data_dir, cache_dir=cache_dir)
+        inputs = [run_files[r] for r in runs.loc[~runs["diverged"], "run_id"]]
     elif kind == "speed":
         inputs = [run_files[r] for r in runs["run_id"]]
         table = ablations.speed_table(runs, {r: pd.read_csv(run_files[r]) for r in runs["run_id"]}, vary)

@@ -138,6 +138,7 @@ EXTRA_TABLES = {
     "trace": run_steps,
     "learning": run_epochs,
     "cuts": run_model,
+    "reach": run_model,
     "units": run_model,
     "speed": run_steps,
 }
@@ -264,9 +265,9 @@ FINDINGS_TABLE = "findings"
 FINDINGS_PARTS_TABLE = "findings_parts"  # every part of every claim, decided
 
 
-# The extra tables of a study the findings read beside its summary: units.csv, for the dead ReLU units, and
-# speed.csv, for which activation trains faster.
-FINDINGS_EXTRAS = ("units", "speed")
+# The extra tables of a study the findings read beside its summary: units.csv, for the dead ReLU units, speed.csv,
+# for which activation trains faster, and reach.csv, for truncation's cost within reach and beyond it.
+FINDINGS_EXTRAS = ("units", "speed", "reach")
 
 
 def study_extra_kinds(config: Config, name: str) -> list[str]:

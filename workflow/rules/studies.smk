@@ -59,7 +59,8 @@ rule study_extra_table:
     "distance"), the gradient norm step by step of the first seed's runs (studies that vary clipping,
     "trace"), every run's validation perplexity epoch by epoch (language-model studies, "learning"), or
     accuracy on the probes a cut within sentences separates from their head and on the others (agreement studies
-    with sentence segments, "cuts"), or the hidden units that pass no gradient on the validation split (Elman studies
+    with sentence segments, "cuts"), each run's accuracy within reach of each truncation length and beyond it, beside
+    full-sentence BPTT's on the same probes (agreement studies that vary bptt, "reach"), or the hidden units that pass no gradient on the validation split (Elman studies
     that vary the activation, "units"); each run's outcome read from the study's summary."""
     input:
         # each run's outcome, decided once by rule study_summary; the summary reads every run's metrics.json,
@@ -72,7 +73,7 @@ rule study_extra_table:
             if wc.kind in ("trace", "learning")
             else []
         ),
-        # "cuts" scores each run's probes again from its weights, "units" reads its validation split through them, on
+        # "cuts" and "reach" score each run's probes again from its weights, "units" reads its validation split through them, on
         # its corpus (ancient: as rule train reads it)
         models=lambda wc: (
             [paths.run_model(RESULTS_DIR, cfg.run_id) for _, cfg in study_points(wc.study)]

@@ -1,8 +1,9 @@
 """The truncation sections' values (reports/studies.qmd): on PTB (role truncation_cost), what each BPTT length
-buys in perplexity and costs in speed and memory; on the agreement corpus (role truncation_reach), accuracy within
-and beyond each length's reach; and (a study with a cuts table) the gradient cut within sentences, across a cut
-against within one, with the verdicts the sentences pick their wording from. A best length is chosen on
-validation only (rnnbench.results.selection).
+buys in perplexity and costs in speed and memory, under each design's equal footing (the tokens every length reads,
+or the updates every length takes, read from the runs' records); on the agreement corpus (role truncation_reach),
+accuracy within and beyond each length's reach; and (a study with a cuts table) the gradient cut within sentences,
+across a cut against within one, with the verdicts the sentences pick their wording from. A best length is chosen
+on validation only (rnnbench.results.selection).
 
 Reads results only (rnnbench.book.results); no torch.
 """
@@ -16,7 +17,7 @@ from pathlib import Path
 import pandas as pd
 
 from rnnbench import paths
-from rnnbench.book.format import integer, sig
+from rnnbench.book.format import Markdown, integer, sig, words
 from rnnbench.book.results import missing_result, results_root, study_about, study_names, study_summary
 from rnnbench.book.studies import (
     LEARNED,
@@ -71,6 +72,38 @@ def truncation_cost(study: str, results: str | Path | None = None) -> pd.DataFra
     return per_setting.merge(cost.reset_index(), on="bptt", how="left")
 
 
+# What a PTB truncation study holds equal across its lengths (TruncationCost.design), read from its runs' records:
+# an update reads batch_size x k tokens, so at most one of the two can be.
+EQUAL_TOKENS, EQUAL_UPDATES, NEITHER_EQUAL = "equal tokens", "equal updates", "neither"
+
+
+def training_read(study: str, results: str | Path | None = None) -> pd.DataFrame:
+    """Per truncation length: the updates its runs took (metrics.json) and the training tokens they read (the last
+    epoch's tokens_seen of the study's learning table), each a mean over the runs that did not diverge (a run that did
+    not learn still took its updates).
+
+        bptt, updates, tokens
+    """
+    summary = study_summary(study, results)
+    runs = summary.drop_duplicates("run_id").set_index("run_id")
+    steps = summary[summary["metric"] == "steps"].set_index("run_id")["value"]
+    learning = extra_table(study, "learning", results)
+    tokens = learning.groupby("run_id")["tokens_seen"].max()
+    kept = runs[runs["outcome"] != "diverged"]
+    frame = pd.DataFrame(
+        {"bptt": kept["bptt"], "updates": steps.reindex(kept.index), "tokens": tokens.reindex(kept.index)}
+    )
+    return frame.groupby("bptt", as_index=False, sort=True)[["updates", "tokens"]].mean()
+
+
+def held_updates(study: str, results: str | Path | None = None) -> int | None:
+    """The updates every run of ``study`` that did not diverge took (metrics.json), where they are one number; None
+    where its lengths took different numbers, or no run finished."""
+    summary = study_summary(study, results)
+    taken = summary[(summary["metric"] == "steps") & (summary["outcome"] != "diverged")]["value"].dropna()
+    return int(taken.iloc[0]) if taken.nunique() == 1 else None
+
+
 def reach(study: str, setting: str, results: str | Path | None = None) -> pd.DataFrame:
     """A study's accuracy within and beyond each setting's reach (rnnbench.results.ablations.reach_table)."""
     return reach_table(extra_table(study, "distance", results), setting)
@@ -85,10 +118,39 @@ class TruncationCost:
     table: pd.DataFrame
     train_tokens: int | None  # the training tokens every length reads; None: the whole training split
     max_steps_per_epoch: int | None  # the cap on updates an epoch, where the study sets one
+    read: pd.DataFrame | None = None  # per length, the updates taken and the tokens read (training_read)
 
     @property
     def metric_name(self) -> str:
         return METRIC_LABELS.get(self.metric, self.metric)
+
+    @property
+    def design(self) -> str:
+        """What every length of the study holds equal, as its runs' records show: EQUAL_TOKENS, EQUAL_UPDATES or
+        NEITHER_EQUAL (a study of one length holds both: it reads as EQUAL_TOKENS)."""
+        if self.read is None or self.read.empty:
+            return NEITHER_EQUAL
+        if self.read["tokens"].dropna().nunique() == 1:
+            return EQUAL_TOKENS
+        if self.read["updates"].dropna().nunique() == 1:
+            return EQUAL_UPDATES
+        return NEITHER_EQUAL
+
+    @property
+    def held(self) -> float:
+        """The tokens every length reads (EQUAL_TOKENS) or the updates every length takes (EQUAL_UPDATES); NaN
+        otherwise."""
+        column = {EQUAL_TOKENS: "tokens", EQUAL_UPDATES: "updates"}.get(self.design)
+        return float(self.read[column].dropna().iloc[0]) if column else math.nan
+
+    @property
+    def varies(self) -> pd.Series:
+        """What the design leaves to vary, by length: the updates (EQUAL_TOKENS), or the tokens (EQUAL_UPDATES); both
+        NaN otherwise. Indexed by bptt."""
+        column = {EQUAL_TOKENS: "updates", EQUAL_UPDATES: "tokens"}.get(self.design)
+        if self.read is None or column is None:
+            return pd.Series(dtype=float)
+        return self.read.set_index("bptt")[column]
 
     @property
     def learned(self) -> pd.DataFrame:
@@ -97,19 +159,128 @@ class TruncationCost:
         return ok.set_index("bptt", drop=False)
 
 
-def truncation_cost_study(results: str | Path | None = None) -> TruncationCost | None:
-    study = truncation_studies(results)["cost"]
+def truncation_cost_study(results: str | Path | None = None, study: str | None = None) -> TruncationCost | None:
+    """A PTB truncation study (role truncation_cost): ``study``, else the first; None where there is none."""
+    study = study or truncation_studies(results)["cost"]
     if not study:
         return None
     about = study_about(study, results)
     settings = about.get("fixed", {})
+    learning = Path(paths.study_extra_table(results_root(results), study, "learning"))
     return TruncationCost(
         study,
         about["metric"],
         truncation_cost(study, results),
         settings.get("train_tokens"),
         settings.get("max_steps_per_epoch"),
+        training_read(study, results) if learning.is_file() else None,
     )
+
+
+def truncation_designs(results: str | Path | None = None) -> dict[str, TruncationCost]:
+    """Every PTB truncation study (role truncation_cost) by what it holds equal (TruncationCost.design): the first of
+    each design, equal tokens first."""
+    found: dict[str, TruncationCost] = {}
+    for study in studies_with_role("truncation_cost", results):
+        cost = truncation_cost_study(results, study)
+        found.setdefault(cost.design, cost)
+    return {d: found[d] for d in (EQUAL_TOKENS, EQUAL_UPDATES, NEITHER_EQUAL) if d in found}
+
+
+# A value the section states where no study of a design, or no measurement, gives one.
+NOT_MEASURED = Markdown("–")
+
+
+def per_length(values: pd.Series) -> Markdown:
+    """A count per truncation length (indexed by bptt) as a list: "2,325 at k = 10, 665 at k = 35 and 333 at k = 70";
+    NOT_MEASURED where there is none."""
+    known = values.dropna()
+    if known.empty:
+        return NOT_MEASURED
+    return words([f"{integer(n)} at k = {integer(k)}" for k, n in known.items()])
+
+
+def ranked_cells(cost: TruncationCost | None) -> tuple[Markdown, Markdown]:
+    """The best and the worst length on validation (best_and_worst_length) as cells: "k = 70, 234 (230–238)", the
+    metric's mean and range over the seeds that learned; NOT_MEASURED where fewer than two lengths have one."""
+    ranked = best_and_worst_length(cost) if cost is not None else None
+    if ranked is None:
+        return NOT_MEASURED, NOT_MEASURED
+    return tuple(Markdown(f"k = {integer(row['bptt'])}, {measured_cell(row, cost.metric)}") for row in ranked)
+
+
+@dataclass(frozen=True)
+class PtbSection:
+    """The PTB truncation section's values (reports/studies.qmd), each a number, a list or a cell; NOT_MEASURED where
+    no study of its design (or no measurement) gives it. Speed and memory are a length's, whatever the design: read
+    from the equal-tokens study, else the equal-updates one."""
+
+    designs: dict[str, TruncationCost]
+    tokens_held: Markdown  # the training tokens every length of the equal-tokens design reads
+    updates_by_length: Markdown  # and the updates each length takes there
+    updates_held: Markdown  # the updates every length of the equal-updates design takes
+    tokens_by_length: Markdown  # and the tokens each length reads there
+    best_tokens: Markdown  # best and worst length on validation, each design
+    worst_tokens: Markdown
+    best_updates: Markdown
+    worst_updates: Markdown
+    metric: Markdown  # the metric the lengths are compared on, and the one the best is chosen by
+    chosen_on: Markdown
+    fast_speed: Markdown  # training tokens per second of the fastest and the slowest length
+    fast_k: Markdown
+    slow_speed: Markdown
+    slow_k: Markdown
+    low_memory: Markdown  # peak memory (MB) of the leanest and the largest length
+    low_k: Markdown
+    high_memory: Markdown
+    high_k: Markdown
+
+
+def ptb_section(results: str | Path | None = None) -> PtbSection:
+    designs = truncation_designs(results)
+    tokens, updates = designs.get(EQUAL_TOKENS), designs.get(EQUAL_UPDATES)
+    measured = tokens or updates
+    speeds = fastest_and_slowest(measured) if measured else None
+    memory = memory_range(measured) if measured else None
+    fast, slow = speeds or ({}, {})
+    low, high = memory or ({}, {})
+    metric = Markdown(measured.metric_name) if measured else NOT_MEASURED
+    return PtbSection(
+        designs,
+        integer(tokens.held) if tokens else NOT_MEASURED,
+        per_length(tokens.varies) if tokens else NOT_MEASURED,
+        integer(updates.held) if updates else NOT_MEASURED,
+        per_length(updates.varies) if updates else NOT_MEASURED,
+        *ranked_cells(tokens),
+        *ranked_cells(updates),
+        metric,
+        Markdown(selected_on(measured) or metric) if measured else NOT_MEASURED,
+        sig(fast["tokens_per_second_mean"]) if speeds else NOT_MEASURED,
+        integer(fast["bptt"]) if speeds else NOT_MEASURED,
+        sig(slow["tokens_per_second_mean"]) if speeds else NOT_MEASURED,
+        integer(slow["bptt"]) if speeds else NOT_MEASURED,
+        integer(low["max_rss_mb"]) if memory else NOT_MEASURED,
+        integer(low["bptt"]) if memory else NOT_MEASURED,
+        integer(high["max_rss_mb"]) if memory else NOT_MEASURED,
+        integer(high["bptt"]) if memory else NOT_MEASURED,
+    )
+
+
+def designs_display(designs: dict[str, TruncationCost]) -> pd.DataFrame:
+    """The PTB truncation table of every design: per design and length, the updates taken and tokens read, then
+    truncation_display's columns."""
+    frames = []
+    for design, cost in designs.items():
+        shown = truncation_display(cost)
+        read = cost.read.set_index("bptt") if cost.read is not None else pd.DataFrame(columns=["updates", "tokens"])
+        by_length = [read.reindex([b]) for b in cost.table["bptt"]]
+        updates = [integer(r["updates"].iloc[0]) if r["updates"].notna().all() else "–" for r in by_length]
+        tokens = [integer(r["tokens"].iloc[0]) if r["tokens"].notna().all() else "–" for r in by_length]
+        shown.insert(0, "held equal", design)
+        shown.insert(2, "updates", updates)
+        shown.insert(3, "tokens", tokens)
+        frames.append(shown)
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
 def updates_by_length(cost: TruncationCost) -> tuple[pd.Series, pd.Series] | None:

@@ -312,11 +312,15 @@ def _study_points(analysis: Analysis, config: Config, where: str) -> list[Analys
         )
     points = []
     for point, cfg in runs:
+        last, _ = cfg.budget  # max_epochs, or the fewer epochs its max_steps takes (rnnbench.config.updates)
         for i, snapshot in enumerate(analysis.snapshots):
-            if snapshot != FINAL and int(snapshot) > cfg.max_epochs:
+            if snapshot != FINAL and int(snapshot) > last:
+                why = f"max_epochs = {cfg.max_epochs}" + (
+                    f", max_steps = {cfg.max_steps}" if last < cfg.max_epochs else ""
+                )
                 raise ConfigError(
                     f"{where}.network.snapshots[{i}]: epoch {snapshot} is past run {cfg.run_id}'s last "
-                    f"(max_epochs = {cfg.max_epochs}); allowed: 0..{cfg.max_epochs} or {FINAL}"
+                    f"({why}); allowed: 0..{last} or {FINAL}"
                 )
             keys = {"run_id": cfg.run_id, "family": cfg.family, **point, "snapshot": snapshot}
             points.append(AnalysisPoint(keys=keys, run=cfg, snapshot=snapshot))

@@ -24,7 +24,7 @@ from functools import cache
 from typing import Any
 
 from rnnbench import paths
-from rnnbench.config import constraints
+from rnnbench.config import constraints, updates
 from rnnbench.config.files import ConfigError
 from rnnbench.config.schema import as_schema_types, json_settings, run_defaults, run_settings_schema, validate
 
@@ -35,7 +35,7 @@ NON_SEMANTIC_SETTINGS = ("threads",)
 # Settings added after run ids existed, each with the value every run had before it (what the code did then): at
 # that value a setting is left out of `RunConfig.settings`, and so of the run id, so that no earlier run changes
 # id; any other value enters it and makes a new run.
-ADDED_AFTER_IDS = {"segments": "stream", "weight_decay": 0.0}
+ADDED_AFTER_IDS = {"segments": "stream", "weight_decay": 0.0, "max_steps": None}
 
 
 @dataclass(frozen=True)
@@ -68,6 +68,7 @@ class RunConfig:
     min_improvement: float
     max_epochs: int
     max_steps_per_epoch: int | None
+    max_steps: int | None
     divergence_norm: float
     eval_batch_size: int
     steps_max_rows: int
@@ -145,8 +146,20 @@ class RunConfig:
         if self.output == "full":
             unused.add("adaptive_cutoffs")
         data = self.to_dict()
+        # The updates it takes, not how the epochs and the step budget were written (rnnbench.config.updates.budget).
+        data["max_epochs"], data["max_steps"] = self.budget
         unused |= {k for k, value in ADDED_AFTER_IDS.items() if data[k] == value}
         return {k: v for k, v in data.items() if k not in unused}
+
+    @property
+    def budget(self) -> tuple[int, int | None]:
+        """(max_epochs, max_steps) as the run takes them: the fewest epochs that hold its updates, and a step cap only
+        where it stops an epoch part way, where the corpus's sizes give an epoch's updates (rnnbench.config.updates)."""
+        if self.max_steps is None:
+            return self.max_epochs, None
+        return updates.budget(
+            self.to_dict(), _known_sizes(self.corpus, json.dumps(dict(self.corpus_options), sort_keys=True))
+        )
 
     def identity(self) -> dict[str, Any]:
         """What the run id hashes: the settings, and the corpus's preparation version once it is above 1 (left

@@ -104,6 +104,7 @@ class KnownSizes:
     vocab_size: int | None  # None: not known until read (a Brown copy other than the reference one)
     max_tokens: dict[str, int]  # split -> at most this many tokens (exact for PTB and Brown)
     has_sentences: bool  # sentence boundaries that full BPTT can reset the state at
+    sentences: dict[str, int] | None = None  # split -> its sentences, exactly (the agreement corpus's generator)
 
 
 def known_sizes(name: str, options: dict) -> KnownSizes:
@@ -121,7 +122,8 @@ def known_sizes(name: str, options: dict) -> KnownSizes:
         return KnownSizes(sizes["vocab_size"] if reference else None, tokens, False)
     cfg = synthetic.AgreementConfig(**options)
     sentences = {"train": cfg.train_sentences, "valid": cfg.valid_sentences, "test": cfg.test_sentences}
-    return KnownSizes(len(synthetic.lexicon()), {s: synthetic.max_tokens(n, cfg) for s, n in sentences.items()}, True)
+    tokens = {s: synthetic.max_tokens(n, cfg) for s, n in sentences.items()}
+    return KnownSizes(len(synthetic.lexicon()), tokens, True, sentences)
 
 
 def brown_sizes(options: dict) -> dict[str, int]:

@@ -47,13 +47,17 @@ def study_extras(
     """The extra tables of a study: "distance" (agreement accuracy on the agreement corpus), "trace" (a study
     that varies clipping), "learning" (a study measured by perplexity), "cuts" (an agreement study with runs
     whose gradient is cut within sentences, ``sentence_cuts``: accuracy on the probes each cut separates from
-    their head and on the others, rnnbench.results.cut_accuracy), "units" and "speed" (an Elman study that varies the activation:
+    their head and on the others, rnnbench.results.cut_accuracy), "reach" (an agreement study of a recurrence that
+    varies the truncation length: each run's accuracy within reach of k and beyond it, full-sentence BPTT's on the same
+    probes, rnnbench.results.reach), "units" and "speed" (an Elman study that varies the activation:
     the hidden units that pass no gradient, rnnbench.results.silent_units; the steps to a common training loss, speed_table)."""
     extras = []
     if corpus in DISTANCE_CORPORA and metric == "agreement_accuracy":
         extras.append("distance")
         if sentence_cuts:
             extras.append("cuts")
+        if "bptt" in vary and family != "ff":
+            extras.append("reach")
     if TRACE_SETTINGS & set(vary):
         extras.append("trace")
     if metric in PERPLEXITY_METRICS:

@@ -39,7 +39,9 @@ def study_record(config: Config, name: str) -> dict[str, object]:
     """
     study = config.studies[name]
     runs = [cfg for _, cfg in config.study_runs(name)]
-    used = runs[0].settings()
+    # The settings its model reads, as the study writes them: a run id keeps only the epochs and step cap a run
+    # takes (rnnbench.config.updates.budget), which differ between the lengths of one study.
+    used = {**runs[0].settings(), **{k: getattr(runs[0], k) for k in ("max_epochs", "max_steps")}}
     named = dict.fromkeys([*study.fixed, *config.run_overrides])
     return {
         "name": name,

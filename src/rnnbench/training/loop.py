@@ -31,6 +31,10 @@ One run = one resolved ``RunConfig`` trained into one directory::
 How a run reads its data (a stream in truncated-BPTT segments, whole sentences, n-gram windows) is
 decided once, by ``rnnbench.training.reading``; this loop never asks which model family it trains.
 
+A run trains epochs until ``max_epochs``, the schedule stops it, it diverges, or its step budget ``max_steps``
+(counted across epochs, and across the calls that trained a resumed run) is spent: the epoch that spends it stops
+part way through the data and is validated like the others (rnnbench.config.updates counts the updates).
+
 Truncated BPTT over a batchified stream (``bptt`` > 0) carries the hidden state from one segment to
 the next but cuts the graph between them (``detach_state``)::
 
@@ -64,7 +68,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from rnnbench.config import locations
+from rnnbench.config import locations, updates
 from rnnbench.config.runs import RunConfig
 from rnnbench.data.corpora import load_corpus
 from rnnbench.io import write_csv, write_json, write_torch
@@ -152,7 +156,7 @@ def _train(
     write_json(out / "config.json", {"run_id": cfg.run_id, **cfg.to_json()})
 
     epochs_this_call = 0
-    while state.epoch < cfg.max_epochs and not schedule.done and state.divergence is None:
+    while state.epoch < cfg.max_epochs and not schedule.done and state.divergence is None and _budget_left(cfg, state):
         if epoch_limit is not None and epochs_this_call >= epoch_limit:
             return {"run_id": cfg.run_id, "interrupted_after_epoch": state.epoch}
         _set_lr(optimizer, schedule.lr)
@@ -187,7 +191,8 @@ def _train(
 def _train_epoch(cfg, model, optimizer, reading: Reading, state: TrainingState, lr: float, uniform_nll: float) -> dict:
     model.train()
     hidden = reading.first_state(model)
-    expected_steps = reading.steps_per_epoch()
+    # The whole epoch, or what is left of the run's step budget (rnnbench.config.updates).
+    expected_steps = updates.epoch_updates(reading.steps_per_epoch(), state.global_step, cfg.max_steps)
     epoch = state.epoch + 1
     pending: list[tuple[torch.Tensor, int, Clipped]] = []  # steps taken, not yet read back
     records: list[tuple[StepRecord, int]] = []  # read back: (record, tokens)
@@ -253,6 +258,12 @@ def _train_epoch(cfg, model, optimizer, reading: Reading, state: TrainingState, 
         "valid_ppl": math.nan,
         "valid_nll": math.nan,
     }
+
+
+def _budget_left(cfg: RunConfig, state: TrainingState) -> bool:
+    """Whether the run's step budget (max_steps: counted across epochs, and across the calls that trained a resumed
+    run, whose state holds the steps taken before) has updates left."""
+    return cfg.max_steps is None or state.global_step < cfg.max_steps
 
 
 def _set_lr(optimizer: optim.Optimizer, lr: float) -> None:

@@ -19,7 +19,6 @@ evaluation reads a split in (``eval_batches``, the state carried between them wh
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -27,6 +26,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+from rnnbench.config import updates
 from rnnbench.config.runs import RunConfig
 from rnnbench.data.batching import batchify, bptt_segments, ngram_windows, sentence_batches
 from rnnbench.data.corpora import Corpus
@@ -69,7 +69,8 @@ class Reading:
         self.train = split_stream(corpus, "train", cfg.train_tokens)
 
     def steps_per_epoch(self) -> int:
-        """Optimiser steps in one epoch, after ``max_steps_per_epoch``."""
+        """Optimiser steps in one epoch, after ``max_steps_per_epoch`` (rnnbench.config.updates counts them; the
+        loop takes fewer in the epoch that spends the run's ``max_steps``)."""
         steps = self._full_epoch_steps()
         return min(steps, self.cfg.max_steps_per_epoch) if self.cfg.max_steps_per_epoch else steps
 
@@ -120,7 +121,7 @@ class StreamReading(Reading):
             yield Batch(inputs, targets)
 
     def _full_epoch_steps(self) -> int:
-        return math.ceil((len(self.train) // self.cfg.batch_size - 1) / self.cfg.bptt)
+        return updates.stream_updates(len(self.train), self.cfg.batch_size, self.cfg.bptt)
 
     def first_state(self, model):
         return model.init_state(self.cfg.batch_size)
@@ -158,7 +159,7 @@ class SentenceReading(Reading):
             yield Batch(inputs, targets)
 
     def _full_epoch_steps(self) -> int:
-        return math.ceil(len(self._starts("train", self.train)) / self.cfg.batch_size)
+        return updates.sentence_updates(len(self._starts("train", self.train)), self.cfg.batch_size)
 
     def likelihood(self, model, split: str, *, by_column: bool = False) -> Likelihood:
         stream = self.eval_stream(split)
@@ -185,7 +186,7 @@ class WindowReading(Reading):
             yield Batch(contexts[index], targets[index])
 
     def _full_epoch_steps(self) -> int:
-        return math.ceil(max(len(self.train) - self.cfg.context, 0) / self.cfg.batch_size)
+        return updates.window_updates(len(self.train), self.cfg.context, self.cfg.batch_size)
 
     def likelihood(self, model, split: str, *, by_column: bool = False) -> Likelihood:
         return window_likelihood(model, self.eval_stream(split), context=self.cfg.context)
