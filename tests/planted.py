@@ -190,49 +190,67 @@ def lm_size_folder(root, rnn_ppl, window_ppl=(160.0, 161.0, 159.0)):
 TRUNCATION_ABOUT = {"family": "rnn", "corpus": "agreement", "metric": "agreement_accuracy", "vary": ["bptt"]}
 
 
-def truncation_folder(root, beyond_full, beyond_truncated, k=2):
-    """A truncation_reach study: full-sentence BPTT (bptt 0) and bptt ``k``, one learned run per value given; each
-    run's accuracy is 0.9 up to distance k and the value given at distances k+1 and k+2 (its accuracy beyond k)."""
+def write_reach(root, name, rows):
+    """A study's reach.csv (rnnbench.results.reach): rows of run_id, bptt, seed, cut_every, split and gap (within
+    accuracy 0.9, beyond 0.9 - gap, 100 probes each side), every run learned."""
+    table = pd.DataFrame(
+        [
+            {
+                "outcome": "learned",
+                "within_probes": 100,
+                "within_accuracy": 0.9,
+                "beyond_probes": 100,
+                "beyond_accuracy": 0.9 - row["gap"],
+                **row,
+            }
+            for row in rows
+        ]
+    )
+    table.to_csv(Path(root) / "studies" / name / "reach.csv", index=False)
+
+
+def _reach_study(root, name, gaps, k, splits):
+    """A study of full-sentence BPTT (bptt 0) and bptt ``k``: gaps {bptt: [gap per seed]}, each run split at k by
+    every split of ``splits``."""
     runs = [
         {
-            "run_id": f"b{bptt}-{s}",
+            "run_id": f"{name}-b{bptt}-{s}",
             "seed": s,
             "bptt": bptt,
             "outcome": "learned",
             "metrics": {"agreement_accuracy": 0.8},
         }
-        for bptt, values in ((0, beyond_full), (k, beyond_truncated))
+        for bptt, values in gaps.items()
         for s in range(1, len(values) + 1)
     ]
-    write_study(root, "cuts", TRUNCATION_ABOUT, runs)
-    for bptt, values in ((0, beyond_full), (k, beyond_truncated)):
-        for s, far in enumerate(values, start=1):
-            write_accuracy(root, f"b{bptt}-{s}", {**{d: 0.9 for d in range(1, k + 1)}, k + 1: far, k + 2: far})
+    write_study(root, name, TRUNCATION_ABOUT, runs)
+    rows = [
+        {"run_id": f"{name}-b{bptt}-{s}", "bptt": bptt, "seed": s, "cut_every": k, "split": split, "gap": gap}
+        for bptt, values in gaps.items()
+        for s, gap in enumerate(values, start=1)
+        for split in splits
+    ]
+    write_reach(root, name, rows)
+
+
+def truncation_folder(root, gap_full, gap_truncated, k=2):
+    """A truncation_reach study of stream segments: full-sentence BPTT (bptt 0) and bptt ``k``, one learned run per
+    value given; each run's gap (accuracy within reach of k minus beyond it, split by distance) as given."""
+    _reach_study(root, "cuts", {0: gap_full, k: gap_truncated}, k, ("distance",))
     return Roles(studies={"truncation_reach": ("cuts",)})
 
 
-def sentence_cut_folder(root, beyond_sentence, beyond_stream=0.55, beyond_full=0.9, shift=(0.0, 0.0)):
-    """A stream-segment study (bptt 0 and 2) and a sentence-cut study (bptt 0, the same runs, and 2), two seeds each:
-    beyond k = 2 full BPTT scores ``beyond_full``, stream segments ``beyond_stream`` and sentence cuts
-    ``beyond_sentence`` (plus ``shift``, seed by seed), give or take 0.01 between the seeds at distances 3 and 4
-    (their mean unchanged)."""
-    metrics = {"agreement_accuracy": 0.8}
-    seeds = range(1, len(shift) + 1)
-    stream = [
-        {"run_id": f"b{k}-{s}", "seed": s, "bptt": k, "outcome": "learned", "metrics": metrics}
-        for k in (0, 2)
-        for s in seeds
-    ]
-    sentence = [
-        {"run_id": f"{prefix}-{s}", "seed": s, "bptt": k, "outcome": "learned", "metrics": metrics}
-        for k, prefix in ((0, "b0"), (2, "c2"))
-        for s in seeds
-    ]
-    write_study(root, "stream", TRUNCATION_ABOUT, stream)
-    write_study(root, "sentence", TRUNCATION_ABOUT, sentence)
-    for s, j in zip(seeds, (0.01, -0.01, 0.0), strict=False):
-        for run_id, far in (("b0", beyond_full), ("b2", beyond_stream), ("c2", beyond_sentence + shift[s - 1])):
-            write_accuracy(root, f"{run_id}-{s}", {1: 0.95, 2: 0.95, 3: far + j, 4: far - j})
+def sentence_cut_folder(root, gap_sentence, gap_stream=0.35, gap_full=0.0, seeds=3):
+    """A stream-segment study (bptt 0 and 2, split by distance) and a sentence-cut study (bptt 0 and 2, split by
+    distance and by block), ``seeds`` seeds each: gaps at k = 2 of ``gap_full`` for full BPTT, ``gap_stream`` for
+    stream segments and ``gap_sentence`` (a value per seed, or one for all) for sentence cuts, full and stream give
+    or take 0.001 between the seeds (JITTER)."""
+    jitter = [j * 0.001 for j in JITTER[:seeds]]
+    sentence = gap_sentence if isinstance(gap_sentence, list) else [gap_sentence] * seeds
+    _reach_study(
+        root, "stream", {0: [gap_full + j for j in jitter], 2: [gap_stream + j for j in jitter]}, 2, ("distance",)
+    )
+    _reach_study(root, "sentence", {0: [gap_full + j for j in jitter], 2: sentence}, 2, ("distance", "block"))
     return Roles(studies={"truncation_reach": ("stream",), "truncation_sentence": ("sentence",)})
 
 

@@ -22,10 +22,9 @@ from planted import (
     sentence_cut_folder,
     spread,
     trained_decay_folder,
+    truncation_folder,
     window_folder,
-    write_accuracy,
     write_rates,
-    write_study,
 )
 from scipy import stats as scipy_stats
 
@@ -378,31 +377,43 @@ def test_the_recurrence_is_set_against_the_window_of_its_size_on_a_language_mode
     assert finding.verdict == FAILS and "recurrence − window +10 [" in finding.value
 
 
-def test_full_bptt_better_beyond_k_shows_truncation_hides_the_dependency(tmp_path):
-    about = {"family": "rnn", "corpus": "agreement", "metric": "agreement_accuracy", "vary": ["bptt"]}
-    runs = [
-        {"run_id": f"b{k}-{s}", "seed": s, "bptt": k, "outcome": "learned", "metrics": {"agreement_accuracy": 0.8}}
-        for k in (0, 2)
-        for s in (1, 2)
-    ]
-    write_study(tmp_path, "cuts", about, runs)
-    for s, j in ((1, 0.0), (2, 0.02)):
-        write_accuracy(tmp_path, f"b0-{s}", {1: 0.9, 2: 0.9, 3: 0.85 + j, 4: 0.85 - j})
-        write_accuracy(tmp_path, f"b2-{s}", {1: 0.9, 2: 0.9, 3: 0.55 + j, 4: 0.55 - j})
-    finding = judge(claim("truncation_invisible"), Evidence(tmp_path, Roles(studies={"truncation_reach": ("cuts",)})))
-    # beyond 2 (distances 3 and 4, 100 probes each): 0.85 for every full run, 0.55 for every truncated one
-    assert finding.verdict == HOLDS and "full − truncated +0.3 [+0.3, +0.3]" in finding.value
+def test_a_truncated_run_that_loses_more_beyond_k_than_full_bptt_shows_the_dependency_hidden(tmp_path):
+    # stream segments at k = 2, two seeds: gap (within − beyond) 0.35 and 0.37 cut, 0.05 and 0.07 full: the
+    # interaction +0.3, each side's sd 0.0141 (Welch: se 0.0141, t = 21.2 on 2 degrees of freedom)
+    roles = truncation_folder(tmp_path, [0.05, 0.07], [0.35, 0.37])
+    finding = judge(claim("truncation_invisible"), Evidence(tmp_path, roles))
+    assert finding.verdict == HOLDS and "gap within − beyond: cut 0.36, full 0.06; interaction +0.3 [" in finding.value
+    assert "over 2 seeds" in finding.value and finding.evidence == "studies/cuts"
+
+
+def test_the_sentence_cut_study_is_split_by_block_and_paired_by_seed(tmp_path):
+    # its full runs' gaps 0 + (0.001, -0.001, 0), cut 0.15 + (0.002, -0.002, 0): per seed +0.151, +0.149... paired
+    # differences 0.15 + (0.001, -0.001, 0), the study's rows read at the block split
+    roles = sentence_cut_folder(tmp_path, spread(0.15, 0.002))
+    finding = judge(claim("truncation_invisible"), Evidence(tmp_path, roles))
+    assert "sentence, k = 2, split by block" in finding.value and "(paired)" in finding.value
+    assert "stream, k = 2, split by distance" in finding.value and finding.verdict == HOLDS
 
 
 def test_sentence_cuts_between_stream_segments_and_full_bptt_reduce_the_damage_without_removing_it(tmp_path):
-    # beyond 2: full 0.9, sentence cuts 0.75, stream 0.55 in every seed (each seed's two distances average out)
-    finding = judge(claim("sentence_cuts_reduce"), Evidence(tmp_path, sentence_cut_folder(tmp_path, 0.75)))
+    # gaps at k = 2: full 0, stream 0.35, sentence cuts 0.15 (+-0.002): interactions 0.35 and 0.15
+    finding = judge(
+        claim("sentence_cuts_reduce"), Evidence(tmp_path, sentence_cut_folder(tmp_path, spread(0.15, 0.002)))
+    )
     assert finding.verdict == HOLDS
-    assert "sentence against stream, k = 2: accuracy beyond 2, sentence − stream +0.2" in finding.value
-    assert "sentence against full-sentence BPTT, k = 2: accuracy beyond 2, full − sentence +0.15" in finding.value
-    # sentence cuts as good as full BPTT: the damage is removed, so the claim holds only in part
-    removed = judge(claim("sentence_cuts_reduce"), Evidence(tmp_path / "x", sentence_cut_folder(tmp_path / "x", 0.9)))
-    assert removed.verdict == PARTLY and "fails for sentence against full-sentence BPTT, k = 2" in removed.reason
+    assert (
+        "sentence against stream, k = 2: interaction (gap within − beyond, cut minus full), stream − sentence +0.2"
+        in finding.value
+    )
+    assert (
+        "sentence against its full-sentence runs, k = 2: interaction (gap within − beyond, cut minus full), sentence +0.15"
+        in finding.value
+    )
+    # sentence cuts lose no more than full BPTT: the damage is removed, so the claim holds only in part
+    removed = judge(
+        claim("sentence_cuts_reduce"), Evidence(tmp_path / "x", sentence_cut_folder(tmp_path / "x", spread(0.0, 0.002)))
+    )
+    assert removed.verdict == PARTLY and "fails for sentence against its full-sentence runs, k = 2" in removed.reason
 
 
 def test_rates_below_and_above_zero_over_seeds_decide_vanishing_and_explosion(tmp_path):

@@ -198,8 +198,8 @@ CLAIMS: tuple[Claim, ...] = (
         CHAPTER,
         "Any dependency spanning a segment boundary is invisible to training.",
         (_study("truncation_reach"),),
-        "per truncation length k: agreement accuracy on head-verb distances beyond k, full-sentence BPTT minus k-truncated, seed means",
-        f"holds if for every k full-sentence BPTT is measurably more accurate beyond k (one-sided Welch, {HOLM}); fails where the gain is measurably short of the accuracy {_margin('accuracy')}",
+        "per study and truncation length k: agreement accuracy within reach of k minus beyond it, runs cut every k steps minus full-sentence BPTT on the same probes (the interaction); sentence cuts split by block and paired by seed, stream segments split by distance",
+        f"holds if at every k the cut runs lose measurably more from within reach to beyond it than full-sentence BPTT does (one-sided t over seeds, {HOLM}); fails where that excess is measurably short of the accuracy {_margin('accuracy')}",
         truncation.invisible,
     ),
     Claim(
@@ -207,8 +207,8 @@ CLAIMS: tuple[Claim, ...] = (
         CHAPTER,
         "Choosing the boundaries at sentence ends reduces the damage without removing it.",
         (_study("truncation_reach"), _study("truncation_sentence")),
-        "per truncation length k trained both ways: agreement accuracy on head-verb distances beyond k, sentence-aligned cuts minus stream segments, and full-sentence BPTT minus sentence-aligned cuts, seed means",
-        f"holds if at every such k the sentence cuts are measurably more accurate than stream segments and measurably less than full-sentence BPTT (one-sided Welch, {HOLM}); fails where a gap is measurably short of the accuracy {_margin('accuracy')}",
+        "per truncation length k trained both ways: the interaction (gap within reach minus beyond, cut runs minus the full-sentence runs of their own study, split by distance), stream segments minus sentence cuts; and the sentence cuts' own",
+        f"holds if at every such k the sentence cuts' interaction is measurably smaller than the stream segments' and measurably above 0 (one-sided t, {HOLM}); fails where either is measurably short of the accuracy {_margin('accuracy')}",
         truncation.sentence_cuts,
     ),
     Claim(

@@ -1,12 +1,16 @@
 """The chapter's claims about truncated backpropagation through time, judged on studies by role.
 
-invisible   (truncation_reach: agreement)  beyond k steps, k-truncated runs are measurably less accurate
-            than full-sentence BPTT (bptt 0) on the same distances
+invisible   (truncation_reach and truncation_sentence: agreement)  the interaction of truncation with reach: a run
+            cut every k steps loses more accuracy from the probes within reach of k to those beyond it than
+            full-sentence BPTT (bptt 0) loses on the same probes (studies/<name>/reach.csv, rnnbench.results.reach).
+            In a study of sentence cuts (the same batches and updates as its full-sentence runs, seed for seed)
+            the probes split by block (head and verb in one block of k steps against a cut between them) and the
+            difference is paired by seed; in a study of stream segments by distance (<= k against > k), Welch
 cost        (truncation_cost)  the longest unrolling trains measurably fewer tokens a second, and its job
             peaks measurably higher in memory, than the shortest
-sentence_cuts  (truncation_reach and truncation_sentence: agreement)  beyond k, gradient cuts every k steps within
-            sentences are measurably more accurate than segments of k that ignore sentences, and measurably less
-            accurate than full-sentence BPTT
+sentence_cuts  (truncation_reach and truncation_sentence: agreement)  at each k trained both ways, the sentence cuts'
+            interaction is measurably smaller than the stream segments' ("reduces"), and measurably above 0
+            ("without removing it"), each against the full-sentence runs of its own study
 """
 
 from __future__ import annotations
@@ -24,34 +28,52 @@ FULL = 0  # bptt 0: full-sentence BPTT, no boundary inside a sentence
 ACCURACY_MARGIN = MARGINS["accuracy"].size
 
 
-def beyond(table: pd.DataFrame, k: int) -> float:
-    """Probe-weighted accuracy over the head-verb distances longer than ``k`` (NaN when there are none)."""
-    rows = table[table["distance"] > k]
-    n = rows["n"].sum()
-    return float((rows["accuracy"] * rows["n"]).sum() / n) if n else math.nan
+def _gaps(ev: Evidence, name: str) -> tuple[pd.DataFrame, str]:
+    """The study's learned rows of reach.csv at the split its design allows (block for sentence cuts, else
+    distance), and that split."""
+    reach = ev.study_extra(name, "reach")
+    split = "block" if (reach["split"] == "block").any() else "distance"
+    reach = reach[(reach["split"] == split) & (reach["outcome"] == "learned")]
+    return reach.dropna(subset=["gap"]), split
+
+
+def interaction(reach: pd.DataFrame, k: int) -> tuple[pd.Series, pd.Series]:
+    """The gaps (within minus beyond) of the runs cut at ``k`` and of the full-sentence runs split at ``k``, each
+    indexed by seed."""
+    cut = reach[(reach["bptt"] == k) & (reach["cut_every"] == k)].set_index("seed")["gap"]
+    full = reach[(reach["bptt"] == FULL) & (reach["cut_every"] == k)].set_index("seed")["gap"]
+    return cut, full
+
+
+def _interaction_test(cut: pd.Series, full: pd.Series, paired: bool):
+    """Truncated gap minus full-BPTT gap above 0: paired by seed where the runs share their batches, else Welch."""
+    if paired:
+        seeds = cut.index.intersection(full.index)
+        return policy.effect(cut[seeds] - full[seeds], None, ABOVE, ACCURACY_MARGIN), len(seeds)
+    return policy.effect(cut, full, ABOVE, ACCURACY_MARGIN), min(len(cut), len(full))
 
 
 def invisible(ev: Evidence) -> Judged:
     parts, read = [], []
-    for name in ev.studies("truncation_reach"):
+    names = dict.fromkeys((*ev.studies("truncation_sentence"), *ev.studies("truncation_reach")))
+    for name in names:
         read.append(f"studies/{name}")
-        runs = ev.runs(name)
-        full = learned(runs[runs["bptt"] == FULL])
-        for k, group in runs[runs["bptt"] > FULL].groupby("bptt", sort=True):
-            label, ok = f"{name}, k = {int(k)}", learned(group)
-            if len(full) < 2:
-                parts.append(Part(label, NOT_SHOWN, note=f"{len(full)} full-BPTT runs (bptt 0) learned; needs two"))
-                continue
-            a = [beyond(ev.accuracy(r), k) for r in full["run_id"]]
-            b = [beyond(ev.accuracy(r), k) for r in ok["run_id"]]
-            if any(math.isnan(v) for v in a + b):
-                parts.append(Part(label, NOT_SHOWN, note=f"no head-verb distance longer than {int(k)}"))
-                continue
-            test = policy.effect(a, b, ABOVE, ACCURACY_MARGIN)
+        reach, split = _gaps(ev, name)
+        paired = split == "block"
+        for k in sorted(k for k in reach["bptt"].unique() if k > FULL):
+            label = f"{name}, k = {int(k)}, split by {split}"
+            cut, full = interaction(reach, k)
+            test, n = _interaction_test(cut, full, paired)
             if test is None:
-                parts.append(Part(label, NOT_SHOWN, note=f"{len(ok)} of its {len(group)} runs learned; needs two"))
+                note = (
+                    f"{len(cut)} cut and {len(full)} full-sentence runs learned with probes on both sides of {int(k)}"
+                )
+                parts.append(Part(label, NOT_SHOWN, note=note))
                 continue
-            value = f"accuracy beyond {int(k)}, full − truncated {interval(test.interval)}"
+            value = (
+                f"gap within − beyond: cut {num(float(cut.mean()))}, full {num(float(full.mean()))}; "
+                f"interaction {interval(test.interval)} over {n} seeds{' (paired)' if paired else ''}"
+            )
             parts.append(Part.tested(label, (test,), value))
     return Judged(tuple(read), tuple(parts))
 
@@ -95,41 +117,40 @@ def cost(ev: Evidence) -> Judged:
 
 
 def sentence_cuts(ev: Evidence) -> Judged:
-    """At each k both kinds of cut were trained at: on the probes beyond k (every one of them across a cut, in a
-    stream segmented every k steps and in a sentence cut every k steps alike), cuts aligned to sentences against
-    cuts that ignore them ("reduces"), and full-sentence BPTT against the sentence cuts ("remains")."""
+    """At each k both kinds of cut were trained at, each study's interaction against its own full-sentence runs
+    (split by distance in both, the one split both designs share): sentence cuts' smaller than stream segments'
+    ("reduces"), and above 0 ("remains")."""
     parts, read = [], []
     for stream_name in ev.studies("truncation_reach"):
-        stream_runs = ev.runs(stream_name)
+        stream = ev.study_extra(stream_name, "reach")
+        stream = stream[(stream["split"] == "distance") & (stream["outcome"] == "learned")].dropna(subset=["gap"])
         for name in ev.studies("truncation_sentence"):
+            if name == stream_name:
+                continue
             read += [f"studies/{stream_name}", f"studies/{name}"]
-            runs = ev.runs(name)
-            full = learned(pd.concat([runs[runs["bptt"] == FULL], stream_runs[stream_runs["bptt"] == FULL]]))
-            full = full.drop_duplicates("run_id")
-            shared = sorted(set(runs.loc[runs["bptt"] > FULL, "bptt"]) & set(stream_runs["bptt"]))
+            sentence = ev.study_extra(name, "reach")
+            sentence = sentence[(sentence["split"] == "distance") & (sentence["outcome"] == "learned")].dropna(
+                subset=["gap"]
+            )
+            shared = sorted(set(sentence.loc[sentence["bptt"] > FULL, "bptt"]) & set(stream["bptt"]))
             for k in shared:
-                at_sentence = learned(runs[runs["bptt"] == k])
-                at_stream = learned(stream_runs[stream_runs["bptt"] == k])
+                s_cut, s_full = interaction(sentence, k)
+                t_cut, t_full = interaction(stream, k)
+                own = s_cut - s_full.mean() if len(s_full) else s_cut * math.nan
+                theirs = t_cut - t_full.mean() if len(t_full) else t_cut * math.nan
                 sides = {
-                    "reduces": (at_sentence, at_stream, "sentence − stream"),
-                    "remains": (full, at_sentence, "full − sentence"),
+                    "reduces": (
+                        policy.effect(theirs.dropna(), own.dropna(), ABOVE, ACCURACY_MARGIN),
+                        "stream − sentence",
+                    ),
+                    "remains": (_interaction_test(s_cut, s_full, paired=True)[0], "sentence"),
                 }
-                for aspect, (better, worse, what) in sides.items():
-                    label = (
-                        f"{name} against {stream_name if aspect == 'reduces' else 'full-sentence BPTT'}, k = {int(k)}"
-                    )
-                    a = [beyond(ev.accuracy(r), k) for r in better["run_id"]]
-                    b = [beyond(ev.accuracy(r), k) for r in worse["run_id"]]
-                    if any(math.isnan(v) for v in a + b):
-                        parts.append(
-                            Part(label, NOT_SHOWN, note=f"no head-verb distance longer than {int(k)}", aspect=aspect)
-                        )
-                        continue
-                    test = policy.effect(a, b, ABOVE, ACCURACY_MARGIN)
+                for aspect, (test, what) in sides.items():
+                    label = f"{name} against {stream_name if aspect == 'reduces' else 'its full-sentence runs'}, k = {int(k)}"
                     if test is None:
-                        note = f"{len(a)} and {len(b)} runs learned; needs two each"
+                        note = f"too few learned runs with probes on both sides of {int(k)}"
                         parts.append(Part(label, NOT_SHOWN, note=note, aspect=aspect))
                         continue
-                    value = f"accuracy beyond {int(k)}, {what} {interval(test.interval)}"
+                    value = f"interaction (gap within − beyond, cut minus full), {what} {interval(test.interval)}"
                     parts.append(Part.tested(label, (test,), value, aspect=aspect))
     return Judged(tuple(dict.fromkeys(read)), tuple(parts))
