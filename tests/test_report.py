@@ -96,6 +96,8 @@ def _metrics(i: int, cfg, diverged: bool) -> dict:
     return metrics
 
 
+REFERENCE_MEDIAN = 0.4  # the median pre-clip norm of every relative threshold's reference run
+
 BENCHMARK_HEADER = "s\th:m:s\tmax_rss\tmax_vms\tmax_uss\tmax_pss\tio_in\tio_out\tmean_load\tcpu_time\n"
 
 
@@ -134,9 +136,20 @@ def build_results(results: Path) -> Config:
             diverged = study_name == first_study and i == len(configs) - 1  # one diverged run, in one study
             path = Path(paths.run_metrics(str(results), cfg.run_id))
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(json.dumps(_metrics(i, cfg, diverged)), encoding="utf-8")
+            # A threshold relative to a measured norm resolved as training resolves it (rnnbench.training.loop), from
+            # a reference whose median norm is REFERENCE_MEDIAN.
+            reference = cfg.clip_reference()
+            median = {"run_id": reference.run_id, "grad_norm_median": REFERENCE_MEDIAN} if reference else None
+            resolved = cfg.with_clip_from(median)
+            clipping = {
+                "clip_threshold": resolved.clip
+                if resolved.clip_mode != "none" and math.isfinite(resolved.clip)
+                else None,
+                "clip_reference_median": REFERENCE_MEDIAN if reference else None,
+            }
+            path.write_text(json.dumps(_metrics(i, cfg, diverged) | clipping), encoding="utf-8")
             Path(paths.run_config(str(results), cfg.run_id)).write_text(
-                json.dumps({"run_id": cfg.run_id, **cfg.to_dict()}), encoding="utf-8"
+                json.dumps({"run_id": cfg.run_id, **resolved.to_json()}), encoding="utf-8"
             )
             pd.DataFrame(
                 {"epoch": [1, 2], "lr": [1.0, 1.0], "train_ppl": [400.0, 300.0], "seconds": [5.0, 5.0],
