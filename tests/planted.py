@@ -289,10 +289,10 @@ UNCLIPPED = (100.5, 99.5, 100.0)
 
 
 def clipping_folder(
-    root, clipped_ppl, *, none_study="clipping_ptb", outcome="learned", unclipped=UNCLIPPED, cosines=None
+    root, clipped_ppl, *, none_study="clipping_ptb", outcome="learned", unclipped=UNCLIPPED, cosines=None, clipped=0.05
 ):
     """Unclipped runs at rate 0.5 (perplexities ``unclipped``) and norm clipping at 0.25 at the same rate with the
-    perplexities given, every step clipped. ``cosines``: each clipped seed's mean update cosine, measured by a
+    perplexities given, the share ``clipped`` of their steps clipped (5%: rare spikes, the chapter's regime). ``cosines``: each clipped seed's mean update cosine, measured by a
     stateful optimiser (Adam, named in the run's own config.json as the study's record does not say it); None: no
     update cosine was measured (plain SGD's update is the gradient's, scaled)."""
     write_study(
@@ -306,7 +306,7 @@ def clipping_folder(
     )
     norm = []
     for s, p in enumerate(clipped_ppl, start=1):
-        metrics = {"test_ppl": p, "clipped_fraction": 1.0, "clip_cosine_mean": 1.0, "diverged": 0.0}
+        metrics = {"test_ppl": p, "clipped_fraction": clipped, "clip_cosine_mean": 1.0, "diverged": 0.0}
         if cosines is not None:
             metrics["update_cosine_mean"] = cosines[s - 1]
             write_run_config(root, f"norm-{s}", {"optimizer": "adam", "lr": 0.5, "clip_mode": "norm", "clip": 0.25})
@@ -320,9 +320,10 @@ def clipping_folder(
     return Roles(studies={"clipping": (none_study, "clip_threshold_ptb")})
 
 
-def divergence_folder(root, counts, lr=1.0):
+def divergence_folder(root, counts, lr=1.0, clipped=0.05):
     """One clipping study at rate ``lr``: ``counts`` clip -> (diverged, runs), clip None for unclipped runs (clip
-    15, mode none); a run that diverged says so in its outcome and its metric."""
+    15, mode none); a run that diverged says so in its outcome and its metric. Every clipped run clipped the share
+    ``clipped`` of its steps (5%: rare spikes, the chapter's regime)."""
     runs = []
     for clip, (blown, n) in counts.items():
         for s in range(1, n + 1):
@@ -334,7 +335,7 @@ def divergence_folder(root, counts, lr=1.0):
                     "clip_mode": "none" if clip is None else "norm",
                     "clip": 15.0 if clip is None else clip,
                     "outcome": "diverged" if gone else "learned",
-                    "metrics": {"diverged": float(gone), "clipped_fraction": 0.0 if clip is None else 0.5},
+                    "metrics": {"diverged": float(gone), "clipped_fraction": 0.0 if clip is None else clipped},
                 }
             )
     about = {**CLIPPING_ABOUT, "vary": ["clip_mode", "clip"], "fixed": {"lr": lr}}

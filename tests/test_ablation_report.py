@@ -9,6 +9,8 @@ import pandas as pd
 import pytest
 
 from rnnbench.book import clipping as clip_values
+from rnnbench.book import clipping_outcomes as clip_outcomes
+from rnnbench.book import recipe_clipping
 from rnnbench.book import studies as ab
 from rnnbench.book import truncation as truncation_values
 from rnnbench.book import window as window_values
@@ -508,10 +510,11 @@ def test_clipping_table_and_section_leave_failed_seeds_out_and_count_them(tmp_pa
     assert table.loc["none", "test_ppl_mean"] == 200.0  # not (200 + 900) / 2: seed 2 did not learn
     assert table.loc["value ±15", "seeds_learned"] == 0 and math.isnan(table.loc["value ±15", "test_ppl_mean"])
     section = clip_values.section("ptb", tmp_path)
-    [at] = clip_values.divergence_by_rate(section.table)  # divergence counts every run, the failed ones too
+    [at] = clip_outcomes.divergence_by_rate(section.table)  # divergence counts every run, the failed ones too
     assert (at.lr, at.unclipped_diverged, at.unclipped_runs, at.first_step, at.last_step) == (1.0, 1, 3, 30, 30)
-    assert at.norm_safe == () and at.norm_diverged == ()
-    assert section.learned_any and clip_values.value_clipping_idle(section.table) is None  # no value seed learned
+    [value] = at.clipped
+    assert (value.clipping, value.runs, value.diverged) == ("value ±15", 3, 1)
+    assert section.learned_any
     shown = clip_values.clipping_display(section).set_index("clipping")
     # lr, learned, diverged, test perplexity; one optimiser, so the rate is not named with it
     assert shown.loc["none", ["lr", "learned", "diverged", "test perplexity"]].tolist() == [
@@ -587,12 +590,13 @@ def test_the_cost_of_clipping_is_judged_by_the_findings_rule_on_the_seeds(tmp_pa
         "roles": ["clipping"],
     }
     write_study(tmp_path, "thresholds_by_any_name", about, thresholds, metrics)
-    [cost] = clip_values.clipping_cost(clip_values.section("ptb", tmp_path), tmp_path)
+    [cost] = clip_outcomes.clipping_cost(clip_values.section("ptb", tmp_path), tmp_path)
     assert (cost.lr, cost.unclipped_mean, cost.unclipped_min, cost.unclipped_max) == (0.5, 345.0, 344.0, 346.0)
-    judged = {t.clip: (t.verdict, t.mean, t.difference) for t in cost.thresholds}
-    assert judged[0.25] == (clip_values.WORSE, 440.0, "+27.5% [+26.9%, +28.2%]")
-    assert judged[1.0] == (clip_values.NO_DIFFERENCE, 345.5, "+0.145% [−0.512%, +0.802%]")
-    assert judged[5.0][0] == clip_values.NEVER_CLIPPED and math.isnan(judged[5.0][1])
+    judged = {t.clip: (t.verdict, t.mean, t.difference, t.regime) for t in cost.thresholds}
+    assert judged[0.25] == (clip_outcomes.WORSE, 440.0, "+27.5% [+26.9%, +28.2%]", "every step")
+    assert judged[1.0] == (clip_outcomes.NO_DIFFERENCE, 345.5, "+0.145% [−0.512%, +0.802%]", "often")
+    assert judged[5.0][0] == clip_outcomes.NEVER_CLIPPED and math.isnan(judged[5.0][1])
+    assert judged[5.0][3] == "never"
 
 
 def test_sections_find_their_studies_by_role_not_by_name(window_results, tmp_path):
@@ -655,8 +659,143 @@ def test_clipping_direction_states_the_cosines_and_the_value_thresholds_that_nev
     turns = clip_values.value_clipping_turns(table)
     assert turns[["clip", "clipped_share", "cosine_min", "cosine_max"]].values.tolist() == [[0.01, 0.5, 0.8, 0.9]]
     assert turns["cosine_mean"].iloc[0] == pytest.approx(0.85)
-    assert clip_values.value_clipping_idle(table) == clip_values.IdleValueClipping((15.0,), 9.0)
+    assert clip_values.idle_settings(table) == clip_values.Idle(("value ±15 at rate 1",), 9.0)
     assert clip_values.section("agreement", tmp_path) is None  # no clipping study of that corpus: no section
+
+
+@pytest.fixture
+def relative_results(tmp_path):
+    """A study whose thresholds are multiples of the median norm (0.4) of its unclipped run at rate 0.5, seed 1:
+    0.5 x (0.2) and 2 x (0.8), and .inf (never clipped), at rates 0.5, 1 and 5, two seeds each.
+
+        rate 0.5   unclipped 344, 346; 0.5 x clips every step (100%): 440, 442; 2 x clips 1%: 345, 347
+        rate 1     unclipped: both diverge (steps 8, 12); 0.5 x 100%: 300, 302; 2 x 3% (rare spikes): 290, 292
+        rate 5     unclipped: both diverge (steps 3, 4); 0.5 x 100%: 250, 252; 2 x 97% of the steps before both
+                   diverge (every step: the same multiple, another regime)
+    """
+    cells = {
+        (math.inf, 0.5): [(344.0, 0.0, None), (346.0, 0.0, None)],
+        (0.5, 0.5): [(440.0, 1.0, None), (442.0, 1.0, None)],
+        (2.0, 0.5): [(345.0, 0.01, None), (347.0, 0.01, None)],
+        (math.inf, 1.0): [(None, 0.0, 8), (None, 0.0, 12)],
+        (0.5, 1.0): [(300.0, 1.0, None), (302.0, 1.0, None)],
+        (2.0, 1.0): [(290.0, 0.03, None), (292.0, 0.03, None)],
+        (math.inf, 5.0): [(None, 0.0, 3), (None, 0.0, 4)],
+        (0.5, 5.0): [(250.0, 1.0, None), (252.0, 1.0, None)],
+        (2.0, 5.0): [(None, 0.97, 400), (None, 0.97, 500)],
+    }
+    runs, metrics, outcomes = [], {}, {}
+    for (times, lr), seeds in cells.items():
+        for seed, (ppl, fraction, step) in enumerate(seeds, start=1):
+            run = f"x{times:g}-lr{lr:g}-s{seed}"
+            runs.append((run, {"clip_times_median": times, "lr": lr, "seed": seed}))
+            clip = math.inf if times == math.inf else 0.4 * times
+            metrics[run] = ppl_metrics(ppl or float("nan"), (ppl or 0) + 5, diverged=int(step is not None), step=step)
+            metrics[run] |= {
+                "clipped_fraction": fraction,
+                "clip_cosine_mean": 1.0 if fraction else float("nan"),
+                "clip_threshold": clip if times != math.inf else float("nan"),
+                "clip_reference_median": 0.4 if times != math.inf else float("nan"),
+            }
+            folder = tmp_path / "runs" / run
+            folder.mkdir(parents=True)
+            settings = {"clip_mode": "norm", "clip": "inf" if clip == math.inf else clip, "optimizer": "sgd"}
+            (folder / "config.json").write_text(json.dumps({"run_id": run, **settings}))
+    about = {
+        "family": "rnn",
+        "corpus": "ptb",
+        "metric": "test_ppl",
+        "vary": ["clip_times_median", "lr"],
+        "fixed": {"clip_mode": "norm", "optimizer": "sgd", "clip_reference_lr": 0.5, "clip_reference_seed": 1},
+        "roles": ["clipping"],
+    }
+    write_study(tmp_path, "relative_thresholds", about, runs, metrics, outcomes)
+    return tmp_path
+
+
+def test_a_relative_threshold_is_shown_as_the_threshold_it_resolved_to(relative_results):
+    section = clip_values.section("ptb", relative_results)
+    table = section.table.set_index(["clipping", "lr"])
+    assert table.loc[("none", 0.5), "unclipped"] and table.loc[("none", 0.5), "regime"] == ""
+    assert table.loc[("norm, 0.5 × median", 0.5), "clip"] == pytest.approx(0.2)
+    assert table.loc[("norm, 2 × median", 1.0), "clip_threshold_mean"] == pytest.approx(0.8)
+    # The share of steps clipped is every run's, a diverged one's too; the regime follows from it.
+    assert table.loc[("norm, 2 × median", 5.0), ["seeds_learned", "clipped_fraction_mean"]].tolist() == [0, 0.97]
+    assert table.loc[("norm, 2 × median", 5.0), "regime"] == "every step"
+    assert table.loc[("norm, 2 × median", 1.0), "regime"] == "rare spikes"
+    relative = clip_values.relative_thresholds(section, relative_results)
+    assert (relative.median, relative.thresholds) == (pytest.approx(0.4), pytest.approx((0.2, 0.8)))
+    assert (relative.reference_lr, relative.reference_seed, relative.multiples) == (0.5, 1.0, (0.5, 2.0))
+    assert (relative.rates, relative.seeds) == ((0.5, 1.0, 5.0), 2)
+    shown = clip_values.clipping_display(section).set_index(["clipping", "lr"])
+    assert shown.loc[("norm, 2 × median", "5"), ["threshold", "steps clipped"]].tolist() == ["0.8", "97%, every step"]
+    assert shown.loc[("norm, 2 × median", "0.5"), "steps clipped"] == "1%, rare spikes"
+
+
+def test_divergence_and_cost_are_read_by_regime(relative_results):
+    outcomes = clip_outcomes.outcomes("ptb", relative_results)
+    assert outcomes.unclipped == clip_outcomes.UnclippedDivergence((1.0, 5.0), 4, 4, 3.0, 12.0)
+    spikes, every = outcomes.at_divergence["rare spikes"], outcomes.at_divergence["every step"]
+    assert (spikes.settings, spikes.runs, spikes.diverged, spikes.share_min) == (
+        ("norm, 2 × median at rate 1",),
+        2,
+        0,
+        0.03,
+    )
+    assert (every.runs, every.diverged, every.share_min, every.share_max) == (6, 2, 0.97, 1.0)
+    assert outcomes.shifts[["lr", "regime"]].values.tolist() == [
+        [0.5, "rare spikes"],
+        [1.0, "rare spikes"],
+        [5.0, "every step"],
+    ]
+    # At rate 0.5: 2 x (rare spikes) against unclipped, 346 against 345, se sqrt(2/2 + 2/2) = 1.414 on 2 degrees of
+    # freedom, t = 4.303: +1 +- 6.09, which holds zero; 0.5 x (every step) +96 +- 6.09: worse.
+    [cost] = outcomes.costs
+    judged = {t.clipping: (t.regime, t.verdict) for t in cost.thresholds}
+    assert judged == {
+        "norm, 0.5 × median": ("every step", clip_outcomes.WORSE),
+        "norm, 2 × median": ("rare spikes", clip_outcomes.NO_DIFFERENCE),
+    }
+    assert [t.clipping for _, t in clip_outcomes.costs_in(outcomes.costs, "rare spikes")] == ["norm, 2 × median"]
+    shown = clip_outcomes.cost_display(outcomes)
+    assert shown["steps clipped"].tolist() == ["100%, every step", "1%, rare spikes"]
+
+
+def test_the_default_recipes_clipping_is_counted_by_regime(tmp_path):
+    """A study without the clipping role, its runs clipped at 0.25: 97% and 100% of their steps (every step) and
+    40% (often); an unclipped run is left out. Another keeps 1 and clips 2% (rare spikes)."""
+    about = {"family": "rnn", "corpus": "ptb", "metric": "test_ppl", "vary": ["hidden"], "fixed": {}}
+    runs = [(f"h{h}", {"hidden": h, "seed": 1}) for h in (50, 100, 200, 400)]
+    shares = {"h50": 0.97, "h100": 1.0, "h200": 0.4, "h400": 0.0}
+    metrics = {
+        run: ppl_metrics(300.0, 310.0)
+        | {"clipped_fraction": f, "clip_threshold": 0.25 if f else float("nan"), "grad_norm_median": 0.4 + f}
+        for run, f in shares.items()
+    }
+    write_study(tmp_path, "recipe_ptb", about, runs, metrics)
+    write_study(
+        tmp_path,
+        "recipe_agreement",
+        {**about, "corpus": "agreement"},
+        [("a1", {"hidden": 64, "seed": 1})],
+        {"a1": ppl_metrics(300.0, 310.0) | {"clipped_fraction": 0.02, "clip_threshold": 1.0}},
+    )
+    found = recipe_clipping.recipe_clipping(["recipe_ptb"], tmp_path)
+    assert (found.runs, found.thresholds, found.share_min, found.share_max) == (3, (0.25,), 0.4, 1.0)
+    assert found.regimes == (("often", 1), ("every step", 2))
+    assert recipe_clipping.tally(found) == "1 often and 2 every step"
+    assert recipe_clipping.chapter_verdict(found) == recipe_clipping.NOT_AS_THE_CHAPTER
+    both = recipe_clipping.recipe_clipping(["recipe_ptb", "recipe_agreement", "not_here"], tmp_path)
+    assert recipe_clipping.chapter_verdict(both) == recipe_clipping.PARTLY_AS_THE_CHAPTER
+    assert recipe_clipping.chapter_verdict(recipe_clipping.recipe_clipping(["recipe_agreement"], tmp_path)) == (
+        recipe_clipping.AS_THE_CHAPTER
+    )
+    shown = recipe_clipping.recipe_display(tmp_path).set_index("study")
+    assert shown.loc["`recipe_ptb`", ["steps clipped", "regime"]].tolist() == ["40%–100%", "often (1), every step (2)"]
+    assert recipe_clipping.studies_named(["ff_context_ptb", "ff_context_ptb, ff_hidden_ptb", None]) == [
+        "ff_context_ptb",
+        "ff_hidden_ptb",
+    ]
 
 
 def test_a_rate_is_named_with_its_optimiser_only_where_the_studies_train_with_two():

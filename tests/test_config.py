@@ -270,6 +270,67 @@ def test_model_rules_fail_at_load_not_in_a_job():
     )
 
 
+def test_a_threshold_relative_to_the_median_norm_is_checked_at_load_naming_the_key():
+    assert error_of(study(fixed={"clip_times_median": -2})).startswith(
+        "config.studies.s.fixed.clip_times_median: -2 is out of range; allowed: {'exclusiveMinimum': 0}"
+    )
+    assert error_of(study(vary={"clip_times_median": [2, "twice"]})).startswith(
+        "studies.s.vary.clip_times_median[1]: 'twice' has the wrong type; expected ['number', 'null'] (or .inf)"
+    )
+    assert error_of(study(fixed={"clip_times_median": 2, "clip_mode": "value"})) == (
+        "studies.s.fixed.clip_times_median: a multiple of the median global gradient norm sets a global-norm "
+        "threshold; allowed with clip_mode 'norm', got clip_mode 'value'. Use clip_times_median: null and `clip` for "
+        "that mode (clip_mode from studies.s.fixed.clip_mode)"
+    )
+    assert error_of(study(fixed={"clip_reference_seed": 1})).startswith(
+        "studies.s.fixed.clip_reference_seed: names the reference run of a threshold set by clip_times_median, which "
+        "is null here"
+    )
+    assert error_of(study(fixed={"clip_times_median": 2, "clip_reference_seed": 1.5})).startswith(
+        "config.studies.s.fixed.clip_reference_seed: 1.5 has the wrong type; expected ['integer', 'null']"
+    )
+
+
+def test_a_relative_threshold_names_its_reference_run_not_its_number():
+    settings = {"clip_times_median": 2, "clip_reference_lr": 0.5, "clip_reference_seed": 1, "lr": 5, "seed": 3}
+    relative = RunConfig.from_settings(settings)
+    reference = relative.clip_reference()
+    assert (reference.clip_times_median, reference.lr, reference.seed) == (math.inf, 0.5, 1)
+    assert reference.clip_reference() is None  # it never clips: no reference of its own
+    # The reference is the run a study has at .inf (never clipped), whatever that run's reference settings say.
+    never = {"clip_times_median": math.inf, "lr": 0.5, "seed": 1}
+    assert reference.run_id == RunConfig.from_settings(never).run_id
+    assert reference.run_id == RunConfig.from_settings({**never, "clip_reference_lr": 2, "clip": 9}).run_id
+    # `clip` is resolved from the reference: not in the run id, which names the multiple and the reference.
+    assert relative.run_id == RunConfig.from_settings({**settings, "clip": 7}).run_id
+    for change in ({"clip_times_median": 5}, {"clip_reference_lr": 1}, {"clip_reference_seed": 2}):
+        assert RunConfig.from_settings({**settings, **change}).run_id != relative.run_id, change
+    # A config's runs hold each reference, which trains first, in a study or not.
+    config = load_config(study(fixed={"clip_times_median": 2, "clip_reference_lr": 0.5, "clip_reference_seed": 1}))
+    references = {cfg.clip_reference().run_id for _, cfg in config.study_runs("s")}
+    assert len(references) == 2 and references <= set(config.all_runs())  # one per hidden size
+    assert len(config.all_runs()) == 4
+
+
+def test_the_threshold_is_the_multiple_times_the_references_median_norm():
+    relative = RunConfig.from_settings({"clip_times_median": 2, "clip_reference_lr": 0.5, "lr": 5})
+    reference = relative.clip_reference()
+    measured = {"run_id": reference.run_id, "diverged": False, "grad_norm_median": 0.4245}
+    resolved = relative.with_clip_from(measured)
+    assert resolved.clip == pytest.approx(0.849) and resolved.run_id == relative.run_id  # 2 x 0.4245
+    assert resolved.to_json()["clip"] == pytest.approx(0.849)  # what config.json holds
+    assert RunConfig.from_settings({"clip_times_median": math.inf}).with_clip_from(None).clip == math.inf
+    assert RunConfig.from_settings({"clip": 0.3}).with_clip_from(None).clip == 0.3  # typed: as it is
+    with pytest.raises(ConfigError, match="whose metrics were not given: train it first"):
+        relative.with_clip_from(None)
+    with pytest.raises(ConfigError, match=r"the metrics given are run rnn-ptb-0000000000's"):
+        relative.with_clip_from({**measured, "run_id": "rnn-ptb-0000000000"})
+    with pytest.raises(ConfigError, match=r"diverged at step 10: a run that diverges unclipped has no typical norm"):
+        relative.with_clip_from({**measured, "diverged": True, "diverged_step": 10})
+    with pytest.raises(ConfigError, match="measured no median gradient norm"):
+        relative.with_clip_from({**measured, "grad_norm_median": None})
+
+
 def test_run_config_errors_name_the_run_key():
     with pytest.raises(ConfigError, match=r"^run\.clip: -1 is out of range"):
         RunConfig.from_settings({"clip": -1})

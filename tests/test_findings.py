@@ -323,7 +323,7 @@ def test_divergence_prevented_at_one_threshold_and_not_at_another_is_partly(tmp_
     roles = divergence_folder(tmp_path, {None: (4, 4), 1.0: (0, 4), 25.0: (4, 4)})
     finding = judge(claim("clip_divergence"), Evidence(tmp_path, roles))
     assert finding.verdict == PARTLY
-    assert "ptb, rate 1, norm ≤ 1: unclipped 4/4 diverged, clipped 0/4 (50% of steps clipped) (p = 0.029, Holm)" in (
+    assert "ptb, rate 1, norm ≤ 1: unclipped 4/4 diverged, clipped 0/4 (5% of steps clipped) (p = 0.029, Holm)" in (
         finding.value
     )
     assert finding.reason == (
@@ -690,3 +690,12 @@ def test_relu_units_are_not_counted_when_every_relu_run_diverged(tmp_path):
         finding.verdict == NOT_SHOWN
         and finding.reason == "activation_ptb, relu: 0 of 3 runs learned; needs two; 3 diverged"
     )
+
+
+def test_a_threshold_that_clips_every_step_is_reported_outside_the_chapters_regime(tmp_path):
+    # the unclipped perplexities against clipped ones 20% worse, but every step clipped (100%): normalised SGD, not
+    # the rescaling of rare spikes the chapter means, so no part is tested and the claim is not shown
+    roles = clipping_folder(tmp_path, [120.0, 121.0, 119.0], clipped=1.0)
+    finding = judge(claim("clip_quality"), Evidence(tmp_path, roles))
+    assert finding.verdict == NOT_SHOWN
+    assert "100% of steps clipped: every step, not the rare spikes the chapter clips" in finding.reason

@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 import torch
 
+from rnnbench.config.files import ConfigError
 from rnnbench.config.runs import RunConfig
 from rnnbench.data import load_corpus
 from rnnbench.metrics import MACHINE_METRICS
@@ -516,6 +517,54 @@ def test_recorded_steps_follow_the_clipping_setting(tmp_path, cache_dir):
     assert steps["clipped"].all() and (steps["grad_norm"] > 1e-6).all()
     assert metrics["clipped_fraction"] == 1.0 and epochs["clipped_fraction"].iloc[0] == 1.0
     assert (steps["lr"] == 1.0).all() and (steps["epoch"] == 1).all()
+
+
+def test_a_threshold_from_a_planted_norm_trace_is_its_median_times_the_multiple():
+    # A reference run's pre-clip norms, step by step: 0.5, 0.3, 9.0 (a spike), 0.4, 0.45, 0.35, then a step that
+    # diverged, which enters no statistic. Sorted, the six kept: 0.3, 0.35, 0.4, 0.45, 0.5, 9.0; the median of an
+    # even count is the mean of the middle two, (0.4 + 0.45) / 2 = 0.425, which the spike does not move. Twice it,
+    # 0.85, clips the spike and leaves every ordinary step alone; half of it, 0.2125, clips every step.
+    norms = [0.5, 0.3, 9.0, 0.4, 0.45, 0.35, math.inf]
+    trace = [StepRecord(i, 1, 0.5, 5.0, norm, False, 1.0) for i, norm in enumerate(norms, start=1)]
+    median = step_statistics(trace, diverged_step=7)["grad_norm_median"]
+    assert median == pytest.approx(0.425)
+    relative = tiny(clip_times_median=2, clip_reference_lr=0.5)
+    reference = {"run_id": relative.clip_reference().run_id, "diverged": False, "grad_norm_median": median}
+    threshold = relative.with_clip_from(reference).clip
+    assert threshold == pytest.approx(0.85)
+    assert [n > threshold for n in norms[:6]] == [False, False, True, False, False, False]  # the spike alone
+    half = tiny(clip_times_median=0.5, clip_reference_lr=0.5)
+    assert half.with_clip_from(reference | {"run_id": half.clip_reference().run_id}).clip == pytest.approx(0.2125)
+
+
+def test_a_run_resolves_its_threshold_from_its_reference_and_records_it(tmp_path, cache_dir):
+    """The reference trains unclipped (clip_times_median .inf, at the reference rate); the relative run reads its
+    metrics.json, clips at the multiple of its median and writes the threshold to config.json and metrics.json."""
+    relative = tiny(clip_times_median=1, clip_reference_lr=0.5, lr=2.0, max_epochs=1)
+    reference = relative.clip_reference()
+    never = train_run(reference, tmp_path / reference.run_id, cache_dir=cache_dir)
+    assert never["clipped_fraction"] == 0.0 and never["clip_threshold"] is None  # never clipped: no threshold
+    assert json.loads((tmp_path / reference.run_id / "config.json").read_text())["clip"] == "inf"
+    with pytest.raises(ConfigError, match="whose metrics were not given"):
+        train_run(relative, tmp_path / "without", cache_dir=cache_dir)
+    assert not (tmp_path / "without").exists()
+    metrics = train_run(
+        relative,
+        tmp_path / relative.run_id,
+        cache_dir=cache_dir,
+        clip_reference=tmp_path / reference.run_id / "metrics.json",
+    )
+    threshold = 1 * never["grad_norm_median"]
+    assert metrics["clip_threshold"] == pytest.approx(threshold) and metrics["run_id"] == relative.run_id
+    assert (metrics["clip_reference_run"], metrics["clip_reference_median"]) == (
+        reference.run_id,
+        never["grad_norm_median"],
+    )
+    config = json.loads((tmp_path / relative.run_id / "config.json").read_text())
+    assert config["clip"] == pytest.approx(threshold) and config["clip_times_median"] == 1
+    assert RunConfig.from_settings({k: v for k, v in config.items() if k != "run_id"}).run_id == relative.run_id
+    _, _, steps = read_run(tmp_path / relative.run_id)
+    assert steps["clipped"].tolist() == (steps["grad_norm"] > threshold).tolist()  # clipped where the norm is above
 
 
 def test_divergence_is_data_not_a_crash(tmp_path, cache_dir):

@@ -25,6 +25,7 @@ from typing import Any
 
 import yaml
 
+from rnnbench import paths
 from rnnbench.config.files import ConfigError
 from rnnbench.config.runs import RunConfig
 from rnnbench.config.schema import run_settings_schema, schema, validate
@@ -228,7 +229,14 @@ def _train(args: argparse.Namespace) -> int:
     _check_threads(args.threads)
     cfg = RunConfig.from_settings({**settings, "threads": args.threads}, where="train", sources=sources)
     out = Path(_run_folder(args.out) if args.out is not None else Path("results") / "runs" / cfg.run_id)
-    metrics = train_run(cfg, out, data_dir=args.data_dir, cache_dir=args.cache_dir)
+    reference = cfg.clip_reference()  # a threshold relative to a measured norm: its run, trained beside this one
+    metrics = train_run(
+        cfg,
+        out,
+        data_dir=args.data_dir,
+        cache_dir=args.cache_dir,
+        clip_reference=paths.beside_run_metrics(out, reference.run_id) if reference is not None else None,
+    )
     print(json.dumps(metrics, indent=2))
     return 0
 

@@ -45,7 +45,9 @@ def train(run: Mapping[str, Any], out_dir: str, *, threads: int, data_dir: str |
     from rnnbench.training.loop import train_run
 
     cfg = RunConfig.from_settings({**run, "threads": threads})
-    train_run(cfg, out_dir, data_dir=data_dir, cache_dir=cache_dir)
+    reference = cfg.clip_reference()  # trained first: its metrics.json is an input of this run's job
+    reference_metrics = paths.beside_run_metrics(out_dir, reference.run_id) if reference is not None else None
+    train_run(cfg, out_dir, data_dir=data_dir, cache_dir=cache_dir, clip_reference=reference_metrics)
 
 
 def dynamic_evaluation(

@@ -32,7 +32,14 @@ RUN_METRICS = (
     "clipped_fraction",
     *GRAD_NORM_QUANTILES,
     "clip_cosine_mean",
+    "clip_threshold",
+    "clip_reference_median",
 )
+
+# Metrics a run records of its settings rather than measures in training (the threshold it clipped at, and the
+# reference norm a relative threshold was resolved from): the same whether it learned or diverged, so a table over
+# a setting's seeds takes them from every run.
+RECORDED_SETTINGS = frozenset({"clip_threshold", "clip_reference_median"})
 
 # Metrics that measure the machine, not the model: two runs of one config differ in them, on one machine or two.
 MACHINE_METRICS = frozenset({"train_seconds", "tokens_per_second", "cpu_seconds", "peak_rss_mb"})
@@ -59,6 +66,8 @@ METRIC_LABELS = {
     "grad_norm_q95": f"pre-clip gradient norm, {GRAD_NORM_QUANTILES['grad_norm_q95']:.0%} quantile",
     "grad_norm_max": "largest pre-clip gradient norm",
     "clip_cosine_mean": "cosine of the clipped update",
+    "clip_threshold": "clipping threshold",
+    "clip_reference_median": "reference's median pre-clip gradient norm",
 }
 # Lower is better for these; higher for the rest (words "best" and "worst" in the book's prose).
 LOWER_IS_BETTER = frozenset({"test_ppl", "valid_ppl", "clipped_fraction"})
@@ -66,6 +75,26 @@ LOWER_IS_BETTER = frozenset({"test_ppl", "valid_ppl", "clipped_fraction"})
 COUNT_METRICS = frozenset({"epochs", "steps", "diverged_step", "parameters"})
 # Perplexities: a language model's metrics, set beside its corpus's baselines.
 PERPLEXITY_METRICS = frozenset({"test_ppl", "valid_ppl"})
+
+# How often a threshold acted, read off a run's clipped_fraction. Pascanu et al. (2013) clip the rare step whose
+# gradient explodes: a threshold above the typical norm, which leaves the other steps alone (rare spikes, fewer
+# than CLIP_SPIKES_BELOW of the steps). A threshold below the typical norm rescales nearly every step (at least
+# CLIP_EVERY_STEP_FROM of them): normalised SGD, whose step length the threshold sets, not the rate.
+CLIP_NEVER, CLIP_SPIKES, CLIP_OFTEN, CLIP_EVERY_STEP = "never", "rare spikes", "often", "every step"
+CLIP_SPIKES_BELOW = 0.1
+CLIP_EVERY_STEP_FROM = 0.9
+
+
+def clip_regime(clipped_fraction: float) -> str:
+    """Which regime a share of steps clipped is in: CLIP_NEVER (none), CLIP_SPIKES, CLIP_OFTEN or CLIP_EVERY_STEP."""
+    if math.isnan(clipped_fraction):
+        raise ValueError("no share of steps clipped was measured (no step taken): it is in no regime")
+    if clipped_fraction <= 0:
+        return CLIP_NEVER
+    if clipped_fraction < CLIP_SPIKES_BELOW:
+        return CLIP_SPIKES
+    return CLIP_EVERY_STEP if clipped_fraction >= CLIP_EVERY_STEP_FROM else CLIP_OFTEN
+
 
 # How a model family reads: as a noun, in a table or a sentence ("a feed-forward n-gram network, n - 1 = 4"), and as
 # a label before another noun or in a legend ("four feed-forward runs").

@@ -58,6 +58,12 @@ def run_metrics(results: str, run_id: str) -> str:
     return f"{run_dir(results, run_id)}/metrics.json"
 
 
+def beside_run_metrics(run_folder: str | Path, run_id: str) -> str:
+    """The metrics.json of run ``run_id`` in the folder beside ``run_folder`` (runs/<a>/ -> runs/<run_id>/): where a run
+    whose clipping threshold is relative to a measured norm reads its reference, in a results folder or not."""
+    return str(Path(run_folder).parent / run_id / "metrics.json")
+
+
 def run_epochs(results: str, run_id: str) -> str:
     return f"{run_dir(results, run_id)}/epochs.csv"
 

@@ -61,6 +61,12 @@ def run_config(run_id):
     return _known("run id", run_id, RUNS)
 
 
+def clip_reference_metrics(run_id):
+    """The metrics.json of the run whose median norm sets ``run_id``'s clipping threshold; none for any other run."""
+    reference = run_config(run_id).clip_reference()
+    return [paths.run_metrics(RESULTS_DIR, reference.run_id)] if reference is not None else []
+
+
 def corpus_run(corpus_key):
     """A run that reads the corpus ``corpus_key`` (its corpus name and options)."""
     return _known("corpus key", corpus_key, CORPORA)

@@ -7,6 +7,9 @@ rule train:
         # ancient: a corpus record made again (deleted by hand) holds the same verified corpus, so the runs that
         # read it stand; without it, its new time would retrain each of them.
         corpus=lambda wc: ancient(paths.corpus_stats(RESULTS_DIR, run_config(wc.run_id).corpus_key)),
+        # A run whose threshold is a multiple of a measured norm (clip_times_median) reads the median of its
+        # reference run, trained first (rnnbench.config.runs.RunConfig.clip_reference); none for any other run.
+        clip_reference=lambda wc: clip_reference_metrics(wc.run_id),
     output:
         metrics=paths.run_metrics(RESULTS_DIR, "{run_id}"),
         epochs=paths.run_epochs(RESULTS_DIR, "{run_id}"),

@@ -1,8 +1,13 @@
 """The clipping sections' values (reports/studies.qmd, one section per corpus): every clipping setting of the
-studies with the clipping role, per learning rate, with its seeds and what clipping measured (the share of steps
-clipped, the cosine between the clipped and the unclipped update, the gradient's norm); where unclipped training
-diverges and which thresholds stop it; and what each threshold costs where it does not, with the verdict the
-sentences pick their wording from (the findings' rule, so that the section and the findings agree).
+studies with the clipping role, per learning rate, with its seeds and what clipping measured; each setting read by
+its regime, how often its threshold acted (rnnbench.metrics.clip_regime: rare spikes, often, every step); where
+unclipped training diverges and which settings stop it, per regime; and what each threshold costs where it does not,
+with the verdict the sentences pick their wording from (the findings' rule, so that the section and the findings
+agree).
+
+A setting's threshold is its `clip`, or, where ``clip_times_median`` sets it, the threshold its runs resolved from
+their reference's median norm (config.json's `clip`; metrics.json's clip_threshold, beside the reference's median).
+A norm threshold of .inf never clips: that setting is read as unclipped, as clip_mode none is.
 
 Reads results only (rnnbench.book.results); no torch.
 """
@@ -18,12 +23,10 @@ import pandas as pd
 
 from rnnbench import paths
 from rnnbench.book.figures import STAGING_DIR
-from rnnbench.book.format import fixed, label_slug, sig
+from rnnbench.book.format import fixed, label_slug, share, sig
 from rnnbench.book.results import results_root, study_about, study_summary
 from rnnbench.book.studies import count_of, extra_figure, measured_cell, studies_with_role
-from rnnbench.findings.policy import NO_CHANGE, difference, direction
-from rnnbench.findings.registry import interval
-from rnnbench.metrics import METRIC_LABELS
+from rnnbench.metrics import CLIP_NEVER, METRIC_LABELS, clip_regime
 from rnnbench.results.ablations import setting_table
 
 # Measurements of the clipping table, in its column order.
@@ -34,7 +37,14 @@ CLIP_METRICS = (
     "grad_norm_q95",
     "grad_norm_max",
     "diverged_step",
+    "clip_threshold",
+    "clip_reference_median",
 )
+# The share of steps clipped puts a setting in its regime whatever its runs' outcomes: it is taken over every run of
+# the setting (a diverged run's over the steps it took), not over the seeds that learned.
+EVERY_RUN = ("clipped_fraction",)
+# What makes a clipping setting: the mode, the threshold, the multiple of the median norm that set it, the rate.
+SETTING_KEYS = ("clip_mode", "clip", "clip_times_median", "lr")
 
 CLIPPING_ROLE = "clipping"
 
@@ -45,75 +55,97 @@ def clipping_studies(corpus: str, results: str | Path | None = None) -> list[str
 
 
 def clipping_table(studies: list[str], results: str | Path | None = None) -> pd.DataFrame:
-    """Every clipping setting of ``studies`` (a mode study: none/value; a threshold study: norm at each
-    threshold) per learning rate: its runs, how many learned, failed and diverged, and the metric and the
-    clipping measurements over the seeds that learned (diverged_step over the runs that diverged).
+    """Every clipping setting of ``studies`` per learning rate: its runs, how many learned, failed and diverged, the
+    metric and the clipping measurements over the seeds that learned (diverged_step over the runs that diverged; the
+    share of steps clipped, and the threshold, over every run), whether it is unclipped, and its regime.
 
-        clipping, clip_mode, clip, lr, runs, seeds_learned, seeds_failed, diverged_runs,
-        <metric>_mean/_min/_max, <CLIP_METRICS>_mean/_min/_max
+        clipping, clip_mode, clip, clip_times_median, lr, optimizer, study, metric, unclipped, regime,
+        runs, seeds_learned, seeds_failed, diverged_runs, <metric>_mean/_min/_max, <CLIP_METRICS>_mean/_min/_max
     """
     frames = []
     for study in studies:
         about, summary = _clipping_summary(study, results)
-        table = setting_table(summary, ["clip_mode", "clip", "lr"], [about["metric"], *CLIP_METRICS])
+        table = setting_table(summary, list(SETTING_KEYS), [about["metric"], *CLIP_METRICS], every_run=EVERY_RUN)
         frames.append(table.assign(study=study, metric=about["metric"], optimizer=_optimizer(study, results)))
-    # A setting two studies share (value clipping at 15 at the same rate) is the same runs: listed once.
-    table = pd.concat(frames, ignore_index=True).drop_duplicates(["clip_mode", "clip", "lr"])
-    table["clipping"] = [_clip_label(m, c) for m, c in zip(table["clip_mode"], table["clip"], strict=True)]
-    order = {"none": 0, "norm": 1, "value": 2}
-    table = table.sort_values(["clip_mode", "clip", "lr"], key=lambda c: c.map(order) if c.name == "clip_mode" else c)
+    # A setting two studies share is the same runs: listed once.
+    table = pd.concat(frames, ignore_index=True).drop_duplicates([*SETTING_KEYS, "optimizer"])
+    table["unclipped"] = table["clip_mode"].eq("none") | table["clip"].eq(math.inf)
+    table["clipping"] = [_clip_label(row) for _, row in table.iterrows()]
+    table["regime"] = [
+        ""
+        if row["unclipped"] or math.isnan(row["clipped_fraction_mean"])
+        else clip_regime(row["clipped_fraction_mean"])
+        for _, row in table.iterrows()
+    ]
+    kind = table["clip_mode"].map({"norm": 1, "value": 2}).where(~table["unclipped"], 0)
+    table = table.assign(_kind=kind).sort_values(["_kind", "clip", "lr"]).drop(columns="_kind")
     return table.reset_index(drop=True)
 
 
 def _clipping_summary(study: str, results: str | Path | None = None) -> tuple[dict, pd.DataFrame]:
-    """A clipping study's record and its summary, with clip_mode, clip and lr as columns even where the study
-    fixes them rather than varies them."""
+    """A clipping study's record and its summary, with clip_mode, clip, clip_times_median and lr as columns even
+    where the study fixes them rather than varies them; a setting it does neither is each run's own (config.json,
+    where `clip` is the threshold a relative one resolved to)."""
     about = study_about(study, results)
     summary = study_summary(study, results)
-    fixed = about.get("fixed", {})
-    for key in ("clip_mode", "clip", "lr"):
-        if key not in summary.columns:
-            summary[key] = fixed.get(key)
+    fixed_settings = about.get("fixed", {})
+    for key in SETTING_KEYS:
+        if key in summary.columns:
+            continue
+        if key in fixed_settings:
+            summary[key] = fixed_settings[key]
+        else:
+            own = {run: run_setting(run, key, results) for run in summary["run_id"].unique()}
+            summary[key] = summary["run_id"].map(own)
+    for key in ("clip", "clip_times_median", "lr"):  # "inf" as JSON writes it, None where not set: numbers
+        summary[key] = pd.to_numeric(summary[key].replace({"inf": math.inf}), errors="coerce").astype(float)
     return about, summary
 
 
+def run_setting(run_id: str, key: str, results: str | Path | None) -> float | str | None:
+    """A run's setting from its config.json (None where there is none to read)."""
+    path = Path(paths.run_config(results_root(results), run_id))
+    if not path.is_file():
+        return None
+    return json.loads(path.read_text(encoding="utf-8")).get(key)
+
+
 def clipping_seed_values(studies: list[str], results: str | Path | None = None) -> pd.DataFrame:
-    """Every learned run of ``studies``, once: clip_mode, clip, lr, seed and its value of its study's metric."""
+    """Every learned run of ``studies``, once: its setting (SETTING_KEYS), seed and its value of its study's metric."""
+    columns = ["run_id", *SETTING_KEYS, "seed", "value"]
     frames = []
     for study in studies:
         about, summary = _clipping_summary(study, results)
         rows = summary[(summary["metric"] == about["metric"]) & (summary["outcome"] == "learned")]
-        frames.append(rows[["run_id", "clip_mode", "clip", "lr", "seed", "value"]])
+        frames.append(rows[columns])
     if not frames:
-        return pd.DataFrame(columns=["run_id", "clip_mode", "clip", "lr", "seed", "value"])
-    table = pd.concat(frames, ignore_index=True).drop_duplicates("run_id")  # a run two studies share, once
-    return table.astype({"clip": float, "lr": float})
+        return pd.DataFrame(columns=columns)
+    return pd.concat(frames, ignore_index=True).drop_duplicates("run_id")  # a run two studies share, once
 
 
-def _clip_label(mode: str, clip: float) -> str:
-    if mode == "none":
+def _clip_label(row: pd.Series) -> str:
+    if row["unclipped"]:
         return "none"
-    return f"norm ≤ {clip:g}" if mode == "norm" else f"value ±{clip:g}"
+    if row["clip_mode"] == "value":
+        return f"value ±{row['clip']:g}"
+    times = row["clip_times_median"]
+    return f"norm, {times:g} × median" if not math.isnan(times) else f"norm ≤ {row['clip']:g}"
 
 
 def clipping_rows(table: pd.DataFrame, mode: str) -> pd.DataFrame:
-    """The rows of one clipping mode (none, norm, value)."""
-    return table[table["clip_mode"] == mode]
-
-
-# Mikolov's element-wise clipping threshold, set for a loss summed over the sequence, not averaged: the
-# clipping section names it where a value-clipping threshold never acted on this book's mean loss.
-MIKOLOV_VALUE_CLIP = 15
+    """The rows of one kind: "none" (unclipped: clip_mode none, or a norm threshold of .inf), "norm" (a finite norm
+    threshold) or "value"."""
+    if mode == "none":
+        return table[table["unclipped"]]
+    return table[(table["clip_mode"] == mode) & ~table["unclipped"]]
 
 
 def _optimizer(study: str, results: str | Path | None = None) -> str:
     """The optimiser a study's runs train with: its fixed setting, else its first run's (config.json)."""
-    fixed = study_about(study, results).get("fixed", {})
-    if "optimizer" in fixed:
-        return str(fixed["optimizer"])
-    first = study_about(study, results)["run_ids"][0]
-    path = Path(paths.run_config(results_root(results), first))
-    return str(json.loads(path.read_text(encoding="utf-8"))["optimizer"]) if path.is_file() else "?"
+    about = study_about(study, results)
+    if "optimizer" in about.get("fixed", {}):
+        return str(about["fixed"]["optimizer"])
+    return str(run_setting(about["run_ids"][0], "optimizer", results) or "?")
 
 
 OPTIMIZER_NAMES = {"sgd": "SGD", "adam": "Adam"}
@@ -164,6 +196,45 @@ def rate_optimizers(table: pd.DataFrame) -> dict[float, str]:
     return {lr: OPTIMIZER_NAMES.get(o, o) for lr, o in zip(first["lr"], first["optimizer"], strict=True)}
 
 
+@dataclass(frozen=True)
+class RelativeThresholds:
+    """The norm thresholds of a section set from a measured norm (clip_times_median): the reference's median pre-clip
+    norm, each multiple with the threshold it resolved to, and the rates they are crossed with."""
+
+    median: float  # the reference's median pre-clip global norm (mean over the settings' records: one reference)
+    reference_lr: float  # the reference's rate and seed (NaN where each setting's reference is its own)
+    reference_seed: float
+    multiples: tuple[float, ...]
+    thresholds: tuple[float, ...]
+    rates: tuple[float, ...]
+    seeds: int  # runs per setting
+
+
+def relative_thresholds(section: Clipping, results: str | Path | None = None) -> RelativeThresholds | None:
+    """None where no setting of the section has a threshold relative to a measured norm."""
+    rows = clipping_rows(section.table, "norm")
+    rows = rows[rows["clip_times_median"].notna()]
+    if rows.empty:
+        return None
+    by_multiple = rows.groupby("clip_times_median", sort=True)["clip_threshold_mean"].mean()
+    first = study_about(str(rows["study"].iloc[0]), results)
+    reference = {
+        key: first.get("fixed", {}).get(key, run_setting(first["run_ids"][0], key, results))
+        for key in ("clip_reference_lr", "clip_reference_seed")
+    }
+    return RelativeThresholds(
+        median=float(rows["clip_reference_median_mean"].mean()),
+        reference_lr=float(reference["clip_reference_lr"]) if reference["clip_reference_lr"] is not None else math.nan,
+        reference_seed=float(reference["clip_reference_seed"])
+        if reference["clip_reference_seed"] is not None
+        else math.nan,
+        multiples=tuple(float(m) for m in by_multiple.index),
+        thresholds=tuple(float(t) for t in by_multiple),
+        rates=tuple(sorted(float(r) for r in rows["lr"].unique())),
+        seeds=int(rows["runs"].max()),
+    )
+
+
 def norm_cosine_range(table: pd.DataFrame) -> tuple[float, float] | None:
     """The lowest and highest mean cosine between the norm-clipped and the unclipped update, over the norm
     settings with a seed that learned and a step clipped; None where there is no such setting."""
@@ -193,143 +264,35 @@ def value_clipping_turns(table: pd.DataFrame) -> pd.DataFrame:
     ).reset_index()
 
 
-@dataclass(frozen=True)
-class IdleValueClipping:
-    """Value-clipping thresholds that clipped no step of their runs that learned."""
-
-    thresholds: tuple[float, ...]
-    largest_norm: float  # the largest pre-clip global norm of any of those runs; NaN where none was measured
-
-
-def value_clipping_idle(table: pd.DataFrame) -> IdleValueClipping | None:
-    rows = _learned_value_rows(table)
-    rows = rows[~(rows["clipped_fraction_mean"] > 0)]
-    if rows.empty:
-        return None
-    return IdleValueClipping(tuple(sorted(set(rows["clip"]))), float(rows["grad_norm_max_max"].max()))
-
-
 def _learned_value_rows(table: pd.DataFrame) -> pd.DataFrame:
     rows = clipping_rows(table, "value")
     return rows[rows["seeds_learned"] > 0]
 
 
 @dataclass(frozen=True)
-class DivergenceAtRate:
-    """At one learning rate: how many unclipped runs diverged and where (a count over every run, since
-    divergence is what it measures), and the norm thresholds at which none and some diverged."""
+class Idle:
+    """Clipping settings that clipped no step of any of their runs: the unclipped runs again, under another name."""
 
-    lr: float
-    unclipped_runs: int  # 0 where the rate has no unclipped setting
-    unclipped_diverged: int
-    first_step: float  # of the unclipped runs that diverged; NaN where none did
-    last_step: float
-    norm_safe: tuple[float, ...]
-    norm_diverged: tuple[tuple[float, int, int], ...]  # (threshold, runs that diverged, runs)
+    settings: tuple[str, ...]  # their labels, each at its rate
+    largest_norm: float  # the largest pre-clip global norm of any of their runs that learned; NaN where none did
 
 
-def divergence_by_rate(table: pd.DataFrame) -> list[DivergenceAtRate]:
-    """Every learning rate with an unclipped or a norm-clipped setting, in increasing order."""
-    found = []
-    for lr in sorted(table["lr"].unique()):
-        at = table[table["lr"] == lr]
-        unclipped, norm = clipping_rows(at, "none"), clipping_rows(at, "norm")
-        if unclipped.empty and norm.empty:
-            continue
-        u = unclipped.iloc[0] if len(unclipped) else None
-        diverged = norm[norm["diverged_runs"] > 0]
-        found.append(
-            DivergenceAtRate(
-                lr=float(lr),
-                unclipped_runs=int(u["runs"]) if u is not None else 0,
-                unclipped_diverged=int(u["diverged_runs"]) if u is not None else 0,
-                first_step=float(u["diverged_step_min"]) if u is not None and u["diverged_runs"] else math.nan,
-                last_step=float(u["diverged_step_max"]) if u is not None and u["diverged_runs"] else math.nan,
-                norm_safe=tuple(norm.loc[norm["diverged_runs"] == 0, "clip"]),
-                norm_diverged=tuple(
-                    (float(c), int(d), int(n))
-                    for c, d, n in zip(diverged["clip"], diverged["diverged_runs"], diverged["runs"], strict=True)
-                ),
-            )
-        )
-    return found
-
-
-# What norm clipping at a threshold cost, by the findings' rule (rnnbench.findings.clipping.quality), so that
-# this section and the findings agree: the Welch interval of the difference of seed means, clipped minus
-# unclipped, over the seeds that learned.
-NO_DIFFERENCE, BETTER, WORSE, NEVER_CLIPPED = "no measurable difference", "better", "worse", "never clipped"
-
-
-@dataclass(frozen=True)
-class ThresholdCost:
-    clip: float
-    verdict: str  # NO_DIFFERENCE, BETTER, WORSE or NEVER_CLIPPED
-    mean: float  # the clipped seeds' mean of the metric; NaN where no step was clipped
-    difference: str  # the difference of the means relative to the unclipped one, with its interval; "" idle
-
-
-@dataclass(frozen=True)
-class CostAtRate:
-    """At a rate where no unclipped run diverged and some learned: the unclipped seeds' metric (mean, range)
-    and each norm threshold that did not diverge, judged against them."""
-
-    lr: float
-    unclipped_mean: float
-    unclipped_min: float
-    unclipped_max: float
-    thresholds: tuple[ThresholdCost, ...]
-
-
-def clipping_cost(section: Clipping, results: str | Path | None = None) -> list[CostAtRate]:
-    table, metric = section.table, section.metric
-    none, norm = clipping_rows(table, "none"), clipping_rows(table, "norm")
-    seeds = clipping_seed_values(list(section.studies), results)
-    costs = []
-    for lr in _calm_rates(none):
-        base = none[none["lr"] == lr].iloc[0]
-        unclipped = seeds[(seeds["clip_mode"] == "none") & (seeds["lr"] == lr)]["value"]
-        rows = norm[(norm["lr"] == lr) & (norm["diverged_runs"] == 0) & (norm["seeds_learned"] > 0)]
-        judged = []
-        for clip, fraction in zip(rows["clip"], rows["clipped_fraction_mean"], strict=True):
-            clipped = seeds[(seeds["clip_mode"] == "norm") & (seeds["clip"] == clip) & (seeds["lr"] == lr)]["value"]
-            cost = _threshold_cost(float(clip), fraction, clipped, unclipped, metric)
-            if cost is not None:
-                judged.append(cost)
-        stats = [float(base[f"{metric}_{s}"]) for s in ("mean", "min", "max")]
-        costs.append(CostAtRate(float(lr), *stats, tuple(judged)))
-    return costs
-
-
-def _calm_rates(none: pd.DataFrame) -> list[float]:
-    """The rates at which no unclipped run diverged and some unclipped seed learned."""
-    calm = none[(none["diverged_runs"] == 0) & (none["seeds_learned"] > 0)]
-    return sorted(calm["lr"].unique())
-
-
-def _threshold_cost(
-    clip: float, fraction: float, clipped: pd.Series, unclipped: pd.Series, metric: str
-) -> ThresholdCost | None:
-    """A threshold's verdict against the unclipped seeds; None where either side has too few seeds to judge."""
-    if not fraction > 0:
-        return ThresholdCost(clip, NEVER_CLIPPED, math.nan, "")
-    iv = difference(clipped, unclipped)
-    if iv is None:
+def idle_settings(table: pd.DataFrame) -> Idle | None:
+    rows = table[~table["unclipped"] & (table["regime"] == CLIP_NEVER)]
+    if rows.empty:
         return None
-    relative = interval(iv.scaled(100 / float(unclipped.mean())), unit="%")
-    seen = direction(iv)
-    if seen == NO_CHANGE:
-        verdict = NO_DIFFERENCE
-    else:
-        lower_is_better = metric.endswith("ppl")
-        verdict = WORSE if (seen == "above") == lower_is_better else BETTER
-    return ThresholdCost(clip, verdict, float(clipped.mean()), relative)
+    said = tuple(f"{c} at rate {lr:g}" for c, lr in zip(rows["clipping"], rows["lr"], strict=True))
+    return Idle(said, float(rows["grad_norm_max_max"].max()))
 
 
 def clipping_display(section: Clipping) -> pd.DataFrame:
-    """The section's table: every setting at each rate, its seeds and what clipping measured."""
+    """The section's table: every setting at each rate, its seeds, its threshold, the share of steps it clipped
+    and its regime, and what clipping measured."""
     table, metric = section.table, section.metric
     optimizers = rate_optimizers(table)
+    regimes = [
+        f"{share(f)}, {r}" if r else "–" for f, r in zip(table["clipped_fraction_mean"], table["regime"], strict=True)
+    ]
     return pd.DataFrame(
         {
             "clipping": table["clipping"],
@@ -337,10 +300,12 @@ def clipping_display(section: Clipping) -> pd.DataFrame:
             "learned": [count_of(k, n) for k, n in zip(table["seeds_learned"], table["runs"], strict=True)],
             "diverged": [count_of(d, n) for d, n in zip(table["diverged_runs"], table["runs"], strict=True)],
             section.metric_name: [measured_cell(row, metric) for _, row in table.iterrows()],
-            "steps clipped": [f"{100 * v:.0f}%" if not math.isnan(v) else "–" for v in table["clipped_fraction_mean"]],
+            "threshold": [
+                "–" if u else sig(c, plain=True) for u, c in zip(table["unclipped"], table["clip"], strict=True)
+            ],
+            "steps clipped": regimes,
             "cosine": [fixed(v, 4) if not math.isnan(v) else "–" for v in table["clip_cosine_mean_mean"]],
             "median norm": [sig(v, plain=True) for v in table["grad_norm_median_mean"]],
-            "95% norm": [sig(v, plain=True) for v in table["grad_norm_q95_mean"]],
         }
     )
 

@@ -96,6 +96,25 @@ def sig_words(values: Iterable[Any], digits: int = 3) -> Markdown:
     return words(sig(v, digits) for v in values)
 
 
+def share(fraction: Any) -> Markdown:
+    """A fraction in per cent, to two significant digits but none and all whole: share(0.0038) -> 0.38%,
+    share(0.021) -> 2.1%, share(0.98) -> 98%, share(1) -> 100%; NaN as an en dash."""
+    fraction = float(fraction)
+    if math.isnan(fraction):
+        return Markdown("–")
+    if fraction in (0.0, 1.0):
+        return Markdown(f"{100 * fraction:.0f}%")
+    return Markdown(f"{sig(100 * fraction, 2, plain=True)}%")
+
+
+def between(lo: Any, hi: Any, formatter: Callable[[Any], Markdown]) -> Markdown:
+    """A range as prose: "lo to hi", or the one value where both read the same; – where either is NaN."""
+    if math.isnan(float(lo)) or math.isnan(float(hi)):
+        return Markdown("–")
+    low, high = formatter(lo), formatter(hi)
+    return low if low == high else Markdown(f"{low} to {high}")
+
+
 def words(items: Iterable[Any], conjunction: str = "and") -> Markdown:
     """["a", "b", "c"] -> "a, b and c"."""
     items = [str(i) for i in items]

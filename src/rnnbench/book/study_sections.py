@@ -31,6 +31,7 @@ from rnnbench.book.format import (
     integer,
     label_slug,
     markdown_table,
+    share,
     sig,
     words,
 )
@@ -43,6 +44,9 @@ from rnnbench.results.selection import SELECTED_ON, best_and_worst, selection_me
 # Columns of a study's table beside its own metric, when the runs report them (and always the metric its best
 # run is chosen by, rnnbench.results.selection, so the choice can be read off the table).
 STUDY_TABLE_METRICS = ("test_ppl", "valid_ppl", "agreement_accuracy", "parameters", "steps", "train_seconds")
+# And, in a study whose runs clip, the threshold each clipped at and the share of its steps clipped: how often its
+# clipping acted, whatever the study is about (rnnbench.metrics.clip_regime).
+CLIP_TABLE_METRICS = ("clip_threshold", "clipped_fraction")
 
 
 def study_table(study: str, results: str | Path | None = None) -> pd.DataFrame:
@@ -63,6 +67,8 @@ def study_table(study: str, results: str | Path | None = None) -> pd.DataFrame:
     shown = [metric] + [
         m for m in STUDY_TABLE_METRICS if m != metric and m in wide and (wide[m].notna().any() or m == chosen_on)
     ]
+    if "clipped_fraction" in wide and wide["clipped_fraction"].gt(0).any():
+        shown += [m for m in CLIP_TABLE_METRICS if m != metric and m in wide]
     diverged = wide["diverged"].fillna(0).gt(0) if "diverged" in wide else pd.Series(False, index=wide.index)
     wide["diverged"] = diverged
     if diverged.any():
@@ -245,11 +251,14 @@ def _setting(row: pd.Series, vary: Sequence[str], seeds: Sequence[int]) -> str:
 
 def _study_formats(wide: pd.DataFrame, metric: str) -> dict[str, Formatter]:
     counts = COUNT_METRICS - {metric}
-    return {
+    formats: dict[str, Formatter] = {
         c: (integer if c in counts else lambda v: sig(v, plain=True))
         for c in wide.columns
         if c in METRIC_LABELS and c != "diverged"
     }
+    if "clipped_fraction" in formats and metric != "clipped_fraction":
+        formats["clipped_fraction"] = share
+    return formats
 
 
 def _study_headers(wide: pd.DataFrame) -> dict[str, str]:

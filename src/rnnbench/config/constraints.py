@@ -100,6 +100,25 @@ def broken_run_rule(s: Mapping[str, Any], corpus_has_sentences: bool) -> Broken 
     return None
 
 
+def broken_clip_rule(s: Mapping[str, Any]) -> Broken | None:
+    """A threshold relative to the median norm is a global-norm threshold; its reference is named only with it."""
+    times = s.get("clip_times_median")
+    if times is not None and s.get("clip_mode") != "norm":
+        return Broken(
+            ("clip_times_median", "clip_mode"),
+            f"a multiple of the median global gradient norm sets a global-norm threshold; allowed with clip_mode "
+            f"'norm', got clip_mode {s.get('clip_mode')!r}. Use clip_times_median: null and `clip` for that mode",
+        )
+    for key in ("clip_reference_lr", "clip_reference_seed"):
+        if s.get(key) is not None and times is None:
+            return Broken(
+                (key, "clip_times_median"),
+                "names the reference run of a threshold set by clip_times_median, which is null here, so it would "
+                "change nothing but the run id; allowed: null, or a clip_times_median",
+            )
+    return None
+
+
 def broken_batch_rule(s: Mapping[str, Any], max_tokens: Mapping[str, int]) -> Broken | None:
     """A recurrent run reading a stream cuts each split into batch columns (`data.batching.batchify`), and one
     input/target step needs two tokens per column. ``max_tokens``: split -> at most this many tokens (known

@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -35,7 +36,14 @@ NON_SEMANTIC_SETTINGS = ("threads",)
 # Settings added after run ids existed, each with the value every run had before it (what the code did then): at
 # that value a setting is left out of `RunConfig.settings`, and so of the run id, so that no earlier run changes
 # id; any other value enters it and makes a new run.
-ADDED_AFTER_IDS = {"segments": "stream", "weight_decay": 0.0, "max_steps": None}
+ADDED_AFTER_IDS = {
+    "segments": "stream",
+    "weight_decay": 0.0,
+    "max_steps": None,
+    "clip_times_median": None,
+    "clip_reference_lr": None,
+    "clip_reference_seed": None,
+}
 
 
 @dataclass(frozen=True)
@@ -61,6 +69,9 @@ class RunConfig:
     segments: str
     clip_mode: str
     clip: float
+    clip_times_median: float | None
+    clip_reference_lr: float | None
+    clip_reference_seed: int | None
     optimizer: str
     lr: float
     weight_decay: float
@@ -108,6 +119,7 @@ class RunConfig:
         settings = self.to_dict()
         for broken in (
             constraints.broken_run_rule(settings, known.has_sentences),
+            constraints.broken_clip_rule(settings),
             constraints.broken_model_rule(settings, known.vocab_size),
             constraints.broken_batch_rule(settings, known.max_tokens),
             constraints.broken_length_rule(settings, known.max_tokens),
@@ -145,6 +157,10 @@ class RunConfig:
             unused.add("segments")  # whole sentences, never cut: full-sentence BPTT either way
         if self.output == "full":
             unused.add("adaptive_cutoffs")
+        if self.clip_times_median is not None:
+            unused.add("clip")  # resolved from the reference's median norm, which the run id names instead
+            if self.clip_times_median == math.inf:
+                unused |= {"clip_reference_lr", "clip_reference_seed"}  # never clips: no reference
         data = self.to_dict()
         # The updates it takes, not how the epochs and the step budget were written (rnnbench.config.updates.budget).
         data["max_epochs"], data["max_steps"] = self.budget
@@ -168,6 +184,48 @@ class RunConfig:
 
         version = PREPARATION[self.corpus]
         return self.settings() | ({"corpus_preparation": version} if version != 1 else {})
+
+    def clip_reference(self) -> RunConfig | None:
+        """The run whose median pre-clip norm sets this run's threshold (``clip_times_median``): this run never
+        clipped (``clip_times_median`` .inf), at ``clip_reference_lr`` and ``clip_reference_seed`` (each, when null,
+        this run's own); None for a run whose threshold is its ``clip``, or that never clips."""
+        if self.clip_times_median is None or self.clip_times_median == math.inf:
+            return None
+        return dataclasses.replace(
+            self,
+            clip_times_median=math.inf,
+            lr=self.clip_reference_lr if self.clip_reference_lr is not None else self.lr,
+            seed=self.clip_reference_seed if self.clip_reference_seed is not None else self.seed,
+        )
+
+    def with_clip_from(self, reference: Mapping[str, Any] | None) -> RunConfig:
+        """This run with its threshold resolved: ``clip_times_median`` times the median pre-clip gradient norm
+        (``grad_norm_median``) of its reference's metrics.json, as ``clip``; the run id is unchanged (it names the
+        multiple and the reference, not the number). A run whose threshold is its ``clip``, or that never clips,
+        comes back as it is (``.inf`` times any norm is .inf). A reference that is another run's, that diverged,
+        or that measured no norm is refused: it has no typical norm to set a threshold from."""
+        if self.clip_times_median == math.inf:
+            return dataclasses.replace(self, clip=math.inf)
+        expected = self.clip_reference()
+        if expected is None:
+            return self
+        named = f"the reference of run {self.run_id} (clip_times_median {self.clip_times_median:g})"
+        if reference is None:
+            raise ConfigError(f"{named} is run {expected.run_id}, whose metrics were not given: train it first")
+        if reference.get("run_id") != expected.run_id:
+            raise ConfigError(
+                f"{named} is run {expected.run_id}; the metrics given are run {reference.get('run_id')}'s"
+            )
+        if reference.get("diverged"):
+            raise ConfigError(
+                f"{named}, run {expected.run_id}, diverged at step {reference.get('diverged_step')}: a run that diverges "
+                f"unclipped has no typical norm. Set clip_reference_lr to a rate where unclipped training does not "
+                f"diverge (now {expected.lr:g})"
+            )
+        median = reference.get("grad_norm_median")
+        if not isinstance(median, (int, float)) or not math.isfinite(median) or median <= 0:
+            raise ConfigError(f"{named}, run {expected.run_id}, measured no median gradient norm ({median!r})")
+        return dataclasses.replace(self, clip=self.clip_times_median * float(median))
 
     @property
     def run_id(self) -> str:

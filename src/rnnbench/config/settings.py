@@ -57,8 +57,13 @@ class Config:
         return list(dict.fromkeys(cfg.run_id for study in studies for _, cfg in self.study_runs(study)))
 
     def all_runs(self) -> dict[str, RunConfig]:
-        """Every run of every study, keyed by run id (shared runs appear once)."""
-        return {cfg.run_id: cfg for name in self.studies for _, cfg in self.study_runs(name)}
+        """Every run of every study, keyed by run id (shared runs appear once), and the reference of each run whose
+        threshold is relative to a measured norm (`RunConfig.clip_reference`), which trains first, in a study or not."""
+        runs = {cfg.run_id: cfg for name in self.studies for _, cfg in self.study_runs(name)}
+        for cfg in list(runs.values()):
+            if (reference := cfg.clip_reference()) is not None:
+                runs.setdefault(reference.run_id, reference)
+        return runs
 
 
 def check_training_slots(given: Any, default: int) -> None:

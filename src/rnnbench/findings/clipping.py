@@ -6,6 +6,10 @@ norm exceeds it), judged on the studies with role ``clipping``, grouped by corpu
                  (the cosine of the two updates at the same state, measured in training)
     divergence   at a rate where unclipped runs diverge, norm-clipped runs diverge measurably less often
     quality      at a rate where unclipped runs train, norm clipping costs no more than the perplexity margin
+
+Divergence and quality read the settings that clip in the chapter's sense, rare spikes (rnnbench.metrics.clip_regime
+of the setting's share of steps clipped): a threshold that rescales every step is normalised SGD, reported as a part
+not shown with its share, and one that never acted says nothing.
     vanishing    clipping does not make the gradient decay more slowly (analyses with role clipping_decay)
 """
 
@@ -19,7 +23,7 @@ from rnnbench.findings import policy
 from rnnbench.findings.evidence import Evidence, learned
 from rnnbench.findings.policy import ABOVE, BELOW, MARGINS
 from rnnbench.findings.registry import BY_CONSTRUCTION, NOT_SHOWN, Judged, Part, interval, num
-from rnnbench.metrics import LOWER_IS_BETTER
+from rnnbench.metrics import CLIP_NEVER, CLIP_SPIKES, LOWER_IS_BETTER, clip_regime
 
 ROLE = "clipping"
 SETTINGS = ("clip_mode", "clip", "lr")
@@ -46,7 +50,7 @@ def clipping_runs(ev: Evidence, role: str = ROLE) -> tuple[pd.DataFrame, tuple[s
             diverged=runs.get("diverged", pd.Series(0.0, index=runs.index)).fillna(0).gt(0)
             | runs["outcome"].eq("diverged"),
         )
-        for column in ("clipped_fraction", "clip_cosine_mean", UPDATE_COSINE):
+        for column in ("clipped_fraction", "clip_cosine_mean", UPDATE_COSINE, "clip_times_median"):
             if column not in runs:
                 runs[column] = math.nan
         frames.append(runs)
@@ -57,6 +61,31 @@ def clipping_runs(ev: Evidence, role: str = ROLE) -> tuple[pd.DataFrame, tuple[s
     table["clip"] = table["clip"].astype(float)
     table["lr"] = table["lr"].astype(float)
     return table.reset_index(drop=True), tuple(read)
+
+
+def threshold(clip: float, runs: pd.DataFrame) -> str:
+    """A norm threshold as a part names it: its multiple of the reference run's median norm where it was set so
+    ("norm ≤ 2× median (0.849)"), else its value."""
+    times = runs["clip_times_median"].dropna().astype(float)
+    if len(times):
+        return f"norm ≤ {float(times.iloc[0]):g}× median ({num(clip)})"
+    return f"norm ≤ {clip:g}"
+
+
+def _regime(runs: pd.DataFrame) -> tuple[str, str]:
+    """The setting's regime and its share of steps clipped, over every run of it (diverged ones over the steps they
+    took), as a part says it."""
+    share = float(runs["clipped_fraction"].mean())
+    if math.isnan(share):
+        return CLIP_NEVER, "no step measured"
+    return clip_regime(share), f"{100 * share:.3g}% of steps clipped"
+
+
+def _outside(label: str, regime: str, share: str) -> Part:
+    """A part for a setting outside the chapter's regime: reported, not tested."""
+    if regime == CLIP_NEVER:
+        return Part(label, NOT_SHOWN, note="no step was clipped")
+    return Part(label, NOT_SHOWN, note=f"{share}: {regime}, not the rare spikes the chapter clips")
 
 
 def _unclipped(runs: pd.DataFrame) -> pd.Series:
@@ -84,7 +113,7 @@ def direction(ev: Evidence) -> Judged:
         if "optimizer" not in measured.columns:  # a setting the study neither varies nor records: the run's own
             measured = measured.assign(optimizer=[ev.run_config(r)["optimizer"] for r in measured["run_id"]])
         for (optimizer, lr, clip), at in measured.groupby(["optimizer", "lr", "clip"], sort=True):
-            label = f"{corpus}, {optimizer}'s update, rate {lr:g}, norm ≤ {clip:g}"
+            label = f"{corpus}, {optimizer}'s update, rate {lr:g}, {threshold(clip, at)}"
             taken = learned(at)[UPDATE_COSINE].dropna()
             test = policy.no_effect(taken, None, BELOW, margin, against=1.0)
             if test is None:
@@ -120,8 +149,12 @@ def divergence(ev: Evidence) -> Judged:
                 continue
             for clip, runs_at in clipped.groupby("clip", sort=True):
                 n, bad = len(runs_at), int(runs_at["diverged"].sum())
-                label = f"{corpus}, rate {lr:g}, norm ≤ {clip:g}"
-                value = f"{base}, clipped {bad}/{n} ({_clip_rate(runs_at)} of steps clipped)"
+                label = f"{corpus}, rate {lr:g}, {threshold(clip, runs_at)}"
+                regime, share = _regime(runs_at)
+                if regime != CLIP_SPIKES:
+                    parts.append(_outside(label, regime, share))
+                    continue
+                value = f"{base}, clipped {bad}/{n} ({share})"
                 parts.append(Part.tested(label, (policy.more_often(blown, len(free), bad, n),), value))
     reason = "" if parts else "no unclipped run diverged at any rate: there was no divergence to prevent"
     return Judged(read, tuple(parts), reason)
@@ -138,9 +171,10 @@ def quality(ev: Evidence) -> Judged:
             base = learned(free)["value"].dropna()
             clipped = at[_norm(at)]
             for clip, runs_at in clipped.groupby("clip", sort=True):
-                label = f"{corpus}, rate {lr:g}, norm ≤ {clip:g}"
-                if not runs_at["clipped_fraction"].gt(0).any():
-                    parts.append(Part(label, NOT_SHOWN, note="no step was clipped"))
+                label = f"{corpus}, rate {lr:g}, {threshold(clip, runs_at)}"
+                regime, share = _regime(runs_at)
+                if regime != CLIP_SPIKES:
+                    parts.append(_outside(label, regime, share))
                     continue
                 taken = learned(runs_at)["value"].dropna()
                 metric = str(runs_at["metric"].iloc[0])
@@ -153,7 +187,7 @@ def quality(ev: Evidence) -> Judged:
                 relative = test.interval.scaled(100 / float(base.mean()))
                 value = (
                     f"{metric} {num(float(taken.mean()))} against {num(float(base.mean()))}, "
-                    f"{interval(relative, unit='%')} (margin {margin}), {_clip_rate(runs_at)} of steps clipped"
+                    f"{interval(relative, unit='%')} (margin {margin}), {share}"
                 )
                 parts.append(Part.tested(label, (test,), value))
     reason = "" if parts else "no rate at which the unclipped runs trained without diverging beside norm-clipped runs"

@@ -23,13 +23,13 @@ Pure pandas, no torch: the workflow's table jobs and the book both import this.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from rnnbench.metrics import PERPLEXITY_METRICS
+from rnnbench.metrics import PERPLEXITY_METRICS, RECORDED_SETTINGS
 from rnnbench.results.outcome import COUNT_COLUMNS, learned, require_outcome, seed_counts
 from rnnbench.results.progress import training_progress
 from rnnbench.training.stuck_columns import stuck
@@ -38,7 +38,7 @@ from rnnbench.training.stuck_columns import stuck
 # records every probe's distance and the study measures agreement, a norm trace where it varies clipping,
 # learning curves where it ranks language models by perplexity (whether a ranking is settled or still moving).
 DISTANCE_CORPORA = frozenset({"agreement"})
-TRACE_SETTINGS = frozenset({"clip", "clip_mode"})
+TRACE_SETTINGS = frozenset({"clip", "clip_mode", "clip_times_median"})
 
 
 def study_extras(
@@ -354,7 +354,9 @@ def per_run(summary: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
     return wide
 
 
-def setting_table(summary: pd.DataFrame, vary: Sequence[str], metrics: Sequence[str]) -> pd.DataFrame:
+def setting_table(
+    summary: pd.DataFrame, vary: Sequence[str], metrics: Sequence[str], every_run: Collection[str] = ()
+) -> pd.DataFrame:
     """Per combination of varied settings, from a study's summary (with its outcome column):
 
         <vary...>, runs, seeds_learned, seeds_failed, diverged_runs, seeds_stuck, <metric>_mean, _min, _max per metric
@@ -364,18 +366,23 @@ def setting_table(summary: pd.DataFrame, vary: Sequence[str], metrics: Sequence[
     ``seeds_stuck`` counts the seeds that learned but whose test perplexity is one evaluation column's doing
     (rnnbench.training.stuck_columns); test perplexity's mean and range leave them out.
     ``diverged_step`` alone is taken over the runs that diverged (its earliest step is ``_min``): it measures
-    the divergence itself.
+    the divergence itself. What a run records of its settings (metrics.RECORDED_SETTINGS: the threshold it clipped
+    at) and the metrics named in ``every_run`` (the share of steps clipped, over the steps each run took) are taken
+    over every run of the setting, whatever its outcome.
     """
     vary = list(vary)
     require_outcome(summary)
     wide = per_run(summary, [*vary, "seed", "outcome"])
     rows = []
-    for values, group in wide.groupby(vary, sort=False):
+    for values, group in wide.groupby(vary, sort=False, dropna=False):  # a setting left unset (NaN) is one too
         values = values if isinstance(values, tuple) else (values,)
         row = {**dict(zip(vary, values, strict=True)), **seed_counts(group["outcome"])}
         row["seeds_stuck"] = int((group["learned"] & group["stuck"]).sum())
         for metric in metrics:
-            taken = group[group["outcome"] == "diverged"] if metric == "diverged_step" else group[group["learned"]]
+            if metric == "diverged_step":
+                taken = group[group["outcome"] == "diverged"]
+            else:
+                taken = group if metric in RECORDED_SETTINGS or metric in every_run else group[group["learned"]]
             if metric == "test_ppl":
                 taken = taken[~taken["stuck"]]
             column = taken[metric].dropna() if metric in taken else pd.Series(dtype=float)

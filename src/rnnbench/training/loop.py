@@ -14,13 +14,15 @@ The steps are here; each mechanism they call is named and lives in a module of i
 One run = one resolved ``RunConfig`` trained into one directory::
 
     results/runs/<run_id>/
-        config.json     the resolved settings (and the run id)
+        config.json     the resolved settings (and the run id); `clip` is the threshold clipped at, resolved from
+                        the reference run's median norm where clip_times_median sets it
         epochs.csv      per epoch: lr, train/valid perplexity, time, tokens read and per second, clipping statistics
         steps.csv       per optimiser step (evenly thinned): loss, pre-clip gradient norm, clipped flag,
                         cosine between the clipped and the unclipped update
         metrics.json    final test perplexity (and each evaluation column's, for a stream), divergence (step
                         and reason), parameter count, speed, CPU time and peak memory, share of steps
-                        clipped, pre-clip gradient-norm quantiles, mean clip cosine
+                        clipped, pre-clip gradient-norm quantiles, mean clip cosine, the threshold clipped at
+                        (and, where clip_times_median set it, its reference run and that run's median norm)
         agreement.csv   per-distance agreement accuracy (synthetic corpus only)
         model.pt        state_dict + config of the best epoch (never a pickled module)
         snapshots/      epoch-000.pt (the initialisation) and epoch-<k>.pt, the weights at the end of
@@ -72,6 +74,7 @@ from rnnbench.config import locations, updates
 from rnnbench.config.runs import RunConfig
 from rnnbench.data.corpora import load_corpus
 from rnnbench.io import write_csv, write_json, write_torch
+from rnnbench.metrics import read_metrics
 from rnnbench.models import ModelConfig, build_model
 from rnnbench.paths import snapshot_in
 from rnnbench.training import optim
@@ -100,6 +103,7 @@ def train_run(
     data_dir: str | Path | None = None,
     cache_dir: str | Path | None = None,
     epoch_limit: int | None = None,
+    clip_reference: str | Path | None = None,
 ) -> dict[str, Any]:
     """Train one run into ``out_dir`` and return its final metrics.
 
@@ -107,11 +111,14 @@ def train_run(
     ends this call after that many epochs (leaving the checkpoint), as a time-limited cluster job would.
     A directory holding another configuration's run is refused before anything in it is touched, and a
     call that fails before its first checkpoint leaves no directory behind that it created.
+    ``clip_reference``: the metrics.json of the run's reference (`RunConfig.clip_reference`), for a run whose
+    threshold is a multiple of its median norm; the threshold is resolved from it before anything else.
     """
     cpu_start = time.process_time()  # the run counts its own CPU time (rnnbench.training.cost says why)
     out = Path(out_dir)
     if problem := locations.unwritable(out):  # known now, not after the corpus has loaded
         raise ValueError(f"run directory {out} {problem}; allowed: a folder that is new or holds this run")
+    cfg, clipping = resolve_clip(cfg, clip_reference)
     refuse_other_run(out, cfg)
     torch.set_num_threads(cfg.threads)
     if not retain_freed_memory():
@@ -122,15 +129,37 @@ def train_run(
     model = build_model(ModelConfig.from_run(cfg, len(corpus.vocab)))
     created = not out.exists()
     try:
-        return _train(cfg, out, reading, model, epoch_limit, cpu_start)
+        return _train(cfg, out, reading, model, epoch_limit, cpu_start, clipping)
     except Exception:
         if created and not (out / "checkpoint.pt").exists():
             shutil.rmtree(out, ignore_errors=True)
         raise
 
 
+def resolve_clip(cfg: RunConfig, reference: str | Path | None) -> tuple[RunConfig, dict[str, Any]]:
+    """The run with its clipping threshold resolved (`RunConfig.with_clip_from`, from its reference's metrics.json
+    where ``clip_times_median`` sets it), and what metrics.json records of it: the threshold the run clips at
+    (clip_threshold; null where it never clips), and for a relative threshold the reference's run id and median
+    pre-clip norm (clip_reference_run, clip_reference_median; null otherwise)."""
+    expected = cfg.clip_reference()
+    metrics = read_metrics(reference, expected.run_id) if expected is not None and reference is not None else None
+    cfg = cfg.with_clip_from(metrics)  # refuses a relative threshold without its reference's metrics
+    acts = cfg.clip_mode != "none" and math.isfinite(cfg.clip)
+    return cfg, {
+        "clip_threshold": cfg.clip if acts else None,
+        "clip_reference_run": expected.run_id if expected is not None else None,
+        "clip_reference_median": float(metrics["grad_norm_median"]) if metrics is not None else None,
+    }
+
+
 def _train(
-    cfg: RunConfig, out: Path, reading: Reading, model, epoch_limit: int | None, cpu_start: float
+    cfg: RunConfig,
+    out: Path,
+    reading: Reading,
+    model,
+    epoch_limit: int | None,
+    cpu_start: float,
+    clipping: dict[str, Any],
 ) -> dict[str, Any]:
     optimizer = make_optimizer(cfg, model)
     schedule = Schedule(cfg.schedule, cfg.lr, cfg.min_improvement)
@@ -183,7 +212,7 @@ def _train(
         count_cost()
         save_checkpoint(checkpoint_path, cfg, model, optimizer, schedule, state, best_weights)
 
-    metrics = _finish(cfg, out, model, reading, state, best_weights, count_cost)
+    metrics = _finish(cfg, out, model, reading, state, best_weights, count_cost, clipping)
     checkpoint_path.unlink(missing_ok=True)
     return metrics
 
@@ -276,10 +305,17 @@ def _save_snapshot(out: Path, cfg: RunConfig, model, epoch: int) -> None:
 
 
 def _finish(
-    cfg, out: Path, model, reading: Reading, state: TrainingState, best_weights, count_cost: Callable[[], None]
+    cfg,
+    out: Path,
+    model,
+    reading: Reading,
+    state: TrainingState,
+    best_weights,
+    count_cost: Callable[[], None],
+    clipping: dict[str, Any],
 ) -> dict[str, Any]:
     """Evaluate the best epoch's weights on test and write every output file of the run; ``count_cost`` brings the
-    state's CPU seconds and peak memory up to now."""
+    state's CPU seconds and peak memory up to now; ``clipping``: the threshold and its reference (resolve_clip)."""
     model.load_state_dict(best_weights)
     diverged = state.divergence is not None
     completed = [e for e in state.epochs if not math.isnan(e["valid_ppl"])]  # not the diverged one
@@ -300,6 +336,7 @@ def _finish(
         # Over the steps taken: the diverged step's update entered no weights, and its non-finite norm "clipped".
         "clipped_fraction": float(np.mean([s.clipped for s in taken])) if taken else None,
         **step_statistics(state.steps, state.divergence.step if diverged else None),
+        **clipping,
     }
     if test is not None and test.columns:  # read as a stream: whether one column made the number
         metrics["test_column_ppl"] = [column.perplexity for column in test.columns]
