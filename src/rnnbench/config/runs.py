@@ -35,7 +35,7 @@ NON_SEMANTIC_SETTINGS = ("threads",)
 # Settings added after run ids existed, each with the value every run had before it (what the code did then): at
 # that value a setting is left out of `RunConfig.settings`, and so of the run id, so that no earlier run changes
 # id; any other value enters it and makes a new run.
-ADDED_AFTER_IDS = {"segments": "stream", "weight_decay": 0.0}
+ADDED_AFTER_IDS = {"segments": "stream", "weight_decay": 0.0, "recurrent_init": "default", "recurrent_scale": 1.0}
 
 
 @dataclass(frozen=True)
@@ -52,6 +52,8 @@ class RunConfig:
     context: int
     direct: bool
     activation: str
+    recurrent_init: str
+    recurrent_scale: float
     impl: str
     output: str
     adaptive_cutoffs: tuple[int, ...]
