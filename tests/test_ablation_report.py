@@ -118,6 +118,7 @@ def test_each_window_is_set_against_its_matched_rnn_within_and_beyond_its_width(
     assert row["rnn_within"] == pytest.approx(0.9) and row["rnn_beyond"] == pytest.approx(0.8)
     assert row["beyond_probes"] == 20
     assert row["nearest_noun_beyond"] == pytest.approx(0.725)
+    assert row["nearest_noun_within"] == pytest.approx(1.0)  # distances 1-2: no noun between head and verb
 
 
 def write_distance_figures(results):
@@ -139,6 +140,9 @@ def test_the_window_comparison_gives_the_verdicts_its_sentences_state(window_res
     assert comparison.state == window_values.COMPARED and list(comparison.compared["context"]) == [2]
     assert (comparison.near_chance, comparison.recurrence_better, comparison.below_heuristic) == (1, 1, 1)
     assert comparison.nearest_noun_informs  # a noun between has the head's number 3 times in 4
+    # Within its width the window sees the head, yet scores 0.95 against the rule's 1.0: more than the 0.02 margin
+    # below a rule that reads one noun, so under-trained.
+    assert list(comparison.within["context"]) == [2] and comparison.under_the_rule == 1
     shown = window_values.window_display(comparison).iloc[0]
     assert shown[["window within", "window beyond", "RNN within", "RNN beyond"]].tolist() == [
         "0.950",
@@ -151,6 +155,13 @@ def test_the_window_comparison_gives_the_verdicts_its_sentences_state(window_res
     staged = ab.distance_figures("window_agreement", window_results, tmp_path / "staged")
     assert list(staged) == ["distance-heatmap", "distance-curves"]
     assert staged["distance-curves"].endswith("study-window-agreement-distance-curves")
+
+
+def test_a_window_within_the_margin_of_the_nearest_noun_rule_is_not_under_trained(window_results):
+    table = window_results / "studies" / "window_agreement" / "distance.csv"
+    # 0.99 and 0.98 at distances 1-2: 0.985 within, 0.015 below the rule's 1.0, inside the 0.02 margin
+    pd.DataFrame(distance_rows("context", 2, [(1, 0.99), (2, 0.98), (3, 0.5), (4, 0.4)])).to_csv(table, index=False)
+    assert window_values.window_comparison(window_results).under_the_rule == 0
 
 
 def test_a_window_whose_corpus_has_no_attractor_bias_is_not_said_to_see_past_its_width(window_results):

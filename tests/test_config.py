@@ -443,6 +443,52 @@ def test_weight_decay_enters_the_run_id_only_when_it_decays():
         assert decayed.run_id != run_id and decayed.settings()["weight_decay"] == 1e-4
 
 
+def test_recurrent_init_enters_the_run_id_only_away_from_the_default():
+    for settings, run_id in IDS_BEFORE_SEGMENTS:
+        assert RunConfig.from_settings({**settings, "recurrent_init": "default", "recurrent_scale": 1}).run_id == run_id
+    base = IDS_BEFORE_SEGMENTS[0][0]
+    ids = {RunConfig.from_settings(base).run_id}
+    for init, scale in (("identity", 1.0), ("identity", 0.5), ("orthogonal", 1.0)):
+        run = RunConfig.from_settings({**base, "recurrent_init": init, "recurrent_scale": scale})
+        assert run.settings()["recurrent_init"] == init and run.to_json()["recurrent_init"] == init
+        ids.add(run.run_id)
+    assert len(ids) == 4  # each start its own run
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        (
+            {"recurrent_init": "eye"},
+            r"^config\.studies\.s\.fixed\.recurrent_init: 'eye' is not allowed; allowed values: 'default', 'identity'",
+        ),
+        (
+            {"recurrent_init": "identity", "recurrent_scale": 0},
+            r"^config\.studies\.s\.fixed\.recurrent_scale: 0 is out of range",
+        ),
+        (
+            {"recurrent_scale": 0.5},
+            r"^studies\.s\.fixed\.recurrent_scale: the gain of an identity or orthogonal U is not read",
+        ),
+    ],
+)
+def test_a_bad_recurrent_init_fails_at_load_naming_the_key(settings, message):
+    study = {"family": "rnn", "corpus": "agreement", "fixed": {"output": "full", **settings}, "vary": {"hidden": [8]}}
+    with pytest.raises(ConfigError, match=message):
+        load_config({"studies": {"s": study}})
+
+
+def test_an_lstm_study_cannot_set_a_recurrent_init():
+    study = {
+        "family": "lstm",
+        "corpus": "agreement",
+        "fixed": {"output": "full"},
+        "vary": {"recurrent_init": ["identity"]},
+    }
+    with pytest.raises(ConfigError, match=r"^studies\.s\.vary\.recurrent_init: 'identity' sets an Elman network's"):
+        load_config({"studies": {"s": study}})
+
+
 def test_added_settings_are_left_out_at_the_schema_default():
     # the value a setting is left out at is what every run did before it existed: today's default
     assert {key: run_defaults()[key] for key in ADDED_AFTER_IDS} == ADDED_AFTER_IDS
@@ -594,6 +640,14 @@ def test_every_shipped_config_loads():
     )
     assert sorted(rows.comparison.study_names()) == ["paper_ff_brown", "paper_ff_ptb", "paper_rnn_ptb"]
     assert rows.all_runs() == paper.all_runs()
+
+
+def test_the_windows_train_with_a_rate_and_length_their_sweep_measured():
+    # config/window-rate.yaml is the evidence for window_agreement's rate and epochs: each chosen run is one of its runs
+    sweep = load_config(merge_config_files([REPO / "config" / "config.yaml", REPO / "config" / "window-rate.yaml"]))
+    swept = {cfg.run_id for _, cfg in sweep.study_runs("window_rate_agreement")}
+    chosen = {cfg.run_id for point, cfg in sweep.study_runs("window_agreement") if point["seed"] in (1, 2)}
+    assert len(chosen) == 8 and chosen <= swept
 
 
 # --- config files: one loader for every file, refusing duplicates, naming file and line ------------------

@@ -699,3 +699,14 @@ def test_a_threshold_that_clips_every_step_is_reported_outside_the_chapters_regi
     finding = judge(claim("clip_quality"), Evidence(tmp_path, roles))
     assert finding.verdict == NOT_SHOWN
     assert "100% of steps clipped: every step, not the rare spikes the chapter clips" in finding.reason
+
+
+def test_activation_runs_are_read_per_start_of_u_and_the_speed_claim_reads_the_default_start():
+    from rnnbench.findings.activation import default_start, starts
+
+    table = pd.DataFrame({"recurrent_init": ["default", "identity", "default", None], "activation": list("abcd")})
+    assert [label for label, _ in starts(table)] == ["", ", identity start"]
+    assert [len(group) for _, group in starts(table)] == [3, 1]  # a row from before the setting is the default's
+    assert default_start(table)["activation"].tolist() == ["a", "c", "d"]
+    older = table.drop(columns="recurrent_init")  # a study that never varied the start: one group, every row
+    assert [len(group) for _, group in starts(older)] == [4] and len(default_start(older)) == 4

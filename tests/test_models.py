@@ -78,6 +78,61 @@ def test_hand_worked_activations_of_the_cell():
         assert h1[0].tolist() == pytest.approx(expected, abs=1e-12), activation
 
 
+# --- the recurrent matrix's start (Le et al. 2015) -------------------------------------------------------
+
+
+@pytest.mark.parametrize("scale", [1.0, 0.5])
+def test_identity_init_is_s_times_I_with_zero_bias_and_leaves_the_rest_as_default(scale):
+    default = make("rnn", activation="relu")
+    irnn = make("rnn", activation="relu", recurrent_init="identity", recurrent_scale=scale)
+    assert torch.equal(irnn.cell.U, scale * torch.eye(5, dtype=torch.float64))  # U = s I, exactly
+    assert torch.equal(irnn.cell.b_h, torch.zeros(5, dtype=torch.float64))
+    assert not torch.equal(default.cell.U, irnn.cell.U) and default.cell.b_h.abs().min() > 0
+    for name, p in default.named_parameters():  # the same seed draws every other parameter as the default does
+        if name not in ("cell.U", "cell.b_h"):
+            assert torch.equal(p, dict(irnn.named_parameters())[name]), name
+
+
+@pytest.mark.parametrize("scale", [1.0, 0.9, 2.0])
+def test_orthogonal_init_has_every_singular_value_s_and_zero_bias(scale):
+    U = make("rnn", hidden=7, recurrent_init="orthogonal", recurrent_scale=scale).cell.U.detach()
+    eye = torch.eye(7, dtype=torch.float64)
+    # drawn in float32, as every model is built: orthogonal to float32's precision
+    torch.testing.assert_close(U @ U.T, scale**2 * eye, atol=1e-6, rtol=0)  # W W^T = s^2 I
+    torch.testing.assert_close(U.T @ U, scale**2 * eye, atol=1e-6, rtol=0)
+    torch.testing.assert_close(torch.linalg.svdvals(U), torch.full((7,), scale, dtype=torch.float64), atol=1e-6, rtol=0)
+    assert not torch.allclose(U, scale * eye)  # a rotation, not the identity
+    assert torch.equal(make("rnn", recurrent_init="orthogonal").cell.b_h, torch.zeros(5, dtype=torch.float64))
+
+
+@pytest.mark.parametrize("impl", ["reference", "fast"])
+def test_identity_relu_carries_a_state_unchanged_and_twice_the_identity_doubles_it(impl):
+    # No input (W = 0) and h_0 = (0.5, 0, 1.5) >= 0: h_t = relu(s h_{t-1}) = s^t h_0. The lesson's example: a
+    # recurrent weight of 2, twenty steps, the state times 2^20 = 1,048,576; tanh keeps it inside (-1, 1).
+    h0 = torch.tensor([[0.5, 0.0, 1.5]], dtype=torch.float64)
+    x = torch.zeros(20, 1, 4, dtype=torch.float64)  # (T, B, d)
+    for activation, scale, expected in [("relu", 1.0, h0), ("relu", 2.0, 2.0**20 * h0)]:
+        model = make("rnn", embed_dim=4, hidden=3, activation=activation, recurrent_init="identity",
+                     recurrent_scale=scale, impl=impl)  # fmt: skip
+        with torch.no_grad():
+            model.cell.W.zero_()
+        _, h_T = model.recur(x, h0)
+        torch.testing.assert_close(h_T, expected, atol=1e-9, rtol=0)
+    assert 2.0**20 == 1_048_576
+    bounded = make("rnn", embed_dim=4, hidden=3, recurrent_init="identity", recurrent_scale=2.0, impl=impl)
+    _, h_T = bounded.recur(x, h0)
+    assert h_T.abs().max() < 1
+
+
+def test_recurrent_init_is_refused_where_there_is_no_one_recurrent_matrix():
+    with pytest.raises(ValueError, match=r"^ModelConfig.recurrent_init: 'identity' sets an Elman network's"):
+        ModelConfig("lstm", VOCAB, output="full", recurrent_init="identity")
+    with pytest.raises(ValueError, match=r"^ModelConfig.recurrent_scale: the gain of an identity or orthogonal U"):
+        ModelConfig("rnn", VOCAB, output="full", recurrent_scale=0.5)
+    with pytest.raises(ValueError, match=r"^ModelConfig.recurrent_init: 'eye' is not allowed"):
+        ModelConfig("rnn", VOCAB, output="full", recurrent_init="eye")
+
+
 # --- reference path == fast path -------------------------------------------------------------------------
 
 
@@ -88,12 +143,15 @@ def test_hand_worked_activations_of_the_cell():
         ("rnn", "sigmoid", "full"),
         ("rnn", "relu", "full"),
         ("rnn", "tanh", "adaptive"),
+        ("rnn", "relu-identity", "full"),
         ("lstm", "tanh", "full"),
     ],
 )
 def test_reference_and_fast_agree_in_outputs_and_gradients(family, activation, output):
-    ref = make(family, activation=activation, output=output, impl="reference")
-    fast = make(family, activation=activation, output=output, impl="fast")
+    activation, _, init = activation.partition("-")
+    options = {"activation": activation, "output": output, **({"recurrent_init": init} if init else {})}
+    ref = make(family, impl="reference", **options)
+    fast = make(family, impl="fast", **options)
     fast.load_state_dict(ref.state_dict())  # one state_dict serves both
     tok, tgt = tokens(T=9, B=4, seed=2), tokens(T=9, B=4, seed=3)
     # A non-zero carried-in state, as in truncated BPTT.

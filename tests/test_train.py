@@ -15,12 +15,13 @@ from rnnbench.config.files import ConfigError
 from rnnbench.config.runs import RunConfig
 from rnnbench.data import load_corpus
 from rnnbench.metrics import MACHINE_METRICS
+from rnnbench.models import ModelConfig, build_model
 from rnnbench.training import optim
 from rnnbench.training.clipping import clip_gradients, clip_gradients_
 from rnnbench.training.divergence import step_divergence, validation_divergence
 from rnnbench.training.loop import train_run
 from rnnbench.training.optim import make_optimizer
-from rnnbench.training.reading import detach_state, split_stream
+from rnnbench.training.reading import detach_state, reading_for, split_stream
 from rnnbench.training.records import StepRecord, step_statistics, thin_steps
 from rnnbench.training.schedule import Schedule
 
@@ -466,6 +467,13 @@ def test_short_run_per_family_writes_every_output(family, settings, tmp_path, ca
     )
     model = torch.load(tmp_path / "model.pt", weights_only=False)
     assert model["config"] == cfg.to_dict() and set(model) == {"config", "state_dict"}
+    # the validation probes scored by the same weights: the whole split's share of probes right
+    corpus = load_corpus(cfg.corpus, cache_dir=cache_dir, **cfg.corpus_options)
+    net = build_model(ModelConfig.from_run(cfg, len(corpus.vocab)))
+    net.load_state_dict(model["state_dict"])
+    valid = reading_for(cfg, corpus).agreement(net, "valid")
+    right = (valid["accuracy"] * valid["n"]).sum() / valid["n"].sum()
+    assert metrics["valid_agreement_accuracy"] == pytest.approx(right, abs=1e-12) and valid["split"].eq("valid").all()
 
 
 def test_sentence_segments_differ_from_full_bptt_only_where_backward_stops(tmp_path, cache_dir):

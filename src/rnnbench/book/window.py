@@ -18,12 +18,16 @@ from rnnbench import paths
 from rnnbench.book.format import fixed, integer
 from rnnbench.book.results import agreement_baselines, results_root, study_about, study_summary
 from rnnbench.book.studies import LEARNED, accuracy, count_of, extra_table, first_of, studies_with_role
+from rnnbench.findings.policy import MARGINS
 from rnnbench.results.ablations import reach_table, setting_table
 from rnnbench.results.matching import matched_pairs
 
 # Whether the windows beyond their width are compared with their recurrences (WindowComparison.state): no
 # pair has seeds that learned on both sides; no recurrence learned even within the windows' widths; or they are.
 NOTHING_COMPARED, RECURRENCE_NOT_LEARNED, COMPARED = "nothing compared", "recurrence not learned", "compared"
+# How far below the nearest-noun heuristic a window may score within its width before it reads as under-trained: the
+# findings' margin on an accuracy (rnnbench.findings.policy).
+ACCURACY_MARGIN = MARGINS["accuracy"].size
 
 
 def window_studies(results: str | Path | None = None) -> tuple[str | None, str | None]:
@@ -62,23 +66,25 @@ def window_against_recurrence(ff_study: str, rnn_study: str, results: str | Path
         # whether the window has dependencies beyond its width at all, whatever its seeds did
         row["beyond"] = bool((window["distance"] > pair.context).any())
         row["beyond_probes"] = int(window.loc[window["distance"] > pair.context, "probes"].sum())
-        # the count-based heuristic on the same distances: a window beyond its width is judged against it
-        far = heuristic[heuristic["distance"] > pair.context]
-        row["nearest_noun_beyond"] = (
-            float((far["accuracy"] * far["n"]).sum() / far["n"].sum()) if len(far) else math.nan
-        )
+        # the count-based heuristic on the same distances: a window is judged against it within its width (where it
+        # sees the head, so that a window trained to what it can do is not below a rule that reads one noun) and beyond
+        near, far = heuristic[heuristic["distance"] <= pair.context], heuristic[heuristic["distance"] > pair.context]
+        row["nearest_noun_within"], row["nearest_noun_beyond"] = _weighted(near), _weighted(far)
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def _weighted(heuristic: pd.DataFrame) -> float:
+    """The heuristic's accuracy over its rows' probes (NaN for none)."""
+    return float((heuristic["accuracy"] * heuristic["n"]).sum() / heuristic["n"].sum()) if len(heuristic) else math.nan
 
 
 def _nearest_noun(study: str, results: str | Path | None) -> pd.DataFrame:
     """The nearest-noun heuristic's test accuracy per head-verb distance (tables/agreement_baselines.csv) on
     the corpus ``study``'s runs read (all of a study's runs read one corpus); empty without the table or the run."""
-    run_id = study_about(study, results)["run_ids"][0]
-    settings = Path(paths.run_config(results_root(results), run_id))
-    if not settings.is_file():
+    run = _run_settings(study, results)
+    if run is None:
         return pd.DataFrame(columns=["distance", "accuracy", "n"])
-    run = json.loads(settings.read_text())
     try:
         table = agreement_baselines(results)
     except FileNotFoundError:
@@ -104,6 +110,9 @@ class WindowComparison:
     recurrences: str
     pairs: pd.DataFrame
     attractor_prob: float | None  # the windows' corpus option: how likely a noun between has the other number
+    # How each side trained (a run's resolved lr and max_epochs; None without a run's config.json)
+    window_recipe: tuple[float, int] | None = None
+    recurrence_recipe: tuple[float, int] | None = None
 
     @property
     def beyond(self) -> pd.DataFrame:
@@ -128,6 +137,18 @@ class WindowComparison:
         """Whether a noun between head and verb more likely has the head's number than not, so that a window
         beyond its width has a better guess than a coin."""
         return self.attractor_prob is not None and self.attractor_prob < 0.5
+
+    @property
+    def within(self) -> pd.DataFrame:
+        """The pairs whose window and nearest-noun heuristic both have an accuracy within the window's width."""
+        return self.pairs.dropna(subset=["ff_within", "nearest_noun_within"])
+
+    @property
+    def under_the_rule(self) -> int:
+        """Of those, how many windows score below the heuristic within their width by more than ACCURACY_MARGIN: a
+        window that sees the head and still does worse than a rule reading one noun is under-trained."""
+        rows = self.within
+        return int((rows["ff_within"] < rows["nearest_noun_within"] - ACCURACY_MARGIN).sum())
 
     @property
     def judged(self) -> pd.DataFrame:
@@ -157,7 +178,28 @@ def window_comparison(results: str | Path | None = None) -> WindowComparison | N
         return None
     options = study_about(windows, results).get("fixed", {}).get("corpus_options", {})
     pairs = window_against_recurrence(windows, recurrences, results)
-    return WindowComparison(windows, recurrences, pairs, options.get("attractor_prob"))
+    return WindowComparison(
+        windows,
+        recurrences,
+        pairs,
+        options.get("attractor_prob"),
+        _recipe(windows, results),
+        _recipe(recurrences, results),
+    )
+
+
+def _recipe(study: str, results: str | Path | None) -> tuple[float, int] | None:
+    """(rate, epochs) a study's first run trained with, from its config.json; None where it is missing."""
+    run = _run_settings(study, results) or {}
+    return (float(run["lr"]), int(run["max_epochs"])) if {"lr", "max_epochs"} <= set(run) else None
+
+
+def _run_settings(study: str, results: str | Path | None) -> dict | None:
+    """The resolved settings (config.json) of a study's first run; None where it is missing (all of a study's runs
+    read one corpus, and the window studies train every run with one rate and length)."""
+    run_id = study_about(study, results)["run_ids"][0]
+    settings = Path(paths.run_config(results_root(results), run_id))
+    return json.loads(settings.read_text()) if settings.is_file() else None
 
 
 def window_display(comparison: WindowComparison) -> pd.DataFrame:

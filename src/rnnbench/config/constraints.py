@@ -38,6 +38,19 @@ def broken_model_rule(s: Mapping[str, Any], vocab_size: int | None = None) -> Br
             ("activation", "family"),
             f"the LSTM's activations are fixed (sigmoid gates, tanh cell); allowed: 'tanh', got {activation!r}",
         )
+    init = s.get("recurrent_init")
+    if family is not None and init not in (None, "default") and family != "rnn":
+        return Broken(
+            ("recurrent_init", "family"),
+            f"{init!r} sets an Elman network's one recurrent matrix; allowed with family 'rnn', or 'default'; "
+            f"got family {family!r}",
+        )
+    if s.get("recurrent_scale", 1.0) != 1.0 and init in (None, "default"):
+        return Broken(
+            ("recurrent_scale", "recurrent_init"),
+            f"the gain of an identity or orthogonal U is not read at recurrent_init 'default' (uniform in +-1/sqrt(H)); "
+            f"allowed: 1, or recurrent_init 'identity' or 'orthogonal'; got {s['recurrent_scale']!r}",
+        )
     if s.get("direct") and (family != "ff" or hidden == 0 or s.get("output", "full") != "full"):
         return Broken(
             ("direct", "family", "hidden", "output"),

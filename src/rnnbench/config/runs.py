@@ -43,6 +43,8 @@ ADDED_AFTER_IDS = {
     "clip_times_median": None,
     "clip_reference_lr": None,
     "clip_reference_seed": None,
+    "recurrent_init": "default",
+    "recurrent_scale": 1.0,
 }
 
 
@@ -60,6 +62,8 @@ class RunConfig:
     context: int
     direct: bool
     activation: str
+    recurrent_init: str
+    recurrent_scale: float
     impl: str
     output: str
     adaptive_cutoffs: tuple[int, ...]

@@ -24,7 +24,7 @@ from rnnbench.config.schema import as_schema_types, run_settings_schema, schema,
 # Runs a config's studies may expand to (each combination of varied values times each seed, before shared runs
 # are counted once), with the networks its analyses measure (config.analyses.network_count): each run is checked
 # when the config loads (a few milliseconds apiece) and becomes a job of the DAG, and each network is expanded
-# when the config loads and measured in its analysis's job. config/config.yaml's 159 runs and 70 networks take
+# when the config loads and measured in its analysis's job. config/config.yaml's 172 runs and 76 networks take
 # under a second to check; 2,000 take about five.
 MAX_RUNS = 2_000
 

@@ -14,6 +14,8 @@ Validation, not test: a claim about training speed reads what selection reads, a
 
 from __future__ import annotations
 
+import pandas as pd
+
 from rnnbench.findings import policy
 from rnnbench.findings.evidence import Evidence, learned
 from rnnbench.findings.policy import ABOVE, BELOW, MARGINS
@@ -21,6 +23,27 @@ from rnnbench.findings.registry import NOT_SHOWN, Judged, Part, interval, num
 from rnnbench.metrics import LOWER_IS_BETTER, PERPLEXITY_METRICS
 
 ZERO_CENTRED, OFF_CENTRE, RELU = "tanh", "sigmoid", "relu"
+DEFAULT_START = "default"  # recurrent_init: the default draw of U, beside the identity start Le et al. (2015) use
+
+
+def default_start(table: pd.DataFrame) -> pd.DataFrame:
+    """The rows trained from the default U: the recipe the speed claim compares activations in."""
+    return (
+        table
+        if "recurrent_init" not in table
+        else table[table["recurrent_init"].fillna(DEFAULT_START) == DEFAULT_START]
+    )
+
+
+def starts(table: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
+    """The table by the start of U it was trained from, each with the words a label adds ("" for the default)."""
+    if "recurrent_init" not in table:
+        return [("", table)]
+    inits = table["recurrent_init"].fillna(DEFAULT_START)
+    return [
+        ("" if init == DEFAULT_START else f", {init} start", table[inits == init])
+        for init in sorted(inits.unique(), key=lambda i: (i != DEFAULT_START, i))
+    ]
 
 
 def speed_metric(metric: str) -> str:
@@ -37,7 +60,7 @@ def zero_centred(ev: Evidence) -> Judged:
     parts, read = [], []
     for name in ev.studies("activation_training"):
         read.append(f"studies/{name}")
-        runs = ev.runs(name)
+        runs = default_start(ev.runs(name))
         metric = speed_metric(str(ev.study(name)["metric"]))
         label = f"{name}, {OFF_CENTRE} against {ZERO_CENTRED}"
         at = {act: runs[runs["activation"] == act] for act in (ZERO_CENTRED, OFF_CENTRE)}
@@ -72,7 +95,7 @@ def _learned(at, taken) -> str:
 
 def _steps_to_target(ev: Evidence, name: str) -> Part:
     """The sigmoid's optimiser steps to the study's target training loss against tanh's (speed.csv)."""
-    table = ev.study_extra(name, "speed")
+    table = default_start(ev.study_extra(name, "speed"))
     label = f"{name}, steps to a training loss both reach, {OFF_CENTRE} against {ZERO_CENTRED}"
     at = {act: table[table["activation"] == act] for act in (ZERO_CENTRED, OFF_CENTRE)}
     if any(group.empty for group in at.values()):
@@ -94,18 +117,19 @@ def _steps_to_target(ev: Evidence, name: str) -> Part:
 
 
 def relu_unbounded(ev: Evidence) -> Judged:
+    """Per study and start of U: how many ReLU runs diverged against how many tanh runs of the same recipe did."""
     parts, read = [], []
     for name in ev.studies("activation_training"):
         read.append(f"studies/{name}")
-        runs = ev.runs(name)
-        relu, bounded = runs[runs["activation"] == RELU], runs[runs["activation"] == ZERO_CENTRED]
-        label = f"{name}, {RELU} against {ZERO_CENTRED}"
-        if relu.empty or bounded.empty:
-            parts.append(Part(label, NOT_SHOWN, note=f"the study has no {RELU} or no {ZERO_CENTRED} runs"))
-            continue
-        blown, held = int((relu["outcome"] == "diverged").sum()), int((bounded["outcome"] == "diverged").sum())
-        value = f"diverged: {RELU} {blown} of {len(relu)}, {ZERO_CENTRED} {held} of {len(bounded)}"
-        parts.append(Part.tested(label, (policy.more_often(blown, len(relu), held, len(bounded)),), value))
+        for start, runs in starts(ev.runs(name)):
+            relu, bounded = runs[runs["activation"] == RELU], runs[runs["activation"] == ZERO_CENTRED]
+            label = f"{name}, {RELU} against {ZERO_CENTRED}{start}"
+            if relu.empty or bounded.empty:
+                parts.append(Part(label, NOT_SHOWN, note=f"the study has no {RELU} or no {ZERO_CENTRED} runs"))
+                continue
+            blown, held = int((relu["outcome"] == "diverged").sum()), int((bounded["outcome"] == "diverged").sum())
+            value = f"diverged: {RELU} {blown} of {len(relu)}, {ZERO_CENTRED} {held} of {len(bounded)}"
+            parts.append(Part.tested(label, (policy.more_often(blown, len(relu), held, len(bounded)),), value))
     return Judged(tuple(read), tuple(parts))
 
 
@@ -113,19 +137,19 @@ def relu_dies(ev: Evidence) -> Judged:
     parts, read = [], []
     for name in ev.studies("activation_training"):
         read.append(f"studies/{name}")  # its units.csv, beside its summary
-        table = ev.study_extra(name, "units")
-        relu = table[table["activation"] == RELU]
-        label = f"{name}, {RELU}"
-        if relu.empty:
-            parts.append(Part(label, NOT_SHOWN, note=f"the study has no {RELU} runs"))
-            continue
-        taken = learned(relu).dropna(subset=["silent_fraction"])
-        test = policy.effect(taken["silent_fraction"], None, ABOVE, MARGINS["share of units"].size)
-        if test is None:
-            blown = int((relu["outcome"] == "diverged").sum())
-            parts.append(Part(label, NOT_SHOWN, note=f"{_seeds_note(relu, taken)}; {blown} diverged"))
-            continue
-        units = int(taken["units"].iloc[0])
-        value = f"share of {units} units silent on validation {interval(test.interval.scaled(100), unit='%')}"
-        parts.append(Part.tested(label, (test,), value))
+        for start, table in starts(ev.study_extra(name, "units")):
+            relu = table[table["activation"] == RELU]
+            label = f"{name}, {RELU}{start}"
+            if relu.empty:
+                parts.append(Part(label, NOT_SHOWN, note=f"the study has no {RELU} runs"))
+                continue
+            taken = learned(relu).dropna(subset=["silent_fraction"])
+            test = policy.effect(taken["silent_fraction"], None, ABOVE, MARGINS["share of units"].size)
+            if test is None:
+                blown = int((relu["outcome"] == "diverged").sum())
+                parts.append(Part(label, NOT_SHOWN, note=f"{_seeds_note(relu, taken)}; {blown} diverged"))
+                continue
+            units = int(taken["units"].iloc[0])
+            value = f"share of {units} units silent on validation {interval(test.interval.scaled(100), unit='%')}"
+            parts.append(Part.tested(label, (test,), value))
     return Judged(tuple(read), tuple(parts))

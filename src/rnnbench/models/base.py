@@ -44,6 +44,8 @@ class ModelConfig:
     hidden: int = _DEFAULTS["hidden"]  # ff: 0 means no hidden layer
     context: int = _DEFAULTS["context"]  # ff: n-1 words of context
     activation: str = _DEFAULTS["activation"]  # rnn: tanh | sigmoid | relu; ff hidden layer likewise; lstm: tanh only
+    recurrent_init: str = _DEFAULTS["recurrent_init"]  # rnn: how U and b_h start: default | identity | orthogonal
+    recurrent_scale: float = _DEFAULTS["recurrent_scale"]  # rnn: the gain s of U = s I or U = s Q
     impl: str = _DEFAULTS[
         "impl"
     ]  # rnn/lstm: "reference" (explicit cell, Python loop) | "fast" (the segment as one graph node)

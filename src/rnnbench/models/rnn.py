@@ -27,9 +27,18 @@ from rnnbench.params import Shapes, rnn_lm_shapes
 
 
 class ElmanCell(nn.Module):
-    """One step: h_t = act(W x_t + U h_{t-1} + b_h). Returns (h_t, h_t): the output is the state."""
+    """One step: h_t = act(W x_t + U h_{t-1} + b_h). Returns (h_t, h_t): the output is the state.
 
-    def __init__(self, embed_dim: int, hidden: int, activation: str = "tanh"):
+    ``recurrent_init`` says how U and b_h start (`init_recurrent`); W always starts as nn.RNN's."""
+
+    def __init__(
+        self,
+        embed_dim: int,
+        hidden: int,
+        activation: str = "tanh",
+        recurrent_init: str = "default",
+        recurrent_scale: float = 1.0,
+    ):
         super().__init__()
         self.activation = activation
         self.act = ACTIVATION_FUNCTIONS[activation]
@@ -40,6 +49,7 @@ class ElmanCell(nn.Module):
         bound = 1.0 / math.sqrt(hidden)
         for p in (self.W, self.U, self.b_h):
             nn.init.uniform_(p, -bound, bound)
+        init_recurrent(self.U, self.b_h, recurrent_init, recurrent_scale)
 
     def forward(self, x_t: torch.Tensor, h_prev: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         pre = x_t @ self.W.T + h_prev @ self.U.T + self.b_h  # (B, H)
@@ -47,11 +57,36 @@ class ElmanCell(nn.Module):
         return h_t, h_t
 
 
+@torch.no_grad()
+def init_recurrent(U: torch.Tensor, b_h: torch.Tensor, how: str, scale: float = 1.0) -> None:
+    """Set U (H, H) and b_h (H,) in place as ``how`` says, after the default draw (so that at the same seed an
+    identity network's other parameters start as the default network's; orthogonal draws Q after them, and the
+    parameters drawn later, the embedding and the output layer, differ):
+
+        default      U, b_h as drawn: uniform in +-1/sqrt(H)
+        identity     U = s I,  b_h = 0     Le et al. (2015)'s IRNN: with no input, relu(s h_{t-1}) = s h_{t-1}
+                                           for h >= 0, so at s = 1 the state is carried unchanged, neither
+                                           stretched nor shrunk
+        orthogonal   U = s Q,  b_h = 0     Q Q^T = I (torch's QR of a Gaussian draw), so U U^T = s^2 I: every
+                                           singular value s, no direction stretched more than another
+    """
+    if how == "default":
+        return
+    if how == "identity":
+        U.copy_(scale * torch.eye(U.shape[0], dtype=U.dtype, device=U.device))
+    elif how == "orthogonal":
+        nn.init.orthogonal_(U, gain=scale)
+    else:
+        raise ValueError(f"recurrent_init must be one of default, identity, orthogonal; got {how!r}")
+    b_h.zero_()
+
+
 class ElmanLM(RecurrentLM):
     cell: ElmanCell
 
     def __init__(self, cfg: ModelConfig):
-        super().__init__(cfg, ElmanCell(cfg.embed_dim, cfg.hidden, cfg.activation))
+        cell = ElmanCell(cfg.embed_dim, cfg.hidden, cfg.activation, cfg.recurrent_init, cfg.recurrent_scale)
+        super().__init__(cfg, cell)
 
     def init_state(self, batch_size: int) -> torch.Tensor:
         w = self.cell.W

@@ -23,7 +23,8 @@ One run = one resolved ``RunConfig`` trained into one directory::
                         and reason), parameter count, speed, CPU time and peak memory, share of steps
                         clipped, pre-clip gradient-norm quantiles, mean clip cosine, the threshold clipped at
                         (and, where clip_times_median set it, its reference run and that run's median norm)
-        agreement.csv   per-distance agreement accuracy (synthetic corpus only)
+        agreement.csv   per-distance agreement accuracy on test (synthetic corpus only; metrics.json also holds
+                        the validation split's overall accuracy)
         model.pt        state_dict + config of the best epoch (never a pickled module)
         snapshots/      epoch-000.pt (the initialisation) and epoch-<k>.pt, the weights at the end of
                         epoch k, each state_dict + config like model.pt (for the gradient-decay analyses)
@@ -346,6 +347,9 @@ def _finish(
         write_csv(out / "agreement.csv", table)
         metrics["agreement_accuracy"] = float((table["accuracy"] * table["n"]).sum() / table["n"].sum())
         metrics["agreement_probes"] = int(table["n"].sum())  # the accuracy's sample size (rnnbench.results.outcome)
+        # The same probe on validation: what a setting of an agreement study can be chosen by without reading test.
+        valid = reading.agreement(model, "valid")
+        metrics["valid_agreement_accuracy"] = float((valid["accuracy"] * valid["n"]).sum() / valid["n"].sum())
     count_cost()
     # From train_run's start to here, over every call that trained the run: the corpus read, training, every
     # evaluation; not the interpreter's start-up before it.
