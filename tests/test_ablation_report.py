@@ -546,9 +546,10 @@ def test_a_truncation_study_capped_in_updates_claims_neither_tokens_nor_updates_
     assert truncation_values.updates_by_length(cost) is None  # capped: the updates are not the tokens' consequence
 
 
-def test_clipping_direction_states_the_cosines_and_the_value_thresholds_that_never_acted(tmp_path):
-    """Norm clipping at 0.25 clipped every step, cosine 1; value clipping at 0.01 clipped 40% and 60% of the
-    steps of its two seeds, cosines 0.8 and 0.9; value clipping at 15 clipped nothing, its largest norm 9."""
+def test_clipping_direction_states_the_value_cosines_and_the_value_thresholds_that_never_acted(tmp_path):
+    """Norm clipping at 0.25 clipped every step, cosine 1 (by construction: not stated as a measurement); value
+    clipping at 0.01 clipped 40% and 60% of the steps of its two seeds, cosines 0.8 and 0.9; value clipping at 15
+    clipped nothing, its largest norm 9."""
 
     def clipped(fraction, cosine):
         return ppl_metrics(200.0, 210.0) | {"clipped_fraction": fraction, "clip_cosine_mean": cosine}
@@ -572,12 +573,54 @@ def test_clipping_direction_states_the_cosines_and_the_value_thresholds_that_nev
     about = {"family": "rnn", "corpus": "ptb", "metric": "test_ppl", "vary": ["clip_mode", "clip"]}
     write_study(tmp_path, "clipping_ptb", {**about, "fixed": {"lr": 1.0}, "roles": ["clipping"]}, runs, metrics)
     table = clip_values.section("ptb", tmp_path).table
-    assert clip_values.norm_cosine_range(table) == (1.0, 1.0)
     turns = clip_values.value_clipping_turns(table)
     assert turns[["clip", "clipped_share", "cosine_min", "cosine_max"]].values.tolist() == [[0.01, 0.5, 0.8, 0.9]]
     assert turns["cosine_mean"].iloc[0] == pytest.approx(0.85)
     assert clip_values.value_clipping_idle(table) == clip_values.IdleValueClipping((15.0,), 9.0)
     assert clip_values.section("agreement", tmp_path) is None  # no clipping study of that corpus: no section
+
+
+def test_the_update_turn_is_stated_over_the_runs_that_learned_each_once(tmp_path):
+    """Two Adam clipping studies share run a2. Measured runs: a1 (mean 0.9, min 0.7, 10 steps), a2 (0.99, 0.95, 4
+    steps), a3 (0.5, 0.1, 6 steps) which did not learn; n1 clipped no step it measured, s1 (SGD) measures none.
+    Over the two that learned: 14 steps, means 0.9 to 0.99, smallest 0.7; a3's 0.1 is no evidence."""
+
+    def measured(mean, low, steps):
+        return ppl_metrics(200.0, 210.0) | {
+            "update_cosine_mean": mean,
+            "update_cosine_min": low,
+            "update_cosine_steps": steps,
+        }
+
+    about = {"family": "rnn", "corpus": "ptb", "metric": "test_ppl", "vary": ["clip"], "roles": ["clipping"]}
+    metrics = {
+        "a1": measured(0.9, 0.7, 10),
+        "a2": measured(0.99, 0.95, 4),
+        "a3": measured(0.5, 0.1, 6),
+        "n1": measured(float("nan"), float("nan"), 0),
+        "s1": ppl_metrics(200.0, 210.0),
+    }
+    write_study(
+        tmp_path,
+        "clip_adam",
+        about,
+        [("a1", {"clip": 0.1, "seed": 1}), ("a2", {"clip": 0.25, "seed": 1}), ("n1", {"clip": 5, "seed": 1})],
+        metrics,
+    )
+    write_study(
+        tmp_path,
+        "clip_adam_more",
+        about,
+        [("a2", {"clip": 0.25, "seed": 1}), ("a3", {"clip": 0.25, "seed": 2}), ("s1", {"clip": 0.25, "seed": 3})],
+        metrics,
+        outcomes={"a3": "did not learn"},
+    )
+    (tmp_path / "studies" / "clip_adam" / "update.csv").write_text("run_id\n")  # the study with an update table
+    turn = clip_values.update_turn(tmp_path)
+    assert (turn.studies, turn.runs, turn.learned, turn.steps) == (("clip_adam",), 3, 2, 14)
+    assert (turn.mean_low, turn.mean_high, turn.smallest) == (0.9, 0.99, 0.7)
+    none = clip_values.update_turn(tmp_path / "nothing")
+    assert (none.runs, none.learned, none.steps) == (0, 0, 0) and math.isnan(none.mean_low)
 
 
 def test_a_rate_is_named_with_its_optimiser_only_where_the_studies_train_with_two():
