@@ -4,7 +4,7 @@ import sys
 import pytest
 import torch
 
-from rnnbench.training.optim import SGD, Adam, RowScatter
+from rnnbench.training.optim import SGD, Adam, RowScatter, RowUpdate
 
 
 def parameters(seed=0):
@@ -129,6 +129,51 @@ def test_adam_with_sparse_gradients_is_adam_with_their_dense_form():
         sparse.step()
         dense.step()
     assert_same(sparse_params, dense_params)
+
+
+@pytest.mark.parametrize("rule", [SGD, Adam])
+def test_the_trial_update_is_the_step_it_foretells_and_changes_nothing(rule):
+    # A table whose gradient is sparse (rows 3 and 7, row 3 twice), a matrix and a bias, in float64, with weight
+    # decay (on the table and the matrix, not the bias), after two steps so that Adam's moments are not fresh; a
+    # fourth parameter has no gradient, and no update. The trial's update is the change step() then makes.
+    generator = torch.Generator().manual_seed(3)
+    params = [
+        torch.nn.Parameter(torch.randn(10, 4, generator=generator, dtype=torch.float64)),
+        torch.nn.Parameter(torch.randn(4, 3, generator=generator, dtype=torch.float64)),
+        torch.nn.Parameter(torch.randn(3, generator=generator, dtype=torch.float64)),
+        torch.nn.Parameter(torch.randn(2, generator=generator, dtype=torch.float64)),
+    ]
+    optimizer = rule(params, lr=0.05, weight_decay=0.1)
+
+    def gradients():
+        rows = torch.tensor([[3, 7, 3]])
+        values = torch.randn(3, 4, generator=generator, dtype=torch.float64)
+        params[0].grad = torch.sparse_coo_tensor(rows, values, (10, 4))
+        params[1].grad = torch.randn(4, 3, generator=generator, dtype=torch.float64)
+        params[2].grad = torch.randn(3, generator=generator, dtype=torch.float64)
+
+    for _ in range(2):
+        gradients()
+        optimizer.step()
+    gradients()
+    state = {i: {k: v.clone() for k, v in s.items()} for i, s in optimizer.state.items()}
+    before = [p.detach().clone() for p in params]
+    grads = [p.grad.to_dense().clone() for p in params[:3]]
+    updates = optimizer.trial_updates()
+    assert len(updates) == 3 and all(u.shape == p.shape for u, p in zip(updates, params, strict=False))
+    # the rows the table's gradient uses, alone, each once: the same update of those rows; the others whole
+    table, *others = optimizer.trial_updates(used_rows=True)
+    assert isinstance(table, RowUpdate) and table.rows.tolist() == [3, 7]
+    assert torch.allclose(table.values, updates[0][[3, 7]], rtol=0, atol=1e-15)
+    assert all(torch.allclose(o, u, rtol=0, atol=1e-15) for o, u in zip(others, updates[1:], strict=True))
+    # nothing changed: parameters, gradients, moments, step counts
+    assert all(torch.equal(p, b) for p, b in zip(params, before, strict=True))
+    assert all(torch.equal(p.grad.to_dense(), g) for p, g in zip(params, grads, strict=False))
+    assert all(torch.equal(optimizer.state[i][k], v) for i, s in state.items() for k, v in s.items())
+    optimizer.step()
+    for p, b, u in zip(params, before, updates, strict=False):
+        assert torch.allclose(p.detach() - b, u, rtol=0, atol=1e-14)
+    assert torch.equal(params[3], before[3])
 
 
 def test_a_new_learning_rate_in_param_groups_takes_effect_at_the_next_step():

@@ -86,6 +86,12 @@ def _metrics(i: int, cfg, diverged: bool) -> dict:
         "grad_norm_q95": 3.0,
         "grad_norm_max": 9.0 + i,
         "clip_cosine_mean": {"norm": 1.0, "value": 0.9}.get(cfg.clip_mode),
+        # a run that measures the update clipping turned (Adam) measured one clipped step: 0.95 - 0.01 i
+        **(
+            {"update_cosine_mean": 0.95 - 0.01 * i, "update_cosine_min": 0.95 - 0.01 * i, "update_cosine_steps": 1}
+            if cfg.measures_update_cosine
+            else {"update_cosine_mean": None, "update_cosine_min": None, "update_cosine_steps": 0}
+        ),
     }
     if cfg.family == "rnn" and cfg.corpus == "ptb" and cfg.bptt and not diverged:
         # Read as a stream: ten test columns. Run 2's worst is 100 times its median (rnnbench.training.stuck_columns: stuck).
@@ -288,14 +294,10 @@ def _baselines(results: Path, config: Config, corpora: dict, provenance: dict) -
 
 
 def _write_extras(results, config, study_name, points, configs, summary, record, provenance) -> None:
-    """A study's per-distance, norm-trace, learning and cut tables and figures, from hand-written agreement.csv /
-    steps.csv, the run's epochs.csv and, for the cut table, hand-written accuracies per cut (its job scores trained
-    models, which this folder lacks)."""
-    from rnnbench.results.ablations import study_extras
-
-    study = config.studies[study_name]
-    sentence_cuts = any(cfg.segments == "sentence" and cfg.bptt > 0 for cfg in configs)
-    for kind in study_extras(study.corpus, list(study.vary), study.metric, sentence_cuts, study.family):
+    """A study's per-distance, norm-trace, update, learning and cut tables and figures, from hand-written
+    agreement.csv / steps.csv, the run's epochs.csv and, for the cut table, hand-written accuracies per cut (its job
+    scores trained models, which this folder lacks)."""
+    for kind in paths.study_extra_kinds(config, study_name):
         if kind == "cuts":
             _write_cuts(results, config, study_name, points, configs, summary, record, provenance)
             continue
@@ -326,6 +328,8 @@ def _write_extras(results, config, study_name, points, configs, summary, record,
                         "grad_norm": [1.0, 4.0 + i, 2.0],
                         "clipped": [False, True, False],
                         "clip_cosine": [1.0, 0.9, 1.0],
+                        # measured at steps 1 and 2 where the run measures the update (Adam): 1 where not clipped
+                        "update_cosine": [1.0, 0.95 - 0.01 * i, math.nan] if cfg.measures_update_cosine else math.nan,
                     }
                 )
             frame.to_csv(path, index=False)

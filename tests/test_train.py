@@ -4,6 +4,7 @@ import json
 import logging
 import math
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -29,7 +30,7 @@ torch.set_num_threads(1)
 
 # A small agreement corpus (generated in well under a second) cut further by train/eval_tokens.
 SMALL_AGREEMENT = {"seed": 0, "train_sentences": 400, "valid_sentences": 60, "test_sentences": 60}
-STEPS_COLUMNS = ["step", "epoch", "lr", "loss", "grad_norm", "clipped", "clip_cosine"]
+STEPS_COLUMNS = ["step", "epoch", "lr", "loss", "grad_norm", "clipped", "clip_cosine", "update_cosine"]
 EPOCHS_COLUMNS = [
     "epoch",
     "lr",
@@ -181,6 +182,96 @@ def test_a_sparse_gradient_is_clipped_as_its_dense_form_by_value():
     # cos = (3*3 + 4*3.5 + 12*3.5) / (13 sqrt(9 + 12.25 + 12.25)) = 65 / (13 sqrt(33.5)) = 0.86387
     assert float(result.norm) == pytest.approx(13.0)
     assert float(result.cosine) == pytest.approx(65 / (13 * math.sqrt(33.5)), rel=1e-6)  # float32 norms
+
+
+def test_clipping_turns_adams_update_though_it_only_rescales_the_gradient():
+    # Two scalar parameters a, b; Adam with lr 0.1, betas (0.5, 0.5) for numbers that work out on paper, eps 1e-8.
+    # Step 1, g = (-2, 0): m = (1 - 0.5) g = (-1, 0), v = (1 - 0.5) g^2 = (2, 0).
+    # Step 2, g = (3, 4): ||g|| = 5, clipped to norm 1 it is (0.6, 0.8). t = 2: 1 - 0.5^2 = 0.75 both corrections.
+    #   unclipped: m = 0.5 (-1, 0) + 0.5 (3, 4) = (1, 2)          v = 0.5 (2, 0) + 0.5 (9, 16) = (5.5, 8)
+    #              m_hat = (4/3, 8/3)                            v_hat = (22/3, 32/3)
+    #              step = m_hat / sqrt(v_hat) = (4 / sqrt(66), sqrt(2/3)) = (0.492366, 0.816497)
+    #   clipped:   m = 0.5 (-1, 0) + 0.5 (0.6, 0.8) = (-0.2, 0.4)  v = 0.5 (2, 0) + 0.5 (0.36, 0.64) = (1.18, 0.32)
+    #              m_hat = (-4/15, 8/15)                         v_hat = (118/75, 32/75)
+    #              step = (-(4/15) sqrt(75/118), sqrt(2/3)) = (-0.212598, 0.816497)
+    #   The clipped gradient is the unclipped one's direction (cosine 1), yet a's step changes sign: scaled down,
+    #   the new gradient no longer outweighs the momentum of step 1. b has no history, so its step is sign(g) scaled
+    #   the same either way. Both updates are -lr times the steps; the cosine is
+    #   (0.492366 * -0.212598 + 2/3) / (sqrt(0.492366^2 + 2/3) sqrt(0.212598^2 + 2/3)) = 0.561991 / 0.804456 = 0.698597
+    a, b = torch.nn.Parameter(torch.tensor(0.0)), torch.nn.Parameter(torch.tensor(0.0))
+    optimizer = optim.Adam([a, b], lr=0.1, betas=(0.5, 0.5), eps=1e-8)
+    a.grad, b.grad = torch.tensor(-2.0), torch.tensor(0.0)
+    optimizer.step()
+    a.grad, b.grad = torch.tensor(3.0), torch.tensor(4.0)
+    before = (a.item(), b.item())
+    result = clip_gradients_([a, b], "norm", 1.0, optimizer)
+    assert bool(result.clipped) and float(result.cosine) == 1.0  # the gradient kept its direction
+    unclipped = (4 / math.sqrt(66), math.sqrt(2 / 3))
+    clipped = (-(4 / 15) * math.sqrt(75 / 118), math.sqrt(2 / 3))
+    by_hand = sum(u * c for u, c in zip(unclipped, clipped, strict=True)) / (
+        math.hypot(*unclipped) * math.hypot(*clipped)
+    )
+    assert by_hand == pytest.approx(0.698597, abs=1e-6)
+    assert float(result.update_cosine) == pytest.approx(by_hand, rel=1e-6)
+    optimizer.step()  # the update taken is the clipped one: -0.1 times its step
+    assert (a.item() - before[0], b.item() - before[1]) == pytest.approx([-0.1 * c for c in clipped], rel=1e-5)
+
+
+@pytest.mark.parametrize("mode, threshold", [("norm", 2.0), ("value", 0.5)])
+def test_the_update_cosine_of_an_embedding_is_taken_over_the_whole_table(mode, threshold):
+    # An embedding whose gradient is sparse (rows 1 and 3, row 1 twice) and a bias, after one Adam step: every row's
+    # moments move the update. The loop measures the clipped update on the rows used alone (the others move the
+    # same either way); the cosine is the one of the whole updates, by the optimiser's trial before and after.
+    model = torch.nn.Module()
+    model.embedding, model.bias = torch.nn.Embedding(4, 2), torch.nn.Parameter(torch.zeros(2))
+    optimizer = make_optimizer(tiny(optimizer="adam", lr=0.1, weight_decay=0.01), model)
+
+    def backward(tokens, output_grad, bias_grad):
+        optimizer.zero_grad()
+        model.embedding(torch.tensor(tokens)).backward(torch.tensor(output_grad))
+        model.bias.grad = torch.tensor(bias_grad)
+
+    backward([0, 2], [[1.0, -1.0], [0.5, 2.0]], [0.3, -0.1])
+    optimizer.step()
+    backward([1, 1, 3], [[1.0, 2.0], [2.0, 2.0], [12.0, 0.0]], [1.0, -2.0])
+    unclipped = optimizer.trial_updates()
+    result = clip_gradients_(optimizer.params, mode, threshold, optimizer)
+    assert bool(result.clipped)
+    clipped = optimizer.trial_updates()  # whole, after clipping
+    dot = sum(float((u.double() * c.double()).sum()) for u, c in zip(unclipped, clipped, strict=True))
+    norms = [math.sqrt(sum(float((x.double() ** 2).sum()) for x in xs)) for xs in (unclipped, clipped)]
+    assert float(result.update_cosine) == pytest.approx(dot / (norms[0] * norms[1]), abs=1e-6)
+    assert float(result.update_cosine) < 1
+
+
+def test_where_clipping_does_not_act_the_update_cosine_is_exactly_one_and_no_step_counts_as_measured():
+    # ||(3, 4)|| = 5 under a threshold of 10: the gradient is left alone, and so is Adam's update
+    a, b = torch.nn.Parameter(torch.tensor(0.0)), torch.nn.Parameter(torch.tensor(0.0))
+    optimizer = optim.Adam([a, b], lr=0.1)
+    a.grad, b.grad = torch.tensor(3.0), torch.tensor(4.0)
+    result = clip_gradients_([a, b], "norm", 10.0, optimizer)
+    assert not bool(result.clipped) and float(result.update_cosine) == 1.0
+    record = StepRecord(1, 1, 0.1, 5.0, float(result.norm), False, 1.0, float(result.update_cosine))
+    stats = step_statistics([record], None)
+    assert (stats["update_cosine_mean"], stats["update_cosine_min"], stats["update_cosine_steps"]) == (None, None, 0)
+    # without an optimiser to ask, nothing is measured: NaN, not 1
+    assert math.isnan(float(clip_gradients_(params([3.0, 4.0]), "norm", 1.0).update_cosine))
+
+
+@pytest.mark.parametrize(
+    "settings, measures",
+    [
+        ({"optimizer": "sgd", "clip_mode": "norm", "clip": 0.3}, False),  # -lr g: the gradient's cosine says it all
+        ({"optimizer": "sgd", "clip_mode": "value", "clip": 0.3}, False),
+        ({"optimizer": "sgd", "clip_mode": "norm", "clip": 0.3, "weight_decay": 0.01}, True),  # decay is not scaled
+        ({"optimizer": "adam", "clip_mode": "norm", "clip": 0.3}, True),
+        ({"optimizer": "adam", "clip_mode": "value", "clip": 0.3}, True),
+        ({"optimizer": "adam", "clip_mode": "none", "clip": 0.3}, False),  # clipping never acts
+        ({"optimizer": "adam", "clip_mode": "norm", "clip": math.inf}, False),
+    ],
+)
+def test_a_run_measures_the_update_where_clipping_can_turn_it(settings, measures):
+    assert tiny(**settings).measures_update_cosine is measures
 
 
 # --- truncation ------------------------------------------------------------------------------------------
@@ -410,8 +501,18 @@ def test_step_statistics_hand_worked():
         "grad_norm_q95": pytest.approx(4.8),
         "grad_norm_max": 5.0,
         "clip_cosine_mean": pytest.approx(0.8),
+        "update_cosine_mean": None,  # no update measured
+        "update_cosine_min": None,
+        "update_cosine_steps": 0,
     }
     assert step_statistics(steps[:1], None)["clip_cosine_mean"] is None  # no step clipped: nothing to average
+    # The update measured at steps 1 (not clipped: 1), 2 (0.6), 4 (not clipped) and 6 (diverged: left out); step 3
+    # clipped but not measured (NaN). Over the clipped steps measured: step 2 alone.
+    measured = [
+        replace(s, update_cosine=c) for s, c in zip(steps, [1.0, 0.6, math.nan, 1.0, math.nan, 0.2], strict=True)
+    ]
+    stats = step_statistics(measured, diverged_step=6)
+    assert (stats["update_cosine_mean"], stats["update_cosine_min"], stats["update_cosine_steps"]) == (0.6, 0.6, 1)
 
 
 def test_thin_steps_spacing_and_short_lists():
@@ -949,3 +1050,60 @@ def test_records_do_not_depend_on_how_often_they_are_read_back(settings, tmp_pat
         assert runs[every][0] == runs[1][0]
         pd.testing.assert_frame_equal(runs[every][1], runs[1][1])
         pd.testing.assert_frame_equal(runs[every][2], runs[1][2])
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        {"optimizer": "adam", "lr": 0.01, "clip_mode": "norm", "clip": 0.3},
+        {"optimizer": "adam", "lr": 0.01, "clip_mode": "value", "clip": 0.02, "weight_decay": 0.01},
+    ],
+)
+def test_measuring_the_update_leaves_the_trained_model_bit_for_bit_as_it_was(
+    settings, tmp_path, cache_dir, monkeypatch
+):
+    # Measured at every step, and not at all (as before it was measured): the same weights, losses and norms.
+    monkeypatch.setattr("rnnbench.training.loop.UPDATE_COSINE_EVERY", 1)
+    cfg = tiny(**settings)
+    measured = train_run(cfg, tmp_path / "measured", cache_dir=cache_dir)
+    monkeypatch.setattr(RunConfig, "measures_update_cosine", property(lambda self: False))
+    plain = train_run(cfg, tmp_path / "plain", cache_dir=cache_dir)
+    weights = [
+        torch.load(tmp_path / run / "model.pt", weights_only=False)["state_dict"] for run in ("measured", "plain")
+    ]
+    assert weights[0].keys() == weights[1].keys()
+    assert all(torch.equal(weights[0][k], weights[1][k]) for k in weights[0])
+    snapshots = [
+        torch.load(tmp_path / run / "snapshots" / "epoch-002.pt", weights_only=False) for run in ("measured", "plain")
+    ]
+    assert all(torch.equal(snapshots[0]["state_dict"][k], snapshots[1]["state_dict"][k]) for k in weights[0])
+    steps = {run: read_run(tmp_path / run)[2] for run in ("measured", "plain")}
+    pd.testing.assert_frame_equal(
+        steps["measured"].drop(columns="update_cosine"), steps["plain"].drop(columns="update_cosine")
+    )
+    assert steps["plain"]["update_cosine"].isna().all()
+    clipped = steps["measured"]["clipped"]
+    assert clipped.any() and (steps["measured"].loc[~clipped, "update_cosine"] == 1.0).all()
+    turned = steps["measured"].loc[clipped, "update_cosine"]
+    # the first step's is 1 to rounding (fresh moments: each coordinate moves by lr sign(g) either way)
+    assert turned.notna().all() and (turned <= 1).all() and (turned.iloc[1:] < 1).all() and (turned > 0).all()
+    assert measured["update_cosine_steps"] == int(clipped.sum()) and plain["update_cosine_steps"] == 0
+    assert measured["update_cosine_mean"] == pytest.approx(turned.mean()) and plain["update_cosine_mean"] is None
+    same = [k for k in measured if k not in MACHINE_METRICS and not k.startswith("update_cosine")]
+    assert {k: measured[k] for k in same} == {k: plain[k] for k in same}
+
+
+def test_the_update_is_measured_every_few_steps_and_a_plain_sgd_run_leaves_it_out(tmp_path, cache_dir):
+    # 2 epochs of 15 steps: measured at steps 1, 17 (UPDATE_COSINE_EVERY = 16), across the epoch boundary
+    from rnnbench.metrics import UPDATE_COSINE_EVERY
+
+    adam = train_run(
+        tiny(optimizer="adam", lr=0.01, clip_mode="norm", clip=1e-6), tmp_path / "adam", cache_dir=cache_dir
+    )
+    steps = read_run(tmp_path / "adam")[2]
+    assert steps["clipped"].all() and UPDATE_COSINE_EVERY == 16
+    assert steps.loc[steps["update_cosine"].notna(), "step"].tolist() == [1, 17]
+    assert adam["update_cosine_steps"] == 2 and adam["update_cosine_min"] <= adam["update_cosine_mean"] < 1
+    sgd = train_run(tiny(clip_mode="norm", clip=1e-6), tmp_path / "sgd", cache_dir=cache_dir)
+    assert read_run(tmp_path / "sgd")[2]["update_cosine"].isna().all()
+    assert (sgd["update_cosine_steps"], sgd["update_cosine_mean"], sgd["clip_cosine_mean"]) == (0, None, 1.0)

@@ -415,11 +415,11 @@ def study_extra_table(
 ) -> None:
     """A study's table beyond its summary (rnnbench.results.ablations, cut_accuracy, silent_units): ``kind``
     "distance" reads each run's agreement.csv, "trace" each traced run's steps.csv, "learning" each run's epochs.csv,
-    "speed" each run's steps.csv, "cuts", "reach" and "units" each run's model.pt (its probes scored again,
-    rnnbench.results.cut_scoring, or its units counted, on the corpus read from ``data_dir`` and ``cache_dir``);
-    ``run_files`` maps run id -> that file (rnnbench.paths.EXTRA_TABLES). Each run's outcome is the one its
-    ``summary`` (summary.csv) holds, so every table marks the same failed runs."""
-    from rnnbench.results import ablations, silent_units
+    "speed" and "update" each run's steps.csv, "cuts", "reach" and "units" each run's model.pt (its probes scored
+    again, rnnbench.results.cut_scoring, or its units counted, on the corpus read from ``data_dir`` and
+    ``cache_dir``); ``run_files`` maps run id -> that file (rnnbench.paths.EXTRA_TABLES). Each run's outcome is the
+    one its ``summary`` (summary.csv) holds, so every table marks the same failed runs."""
+    from rnnbench.results import ablations, silent_units, update_direction
     from rnnbench.results.cut_scoring import scored_table
 
     runs = ablations.read_runs(record, points, summary)
@@ -441,6 +441,10 @@ def study_extra_table(
     elif kind == "speed":
         inputs = [run_files[r] for r in runs["run_id"]]
         table = ablations.speed_table(runs, {r: pd.read_csv(run_files[r]) for r in runs["run_id"]}, vary)
+    elif kind == "update":
+        inputs, producer = [run_files[r] for r in runs["run_id"]], "rnnbench.results.update_direction.update_table"
+        steps = {r: pd.read_csv(run_files[r]) for r in runs["run_id"]}
+        table = update_direction.update_table(runs, steps, vary, record.get("fixed", {}))
     elif kind == "units":
         table = silent_units.unit_table(
             runs, silent_units.silent_units_by_run(runs, run_files, data_dir=data_dir, cache_dir=cache_dir), vary

@@ -13,6 +13,12 @@ from typing import Any
 # The pre-clip gradient norm's quantiles over a run's steps (metrics.json key -> quantile).
 GRAD_NORM_QUANTILES = {"grad_norm_q05": 0.05, "grad_norm_median": 0.5, "grad_norm_q95": 0.95, "grad_norm_max": 1.0}
 
+# The optimiser's update turned by clipping, over the clipped steps where it was measured (rnnbench.training.clipping):
+# measured only where the update is not -lr times the gradient (Adam; SGD with weight decay), else left out (null, 0).
+UPDATE_COSINE_METRICS = ("update_cosine_mean", "update_cosine_min", "update_cosine_steps")
+# Steps between two measurements of it: a run's steps 1, 1 + UPDATE_COSINE_EVERY, ... (rnnbench.training.loop says why).
+UPDATE_COSINE_EVERY = 16
+
 # Metrics every run reports (metrics.json), in the order the summary lists them.
 RUN_METRICS = (
     "test_ppl",
@@ -35,6 +41,7 @@ RUN_METRICS = (
     "clip_cosine_mean",
     "clip_threshold",
     "clip_reference_median",
+    *UPDATE_COSINE_METRICS,
 )
 
 # Metrics a run records of its settings rather than measures in training (the threshold it clipped at, and the
@@ -67,14 +74,17 @@ METRIC_LABELS = {
     "grad_norm_median": "median pre-clip gradient norm",
     "grad_norm_q95": f"pre-clip gradient norm, {GRAD_NORM_QUANTILES['grad_norm_q95']:.0%} quantile",
     "grad_norm_max": "largest pre-clip gradient norm",
-    "clip_cosine_mean": "cosine of the clipped update",
+    "clip_cosine_mean": "cosine of the clipped gradient",
+    "update_cosine_mean": "cosine of the clipped update",
+    "update_cosine_min": "smallest cosine of the clipped update",
+    "update_cosine_steps": "clipped steps whose update was measured",
     "clip_threshold": "clipping threshold",
     "clip_reference_median": "reference's median pre-clip gradient norm",
 }
 # Lower is better for these; higher for the rest (words "best" and "worst" in the book's prose).
 LOWER_IS_BETTER = frozenset({"test_ppl", "valid_ppl", "clipped_fraction"})
 # Metrics that are counts: printed as whole numbers.
-COUNT_METRICS = frozenset({"epochs", "steps", "diverged_step", "parameters"})
+COUNT_METRICS = frozenset({"epochs", "steps", "diverged_step", "parameters", "update_cosine_steps"})
 # Perplexities: a language model's metrics, set beside its corpus's baselines.
 PERPLEXITY_METRICS = frozenset({"test_ppl", "valid_ppl"})
 

@@ -147,6 +147,7 @@ EXTRA_TABLES = {
     "reach": run_model,
     "units": run_model,
     "speed": run_steps,
+    "update": run_steps,
 }
 # The kinds that read each run's weights (and so its corpus) again.
 MODEL_EXTRAS = frozenset(kind for kind, run_file in EXTRA_TABLES.items() if run_file is run_model)
@@ -160,6 +161,7 @@ EXTRA_FIGURES = {
     "norm-trace": ("trace", "norm_trace"),
     "learning-curves": ("learning", "learning_curves"),
     "cut-contrast": ("cuts", "cut_contrast"),
+    "update-cosine": ("update", "update_cosine"),
 }
 
 
@@ -281,8 +283,10 @@ def study_extra_kinds(config: Config, name: str) -> list[str]:
     from rnnbench.results.ablations import study_extras
 
     spec = config.studies[name]
-    cut = any(cfg.segments == "sentence" and cfg.bptt > 0 for _, cfg in config.study_runs(name))
-    return study_extras(spec.corpus, list(spec.vary), spec.metric, cut, spec.family)
+    runs = [cfg for _, cfg in config.study_runs(name)]
+    cut = any(cfg.segments == "sentence" and cfg.bptt > 0 for cfg in runs)
+    updates = any(cfg.measures_update_cosine for cfg in runs)
+    return study_extras(spec.corpus, list(spec.vary), spec.metric, cut, spec.family, updates)
 
 
 def findings_inputs(config: Config, worked_tables: list[str]) -> list[str]:

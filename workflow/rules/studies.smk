@@ -60,17 +60,19 @@ rule study_extra_table:
     "trace"), every run's validation perplexity epoch by epoch (language-model studies, "learning"), or
     accuracy on the probes a cut within sentences separates from their head and on the others (agreement studies
     with sentence segments, "cuts"), each run's accuracy within reach of each truncation length and beyond it, beside
-    full-sentence BPTT's on the same probes (agreement studies that vary bptt, "reach"), or the hidden units that pass no gradient on the validation split (Elman studies
-    that vary the activation, "units"); each run's outcome read from the study's summary."""
+    full-sentence BPTT's on the same probes (agreement studies that vary bptt, "reach"), the hidden units that pass no
+    gradient on the validation split (Elman studies that vary the activation, "units"), or the clipped steps whose
+    update was measured, with how far clipping turned it (studies that vary clipping with Adam, "update"); each run's
+    outcome read from the study's summary."""
     input:
         # each run's outcome, decided once by rule study_summary; the summary reads every run's metrics.json,
         # which the training job writes with agreement.csv
         summary=paths.study_summary(RESULTS_DIR, "{study}"),
-        # the runs' steps.csv (trace) or epochs.csv (learning), which the training job declares; a run's
+        # the runs' steps.csv (trace, update) or epochs.csv (learning), which the training job declares; a run's
         # agreement.csv (distance) is written with its metrics.json, which the summary reads
         run_records=lambda wc: (
             [paths.EXTRA_TABLES[wc.kind](RESULTS_DIR, cfg.run_id) for _, cfg in study_points(wc.study)]
-            if wc.kind in ("trace", "learning")
+            if wc.kind in ("trace", "learning", "update")
             else []
         ),
         # "cuts" and "reach" score each run's probes again from its weights, "units" reads its validation split through them, on
@@ -115,7 +117,8 @@ rule study_extra_table:
 
 rule study_extra_figure:
     """A figure of a study's extra table: the distance x setting heatmap, accuracy-against-distance curves,
-    the norm trace (log y), or accuracy within a gradient block and across a cut, per cut length."""
+    the norm trace (log y), accuracy within a gradient block and across a cut, per cut length, or the cosine of
+    each measured clipped update."""
     input:
         table=lambda wc: paths.study_extra_table(RESULTS_DIR, wc.study, paths.EXTRA_FIGURES[wc.name][0]),
         record=paths.study_record(RESULTS_DIR, "{study}"),

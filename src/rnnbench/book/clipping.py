@@ -8,6 +8,7 @@ agree).
 A setting's threshold is its `clip`, or, where ``clip_times_median`` sets it, the threshold its runs resolved from
 their reference's median norm (config.json's `clip`; metrics.json's clip_threshold, beside the reference's median).
 A norm threshold of .inf never clips: that setting is read as unclipped, as clip_mode none is.
+And how far clipping turned the optimiser's update, over every clipping study (update_turn).
 
 Reads results only (rnnbench.book.results); no torch.
 """
@@ -26,13 +27,14 @@ from rnnbench.book.figures import STAGING_DIR
 from rnnbench.book.format import fixed, label_slug, share, sig
 from rnnbench.book.results import results_root, study_about, study_summary
 from rnnbench.book.studies import count_of, extra_figure, measured_cell, studies_with_role
-from rnnbench.metrics import CLIP_NEVER, METRIC_LABELS, clip_regime
+from rnnbench.metrics import CLIP_NEVER, METRIC_LABELS, UPDATE_COSINE_EVERY, clip_regime
 from rnnbench.results.ablations import setting_table
 
 # Measurements of the clipping table, in its column order.
 CLIP_METRICS = (
     "clipped_fraction",
     "clip_cosine_mean",
+    "update_cosine_mean",
     "grad_norm_median",
     "grad_norm_q95",
     "grad_norm_max",
@@ -304,7 +306,8 @@ def clipping_display(section: Clipping) -> pd.DataFrame:
                 "–" if u else sig(c, plain=True) for u, c in zip(table["unclipped"], table["clip"], strict=True)
             ],
             "steps clipped": regimes,
-            "cosine": [fixed(v, 4) if not math.isnan(v) else "–" for v in table["clip_cosine_mean_mean"]],
+            "gradient cosine": [fixed(v, 4) if not math.isnan(v) else "–" for v in table["clip_cosine_mean_mean"]],
+            "update cosine": [fixed(v, 4) if not math.isnan(v) else "–" for v in table["update_cosine_mean_mean"]],
             "median norm": [sig(v, plain=True) for v in table["grad_norm_median_mean"]],
         }
     )
@@ -315,3 +318,49 @@ def norm_traces(
 ) -> dict[str, str]:
     """Each traced study's norm-trace figure, staged into the book: study -> image path."""
     return {s: extra_figure(s, "norm-trace", results, staging) for s in section.traced}
+
+
+@dataclass(frozen=True)
+class UpdateTurn:
+    """How far clipping turned the optimiser's update (rnnbench.training.clipping), over the runs of every study with
+    the clipping role that measured it on a clipped step: each run once, its statistics from its metrics.json, and
+    those of the runs that learned (rnnbench.results.outcome) alone stated."""
+
+    studies: tuple[str, ...]  # the studies with an update table: a figure each
+    runs: int  # runs with a clipped step whose update was measured
+    learned: int  # of those, the runs that learned
+    steps: int  # the measured clipped steps of the runs that learned
+    mean_low: float  # the lowest and highest per-run mean cosine over the runs that learned; NaN where none
+    mean_high: float
+    smallest: float  # the smallest cosine of any one measured step of a run that learned; NaN where none
+    every: int = UPDATE_COSINE_EVERY  # steps between two measurements
+
+
+def update_turn(results: str | Path | None = None) -> UpdateTurn:
+    studies = studies_with_role(CLIPPING_ROLE, results)
+    frames = [study_summary(s, results) for s in studies]
+    traced = tuple(s for s in studies if Path(paths.study_extra_table(results_root(results), s, "update")).is_file())
+    if not frames:
+        return UpdateTurn(traced, 0, 0, 0, math.nan, math.nan, math.nan)
+    rows = pd.concat(frames, ignore_index=True)
+    wide = rows.pivot_table(index="run_id", columns="metric", values="value", aggfunc="first")
+    wide = wide.reindex(columns=["update_cosine_mean", "update_cosine_min", "update_cosine_steps"])
+    wide["learned"] = wide.index.map(rows.drop_duplicates("run_id").set_index("run_id")["outcome"]) == "learned"
+    measured = wide[wide["update_cosine_steps"].fillna(0) > 0]
+    good = measured[measured["learned"]]
+    return UpdateTurn(
+        traced,
+        len(measured),
+        len(good),
+        int(good["update_cosine_steps"].sum()),
+        float(good["update_cosine_mean"].min()) if len(good) else math.nan,
+        float(good["update_cosine_mean"].max()) if len(good) else math.nan,
+        float(good["update_cosine_min"].min()) if len(good) else math.nan,
+    )
+
+
+def update_figures(
+    turn: UpdateTurn, results: str | Path | None = None, staging: str | Path = STAGING_DIR
+) -> dict[str, str]:
+    """Each measured study's update-cosine figure, staged into the book: study -> image path."""
+    return {s: extra_figure(s, "update-cosine", results, staging) for s in turn.studies}

@@ -148,6 +148,15 @@ class RunConfig:
         """Names one prepared corpus: runs that read the same corpus with the same options share it."""
         return paths.corpus_key(self.corpus, self.corpus_options)
 
+    @property
+    def measures_update_cosine(self) -> bool:
+        """Whether training measures how far clipping turns the optimiser's update (rnnbench.training.clipping):
+        where clipping can act (a mode and a finite threshold) and the update is not -lr times the gradient (Adam,
+        whose moments weigh the new gradient; SGD with weight decay, whose decay term clipping does not scale).
+        Plain SGD's update turns exactly as its gradient does, which the clip cosine already measures."""
+        clips = self.clip_mode != "none" and math.isfinite(self.clip)
+        return clips and (self.optimizer != "sgd" or self.weight_decay > 0)
+
     def settings(self) -> dict[str, Any]:
         """Every setting that can change this run's result: all but NON_SEMANTIC_SETTINGS, those its
         model does not read, so that two studies differing only there share the run, and those of

@@ -6,6 +6,8 @@ norm_trace         pre-clip gradient norm step by step (log y), one line per run
 learning_curves    validation perplexity epoch by epoch against tokens read and seconds trained, one line per run
 cut_contrast       accuracy against distance within a gradient block and across a cut, a panel per cut length,
                    the full-sentence run's on the same probes beside the run cut there
+update_cosine      each measured clipped update's cosine to the unclipped one, against its step and against
+                   ||g|| / threshold, one colour per clipping setting
 
 Means and ranges are over the seeds that learned (rnnbench.results.ablations); a setting where some seed failed says
 how many learned, and one where none did is drawn as such (hatched row, hollow legend marker), not as chance.
@@ -421,6 +423,44 @@ def cut_contrast(cuts: pd.DataFrame, study: Mapping, *, source: str = "") -> plt
     _title_figure(
         fig, study, "accuracy within a gradient block and across a cut (left of the dotted line: distance <= k)"
     )
+    add_source_note(fig, source)
+    return fig
+
+
+def update_cosine(updates: pd.DataFrame, study: Mapping, *, source: str = "") -> plt.Figure:
+    """Each measured clipped step's cosine between the update taken and the unclipped gradient's, against the
+    optimiser step (left) and, for norm clipping, against ||g|| / threshold, how many times clipping shortened the
+    gradient (right, log x); one colour per setting, hollow markers for a run that did not learn or diverged. The
+    dotted line is the gradient's own cosine under norm clipping: 1, by construction."""
+    apply_theme()
+    fig, axes = plt.subplots(1, 2, figsize=(6.3, HEIGHT), layout="constrained", sharey=True)
+    groups = updates.groupby(["clip_mode", "clip"], sort=False, dropna=False)
+    palette = dict(zip(groups.groups, sns.color_palette("viridis", max(len(groups), 1)), strict=False))
+    for (mode, clip), rows in groups:
+        color, ok, y = palette[(mode, clip)], rows["outcome"].eq("learned").to_numpy(), rows["update_cosine"]
+        label = f"norm ≤ {clip:g}" if mode == "norm" else f"{mode} {clip:g}"
+        for ax, x in ((axes[0], rows["step"]), (axes[1], rows["grad_norm"] / clip if mode == "norm" else None)):
+            if x is not None:
+                ax.scatter(x[ok], y[ok], s=10, color=color, label=label)
+                ax.scatter(x[~ok], y[~ok], s=10, facecolors="none", edgecolors=color, linewidths=0.8)
+    for ax in axes:
+        ax.axhline(1.0, color=FAILED_COLOR, linestyle=":", linewidth=1.0)
+    if updates.empty:
+        axes[0].text(0.5, 0.5, "no clipped step measured", transform=axes[0].transAxes, ha="center", fontsize=8)
+    axes[0].set(xlabel="optimiser step", ylabel="cosine to the unclipped update")
+    axes[1].set(xlabel="||g|| / threshold (log scale)", xscale="log")
+    axes[1].xaxis.set_major_locator(matplotlib.ticker.LogLocator(subs=(1.0, 2.0, 5.0)))
+    axes[1].xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}"))
+    axes[1].xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+    handles, _ = axes[0].get_legend_handles_labels()
+    handles.append(
+        plt.Line2D([], [], color=FAILED_COLOR, linestyle=":", label="gradient's cosine\n(1 by construction)")
+    )
+    if not updates["outcome"].eq("learned").all():
+        hollow = {"marker": "o", "markerfacecolor": "none", "linestyle": "", "color": FAILED_COLOR}
+        handles.append(plt.Line2D([], [], label="did not learn\nor diverged", **hollow))
+    axes[1].legend(handles=handles, fontsize=7, loc="best")  # inside, where no point is: the title spans the top
+    _title_figure(fig, study, "how far clipping turned the optimiser's update, on the clipped steps measured")
     add_source_note(fig, source)
     return fig
 

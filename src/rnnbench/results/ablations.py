@@ -5,6 +5,7 @@ how their gradient norms moved step by step, and their measurements aggregated o
                       range over the seeds that learned, from each run's agreement.csv
     trace_table       clipping studies: the pre-clip gradient norm step by step (steps.csv) of the first
                       seed's runs, one per combination of varied settings, each with its outcome
+                      (the update clipping turned, step by step: rnnbench.results.update_direction)
     learning_table    language-model studies: every run's validation perplexity epoch by epoch, against the
                       training tokens it had read and the seconds it had trained (epochs.csv)
     speed_table       activation studies: the optimiser steps each run took until its training loss first
@@ -35,14 +36,20 @@ from rnnbench.results.progress import training_progress
 from rnnbench.training.stuck_columns import stuck
 
 # Which extra tables (and figures) a study gets, from what it is: per-distance accuracy where the corpus
-# records every probe's distance and the study measures agreement, a norm trace where it varies clipping,
-# learning curves where it ranks language models by perplexity (whether a ranking is settled or still moving).
+# records every probe's distance and the study measures agreement, a norm trace where it varies clipping (and the
+# update's turn where its runs measure it), learning curves where it ranks language models by perplexity (whether a
+# ranking is settled or still moving).
 DISTANCE_CORPORA = frozenset({"agreement"})
 TRACE_SETTINGS = frozenset({"clip", "clip_mode", "clip_times_median"})
 
 
 def study_extras(
-    corpus: str, vary: Sequence[str], metric: str, sentence_cuts: bool = False, family: str = "rnn"
+    corpus: str,
+    vary: Sequence[str],
+    metric: str,
+    sentence_cuts: bool = False,
+    family: str = "rnn",
+    updates: bool = False,
 ) -> list[str]:
     """The extra tables of a study: "distance" (agreement accuracy on the agreement corpus), "trace" (a study
     that varies clipping), "learning" (a study measured by perplexity), "cuts" (an agreement study with runs
@@ -50,7 +57,9 @@ def study_extras(
     their head and on the others, rnnbench.results.cut_accuracy), "reach" (an agreement study of a recurrence that
     varies the truncation length: each run's accuracy within reach of k and beyond it, full-sentence BPTT's on the same
     probes, rnnbench.results.reach), "units" and "speed" (an Elman study that varies the activation:
-    the hidden units that pass no gradient, rnnbench.results.silent_units; the steps to a common training loss, speed_table)."""
+    the hidden units that pass no gradient, rnnbench.results.silent_units; the steps to a common training loss, speed_table),
+    "update" (a study that varies clipping and whose runs measure how far it turns the optimiser's update,
+    ``updates``: RunConfig.measures_update_cosine; rnnbench.results.update_direction)."""
     extras = []
     if corpus in DISTANCE_CORPORA and metric == "agreement_accuracy":
         extras.append("distance")
@@ -60,6 +69,8 @@ def study_extras(
             extras.append("reach")
     if TRACE_SETTINGS & set(vary):
         extras.append("trace")
+        if updates:
+            extras.append("update")
     if metric in PERPLEXITY_METRICS:
         extras.append("learning")
     if "activation" in vary and family == "rnn":

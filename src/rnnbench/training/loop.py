@@ -18,11 +18,13 @@ One run = one resolved ``RunConfig`` trained into one directory::
                         the reference run's median norm where clip_times_median sets it
         epochs.csv      per epoch: lr, train/valid perplexity, time, tokens read and per second, clipping statistics
         steps.csv       per optimiser step (evenly thinned): loss, pre-clip gradient norm, clipped flag,
-                        cosine between the clipped and the unclipped update
+                        cosine between the clipped and the unclipped gradient, and between the updates they
+                        give the optimiser (measured every UPDATE_COSINE_EVERY-th step, where measured at all)
         metrics.json    final test perplexity (and each evaluation column's, for a stream), divergence (step
                         and reason), parameter count, speed, CPU time and peak memory, share of steps
-                        clipped, pre-clip gradient-norm quantiles, mean clip cosine, the threshold clipped at
-                        (and, where clip_times_median set it, its reference run and that run's median norm)
+                        clipped, pre-clip gradient-norm quantiles, mean clip cosine, the update cosine's
+                        mean, minimum and count of clipped steps measured, the threshold clipped at (and, where
+                        clip_times_median set it, its reference run and that run's median norm)
         agreement.csv   per-distance agreement accuracy on test (synthetic corpus only; metrics.json also holds
                         the validation split's overall accuracy)
         model.pt        state_dict + config of the best epoch (never a pickled module)
@@ -49,10 +51,20 @@ With ``bptt`` = 0 each batch is a set of whole sentences read from h_0 = 0: full
 'sentence' and ``bptt`` = k the batches are those same sentences, and the gradient stops at steps k, 2k, ...
 of each (the batch's ``cut_every``; the model's recurrence runs in blocks of k steps).
 
-A step's loss, pre-clip gradient norm, clipped flag and clip cosine stay tensors until every
+A step's loss, pre-clip gradient norm, clipped flag and cosines stay tensors until every
 ``READ_EVERY`` steps (and the epoch end), when they are read back together: no host round trip per
 step, and every recorded number is the exact value of that step. A run that diverged is found at the
 read-back and its records cut at the first diverged step, as if it had stopped there.
+
+Where clipping can turn the optimiser's update beyond what it does to the gradient (Adam; SGD with weight decay:
+``RunConfig.measures_update_cosine``), the run measures by how much on its steps 1, 1 + k, 1 + 2k, ... (k =
+rnnbench.metrics.UPDATE_COSINE_EVERY): the update from the clipped gradient against the one from the unclipped
+gradient at the same optimiser state (rnnbench.training.clipping), before step(), changing nothing step() does. Not
+every step, and not every clipped one: whether a step is clipped is known only at the read-back, and a measurement
+(a trial update of the whole model, another of all but an embedding's unused rows, their dot products) costs about
+half a training step of clipping_adam_ptb's network at one thread, memory traffic mostly: measuring every step adds
+about 50% to an epoch's CPU time, one step in 16 about 3%. With k a power of two the measured steps survive
+steps.csv's even thinning: the first record is measured, and so is at least one kept row in every k.
 """
 
 from __future__ import annotations
@@ -75,7 +87,7 @@ from rnnbench.config import locations, updates
 from rnnbench.config.runs import RunConfig
 from rnnbench.data.corpora import load_corpus
 from rnnbench.io import write_csv, write_json, write_torch
-from rnnbench.metrics import read_metrics
+from rnnbench.metrics import UPDATE_COSINE_EVERY, read_metrics
 from rnnbench.models import ModelConfig, build_model
 from rnnbench.paths import snapshot_in
 from rnnbench.training import optim
@@ -224,6 +236,8 @@ def _train_epoch(cfg, model, optimizer, reading: Reading, state: TrainingState, 
     # The whole epoch, or what is left of the run's step budget (rnnbench.config.updates).
     expected_steps = updates.epoch_updates(reading.steps_per_epoch(), state.global_step, cfg.max_steps)
     epoch = state.epoch + 1
+    first_step = state.global_step  # steps taken before this epoch's (read-backs move state.global_step on)
+    measures = optimizer if cfg.measures_update_cosine else None  # the optimiser whose update clipping may turn
     pending: list[tuple[torch.Tensor, int, Clipped]] = []  # steps taken, not yet read back
     records: list[tuple[StepRecord, int]] = []  # read back: (record, tokens)
     start = time.perf_counter()
@@ -232,11 +246,14 @@ def _train_epoch(cfg, model, optimizer, reading: Reading, state: TrainingState, 
         if not pending:
             return
         values = torch.stack(
-            [torch.stack([loss.double(), c.norm.double(), c.clipped.double(), c.cosine]) for loss, _, c in pending]
+            [
+                torch.stack([loss.double(), c.norm.double(), c.clipped.double(), c.cosine, c.update_cosine])
+                for loss, _, c in pending
+            ]
         ).tolist()  # one host read for all pending steps
-        for (loss, norm, clipped, cosine), (_, n, _) in zip(values, pending, strict=True):
+        for (loss, norm, clipped, cosine, turned), (_, n, _) in zip(values, pending, strict=True):
             state.global_step += 1
-            records.append((StepRecord(state.global_step, epoch, lr, loss, norm, bool(clipped), cosine), n))
+            records.append((StepRecord(state.global_step, epoch, lr, loss, norm, bool(clipped), cosine, turned), n))
             reason = step_divergence(loss, norm, norm_limit=cfg.divergence_norm, uniform_nll=uniform_nll)
             if reason:
                 state.divergence = Divergence(state.global_step, epoch, reason)
@@ -259,7 +276,9 @@ def _train_epoch(cfg, model, optimizer, reading: Reading, state: TrainingState, 
         loss, n, hidden = model.nll(batch.inputs, batch.targets, hidden, batch.cut_every)
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
-        pending.append((loss.detach(), n, clip_gradients_(model.parameters(), cfg.clip_mode, cfg.clip)))
+        # Measuring the update reads the gradients and the optimiser's state and changes neither.
+        measured = measures if (first_step + step) % UPDATE_COSINE_EVERY == 0 else None
+        pending.append((loss.detach(), n, clip_gradients_(model.parameters(), cfg.clip_mode, cfg.clip, measured)))
         # A diverged step's update is never taken into account: the records stop at it and the model
         # goes back to the best epoch's weights, so updating here before the check changes nothing.
         optimizer.step()

@@ -1,6 +1,6 @@
-"""A run's records: one per optimiser step (loss, pre-clip gradient norm, clipped flag, clip cosine), the divergence
-that ended a run (judged by ``rnnbench.training.divergence``), and what steps.csv and metrics.json keep of them: the
-steps evenly thinned, the statistics over every step taken."""
+"""A run's records: one per optimiser step (loss, pre-clip gradient norm, clipped flag, clip and update cosines),
+the divergence that ended a run (judged by ``rnnbench.training.divergence``), and what steps.csv and metrics.json
+keep of them: the steps evenly thinned, the statistics over every step taken."""
 
 from __future__ import annotations
 
@@ -21,6 +21,9 @@ class StepRecord:
     grad_norm: float
     clipped: bool
     clip_cosine: float = math.nan  # absent from checkpoints written before it was recorded
+    # the optimiser's update turned by clipping (rnnbench.training.clipping); NaN where not measured: plain SGD, whose
+    # update turns as its gradient does (clip_cosine), a step between two measured ones, a run without clipping
+    update_cosine: float = math.nan
 
 
 @dataclass(frozen=True)
@@ -43,11 +46,17 @@ def thin_steps(records: list[StepRecord], max_rows: int, keep: int | None = None
 
 def step_statistics(steps: list[StepRecord], diverged_step: int | None) -> dict[str, float | None]:
     """Over every step taken but the diverged one: the share clipped, quantiles of the pre-clip gradient
-    norm, and the mean cosine between the clipped and the unclipped update over the steps clipped."""
+    norm, the mean cosine between the clipped and the unclipped gradient over the steps clipped, and over the
+    clipped steps whose update was measured the update cosine's mean and smallest value and their count (0, and no
+    mean, where none was)."""
     steps = [s for s in steps if s.step != diverged_step]
     norms = np.array([s.grad_norm for s in steps])
     cosines = [s.clip_cosine for s in steps if s.clipped]
+    turned = [s.update_cosine for s in steps if s.clipped and not math.isnan(s.update_cosine)]
     return {
         **{key: float(np.quantile(norms, q)) if len(norms) else None for key, q in GRAD_NORM_QUANTILES.items()},
         "clip_cosine_mean": float(np.mean(cosines)) if cosines else None,
+        "update_cosine_mean": float(np.mean(turned)) if turned else None,
+        "update_cosine_min": float(np.min(turned)) if turned else None,
+        "update_cosine_steps": len(turned),
     }
