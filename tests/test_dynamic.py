@@ -321,8 +321,11 @@ def test_an_empty_block_takes_the_schemas_defaults_and_asks_for_every_rnn_run():
     config = load_config(_config(dynamic_evaluation={}))
     dynamic = config.comparison.dynamic_evaluation
     assert (dynamic.rates, dynamic.valid_tokens, dynamic.bptt) == ((0.03, 0.1, 0.3, 1.0, 3.0), 20000, None)
-    rnn_runs = [cfg.run_id for _, cfg in config.study_runs("rnn_hidden_ptb")]
-    assert config.dynamic_run_ids() == rnn_runs and len(rnn_runs) == 3  # H = 50, 100 and 200
+    studies = config.comparison.family_studies("rnn")
+    assert studies == ["rnn_hidden_ptb", "rnn_matched_ptb"]
+    rnn_runs = list(dict.fromkeys(cfg.run_id for s in studies for _, cfg in config.study_runs(s)))
+    # H = 50, 100 and 200 (seed 1), and H = 200 seeds 2 and 3: the seed-1 run both studies train, once
+    assert config.dynamic_run_ids() == rnn_runs and len(rnn_runs) == 5
     records = [paths.run_dynamic(config.results_dir, run_id) for run_id in rnn_runs]
     outputs = paths.expected_outputs(config, [])
     assert all(r in outputs for r in records)

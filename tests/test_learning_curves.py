@@ -19,11 +19,10 @@ def _curves(valid_by_run) -> pd.DataFrame:
 
 
 def test_ranking_by_epoch_follows_the_kept_models():
-    # ff2 (2,000 parameters) trains two epochs; rnn0 (1,000) and rnn1 (4,000) three. 2,000 is halfway between
-    # them in log, so the RNN curve there is the mean of the two. Epoch 1: (300 + 260)/2 = 280 > 250, ff2 leads.
-    # Epoch 2: (220 + 180)/2 = 200 < 210, the RNN leads. Epoch 3: ff2 has stopped and keeps 210; rnn0 rose to
-    # 230 but keeps its best, 220, so (220 + 160)/2 = 190: still the RNN, and the last two epochs agree.
-    crossover = cost_table([("rnn", 1000, 1.0, 0.0), ("rnn", 4000, 1.0, 0.0), ("ff", 2000, 1.0, 0.0)])
+    # ff2 (4,400 parameters) trains two epochs; rnn0 (1,000) and rnn1 (4,000) three. rnn1 is ff2's match (4,000 /
+    # 4,400 = 0.91, within 1.25). Epoch 1: 260 > 250, ff2 leads. Epoch 2: 180 < 210, the RNN leads. Epoch 3: ff2
+    # has stopped and keeps 210; rnn1 is at 160: still the RNN, and the last two epochs agree.
+    crossover = cost_table([("rnn", 1000, 1.0, 0.0), ("rnn", 4000, 1.0, 0.0), ("ff", 4400, 1.0, 0.0)])
     curves = _curves({"rnn0": [300.0, 220.0, 230.0], "rnn1": [260.0, 180.0, 160.0], "ff2": [250.0, 210.0]})
     ranking = ranking_by_epoch(curves, crossover).set_index("epoch")
     assert ranking["matched"].tolist() == [1, 1, 1]
@@ -38,10 +37,11 @@ def test_ranking_by_epoch_follows_the_kept_models():
 
 
 def test_ranking_not_settled_while_the_count_moves():
-    # Epoch 1: the RNN beats neither ff run at matched size; epoch 2: one of the two. The best run is an ff run
-    # at both epochs, but the matched count moved, so the ranking has not settled.
+    # ff2 (1,100 parameters) is matched by rnn0 (1,000), ff3 (3,800) by rnn1 (4,000). Epoch 1: the RNN beats
+    # neither (300 against 250 and 280); epoch 2: one of the two (rnn1 200 against ff3's 210). The best run is an
+    # ff run at both epochs, but the matched count moved, so the ranking has not settled.
     crossover = cost_table(
-        [("rnn", 1000, 1.0, 0.0), ("rnn", 4000, 1.0, 0.0), ("ff", 2000, 1.0, 0.0), ("ff", 2000, 1.0, 0.0)]
+        [("rnn", 1000, 1.0, 0.0), ("rnn", 4000, 1.0, 0.0), ("ff", 1100, 1.0, 0.0), ("ff", 3800, 1.0, 0.0)]
     )
     curves = _curves({"rnn0": [300.0, 200.0], "rnn1": [300.0, 200.0], "ff2": [250.0, 150.0], "ff3": [280.0, 210.0]})
     ranking = ranking_by_epoch(curves, crossover)
