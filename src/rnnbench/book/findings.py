@@ -4,6 +4,7 @@ number behind it, and the sections of the book its evidence has.
     findings()            the table, one row per claim, every cell as written (an empty value stays empty)
     verdict_counts(t)     verdict -> how many claims have it, in rnnbench.findings.policy.VERDICTS order
     margins()             the policy's margin of no effect per quantity, as a table
+    parts(claim)          tables/findings_parts.csv's decided parts of one claim, by label (empty where none)
     sections(evidence)    the book's labels of the sections a claim's evidence has: a study's section, an
                           analysis's, or the section the chapter's ``tables`` map names for a table
 
@@ -40,6 +41,15 @@ def verdict_counts(table: pd.DataFrame) -> dict[str, int]:
     if unknown:
         raise ValueError(f"tables/findings.csv: verdict {', '.join(map(repr, unknown))}; known: {', '.join(VERDICTS)}")
     return {v: int((table["verdict"] == v).sum()) for v in VERDICTS}
+
+
+def parts(claim: str, results: str | Path | None = None) -> pd.DataFrame:
+    """The decided parts of ``claim`` (rule findings_table's tables/findings_parts.csv), indexed by their label."""
+    path = Path(paths.table(results_root(results), paths.FINDINGS_PARTS_TABLE))
+    if not path.is_file():
+        raise missing_result(path)
+    table = pd.read_csv(path, keep_default_na=False, dtype={"part": str, "verdict": str, "note": str})
+    return table[table["id"] == claim].set_index("part")
 
 
 def margins() -> pd.DataFrame:

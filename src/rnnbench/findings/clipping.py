@@ -67,9 +67,17 @@ def threshold(clip: float, runs: pd.DataFrame) -> str:
     """A norm threshold as a part names it: its multiple of the reference run's median norm where it was set so
     ("norm ≤ 2× median (0.849)"), else its value."""
     times = runs["clip_times_median"].dropna().astype(float)
-    if len(times):
-        return f"norm ≤ {float(times.iloc[0]):g}× median ({num(clip)})"
-    return f"norm ≤ {clip:g}"
+    return threshold_words(clip, float(times.iloc[0]) if len(times) else math.nan)
+
+
+def threshold_words(clip: float, times: float = math.nan) -> str:
+    """threshold's words from the numbers: the resolved threshold and its multiple of the median (NaN: none)."""
+    return f"norm ≤ {times:g}× median ({num(clip)})" if not math.isnan(times) else f"norm ≤ {clip:g}"
+
+
+def part_label(corpus: str, lr: float, clip: float, times: float = math.nan) -> str:
+    """The label of a divergence or quality part: what tables/findings_parts.csv names the setting by."""
+    return f"{corpus}, rate {lr:g}, {threshold_words(clip, times)}"
 
 
 def _regime(runs: pd.DataFrame) -> tuple[str, str]:
