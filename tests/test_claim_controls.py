@@ -397,7 +397,7 @@ def test_a_wider_window_that_only_adds_parameters_is_true_by_construction_where_
         "widening_not_fix", lambda root: widths_folder(root, {1: [170.0], 2: [150.0], 3: [150.0]}), tmp_path
     )
     assert finding.verdict == BY_CONSTRUCTION
-    assert finding.value == "widths, size: +1.5e+04 parameters per word admitted"
+    assert finding.value == "widths, size: +15,000 parameters per word admitted"
     assert finding.reason == (
         "widths, size (W_h has (n−1)d × H weights: each word admitted adds d × H); "
         "not shown for widths, n−1 = 2 → 3: 1 and 1 runs learned; needs two each"

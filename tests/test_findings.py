@@ -675,10 +675,13 @@ def test_a_state_the_probe_reads_at_chance_where_the_gradient_has_faded_fails_fo
     finding = judge(claim("forward_carries"), Evidence(tmp_path / "carried", carried))
     assert finding.verdict == HOLDS and "above chance +0.3 [+0.275, +0.325] over 3 seeds" in finding.value
     # the negative control: a probe that reads shuffled labels 0.1 above chance (0.6 +- 0.001) reads something
-    # other than the state's content, and the claim cannot hold on it
+    # other than the state's content, and the claim cannot hold on it; one 0.1 below chance (a label-blind probe
+    # under the majority rate) leaks nothing
     leaky = probe_folder(tmp_path / "leaky", (0.81, 0.79, 0.8), shuffled=[0.601, 0.599, 0.6])
     finding = judge(claim("forward_carries"), Evidence(tmp_path / "leaky", leaky))
-    assert finding.verdict == FAILS and "measurably different" in finding.reason
+    assert finding.verdict == FAILS and "measurably worse" in finding.reason
+    blind = probe_folder(tmp_path / "blind", (0.81, 0.79, 0.8), shuffled=[0.401, 0.399, 0.4])
+    assert judge(claim("forward_carries"), Evidence(tmp_path / "blind", blind)).verdict == HOLDS
 
 
 def test_relu_units_are_not_counted_when_every_relu_run_diverged(tmp_path):

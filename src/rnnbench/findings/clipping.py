@@ -192,10 +192,14 @@ def quality(ev: Evidence) -> Judged:
                 if test is None:
                     parts.append(Part(label, NOT_SHOWN, note=_seeds_note(len(taken), len(base))))
                     continue
-                relative = test.interval.scaled(100 / float(base.mean()))
+                shown = (
+                    interval(test.interval.scaled(100 / float(base.mean())), unit="%")
+                    if margin.relative
+                    else interval(test.interval)
+                )
                 value = (
                     f"{metric} {num(float(taken.mean()))} against {num(float(base.mean()))}, "
-                    f"{interval(relative, unit='%')} (margin {margin}), {share}"
+                    f"{shown} (margin {margin}), {share}"
                 )
                 parts.append(Part.tested(label, (test,), value))
     reason = "" if parts else "no rate at which the unclipped runs trained without diverging beside norm-clipped runs"

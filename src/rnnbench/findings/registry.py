@@ -250,9 +250,13 @@ def _finding(
 
 
 def num(value: float, digits: int = 3) -> str:
-    """A number as the findings print it: `digits` significant figures, a minus sign for negatives."""
+    """A number as the findings print it: `digits` significant figures, a minus sign for negatives; a large one
+    rounded to them with thousands separators (20000 -> 20,000; 64412 -> 64,400), never in e-notation below 10^15."""
     if math.isnan(value):
         return "nan"
+    if 999.5 <= abs(value) < 1e15:
+        rounded = round(value, digits - 1 - int(math.floor(math.log10(abs(value)))))
+        return f"{int(rounded):,}".replace("-", "−")
     return f"{value:.{digits}g}".replace("-", "−")
 
 
