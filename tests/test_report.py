@@ -1060,8 +1060,8 @@ def test_the_ablation_sections_word_what_the_studies_measured(fixture, tmp_path,
     assert "full-sentence BPTT: 0.700 over all distances (1 of 2 seeds learned); k = 2: 0.850 within reach" in text
     # every fixture run clips a quarter of its steps (often), and value clipping's cosine is 0.9
     assert (
-        "Element-wise clipping can turn it: at ±0.001 the mean cosine over the steps it clipped (25% of them) is 0.9."
-        in text
+        "Element-wise clipping can turn the gradient itself: at ±0.001 the mean cosine over the steps it clipped (25% of "
+        "them) is 0.9." in text
     )
     assert "norm, 5 × median" in text and "25%, often" in text  # a setting's clip rate and regime, in its table
     # thresholds resolved from the reference's median norm, 0.4 in the fixture: 0.5 x 0.4 and 5 x 0.4

@@ -237,16 +237,6 @@ def relative_thresholds(section: Clipping, results: str | Path | None = None) ->
     )
 
 
-def norm_cosine_range(table: pd.DataFrame) -> tuple[float, float] | None:
-    """The lowest and highest mean cosine between the norm-clipped and the unclipped update, over the norm
-    settings with a seed that learned and a step clipped; None where there is no such setting."""
-    rows = clipping_rows(table, "norm")
-    rows = rows[(rows["seeds_learned"] > 0) & (rows["clipped_fraction_mean"] > 0)]
-    if rows.empty:
-        return None
-    return float(rows["clip_cosine_mean_min"].min()), float(rows["clip_cosine_mean_max"].max())
-
-
 def value_clipping_turns(table: pd.DataFrame) -> pd.DataFrame:
     """Per value-clipping threshold that clipped a step of a run that learned, over its learning rates: the
     share of steps clipped and the mean cosine of the clipped update (mean, min, max).

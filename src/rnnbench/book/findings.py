@@ -52,6 +52,16 @@ def parts(claim: str, results: str | Path | None = None) -> pd.DataFrame:
     return table[table["id"] == claim].set_index("part")
 
 
+def parts_true_by_construction(table: pd.DataFrame, results: str | Path | None = None) -> int:
+    """How many parts of the claims of ``table`` whose own verdict was measured are true by construction."""
+    path = Path(paths.table(results_root(results), paths.FINDINGS_PARTS_TABLE))
+    if not path.is_file():
+        raise missing_result(path)
+    found = pd.read_csv(path, keep_default_na=False, dtype=str)
+    measured = set(table.loc[table["verdict"] != "true by construction", "id"])
+    return int((found["id"].isin(measured) & (found["verdict"] == "true by construction")).sum())
+
+
 def margins() -> pd.DataFrame:
     """quantity, margin (as the rules print it: "2%" of the reference mean, or in the quantity's units)."""
     return pd.DataFrame(
