@@ -150,6 +150,25 @@ class SGD(Optimizer):
         for _, p in indexed:
             p.add_(p.grad, alpha=-self.lr)
 
+    def _adam_kernel(self, params, grads, exp_avgs, exp_avg_sqs, steps) -> None:
+        """torch's fused Adam on these lists in place, at this optimiser's settings: the one kernel step() and
+        trial_updates() both run (no AMSGrad maxima, weight decay applied apart by the callers)."""
+        torch._fused_adam_(
+            params,
+            grads,
+            exp_avgs,
+            exp_avg_sqs,
+            [],  # the running maxima of v, kept only by AMSGrad
+            steps,
+            lr=self.lr,
+            beta1=self.betas[0],
+            beta2=self.betas[1],
+            weight_decay=0.0,
+            eps=self.eps,
+            amsgrad=False,
+            maximize=False,
+        )
+
     @torch.no_grad()
     def trial_updates(self, used_rows: bool = False) -> list[torch.Tensor | RowUpdate]:
         """-lr g (and the decay): without weight decay the update points where the gradient does."""
@@ -188,11 +207,22 @@ class Adam(Optimizer):
         states = [self.state[i] for i, _ in indexed]
         steps = [s["step"] for s in states]
         torch._foreach_add_(steps, 1)
-        torch._fused_adam_(
+        self._adam_kernel(
             params,
             [self._dense_gradient(i, p) for i, p in indexed],
             [s["exp_avg"] for s in states],
             [s["exp_avg_sq"] for s in states],
+            steps,
+        )
+
+    def _adam_kernel(self, params, grads, exp_avgs, exp_avg_sqs, steps) -> None:
+        """torch's fused Adam on these lists in place, at this optimiser's settings: the one kernel step() and
+        trial_updates() both run (no AMSGrad maxima, weight decay applied apart by the callers)."""
+        torch._fused_adam_(
+            params,
+            grads,
+            exp_avgs,
+            exp_avg_sqs,
             [],  # the running maxima of v, kept only by AMSGrad
             steps,
             lr=self.lr,
@@ -227,20 +257,12 @@ class Adam(Optimizer):
             ]
 
         updates = [torch.zeros_like(t.weights, memory_format=torch.preserve_format) for t in trials]
-        torch._fused_adam_(
+        self._adam_kernel(
             updates,
             [t.grad for t in trials],
             copied("exp_avg"),
             copied("exp_avg_sq"),
-            [],
             torch._foreach_add([s["step"] for s in states], 1),
-            lr=self.lr,
-            beta1=self.betas[0],
-            beta2=self.betas[1],
-            weight_decay=0.0,
-            eps=self.eps,
-            amsgrad=False,
-            maximize=False,
         )
         return self._with_decay(updates, trials)
 
