@@ -956,7 +956,7 @@ def test_the_published_chapter_words_what_the_matched_runs_say(fixture, monkeypa
             return dataclasses.replace(numbers(table, by), advantage=advantage)
 
         monkeypatch.setattr(published, "matched_numbers", headline)
-        text = bookcheck.run_chapter(fixture.book / "published.qmd", cwd=fixture.book).markdown()
+        text = bookcheck.run_chapter(fixture.book / "matched.qmd", cwd=fixture.book).markdown()
         assert text.count(sentence) == 2  # at equal parameter count and at equal training time
         assert all(other not in text for other in words.values() if other != sentence)
 
@@ -1024,7 +1024,7 @@ def test_the_decay_chapter_words_what_the_rates_say(fixture, monkeypatch):
     # the fixture's untrained networks all lose gradient, 0.8 + 0.05 i a step: below the edge as the story says,
     # and above it the story fails (the networks at rho > 1 still vanish)
     monkeypatch.setenv(res.RESULTS_ENV, str(fixture.results))
-    text = bookcheck.run_chapter(fixture.book / "decay.qmd", cwd=fixture.book).markdown()
+    text = bookcheck.run_chapter(fixture.book / "gradients.qmd", cwd=fixture.book).markdown()
     below = "Below the edge the gradient vanishes in every untrained tanh network, as the chapter's story says."
     above = "Above the edge the chapter says the gradient explodes. In the untrained tanh network it still vanishes at"
     assert below in text and above in text
@@ -1039,7 +1039,7 @@ def test_the_worked_product_and_the_measured_networks_are_compared_by_their_numb
     # The fixture's measured tanh networks all shrink (factors 0.8 + 0.05 i) with a mean slope of 0.9; the worked
     # product is computed: at 8 units it shrinks at every radius, at 200 it grows at 2 and 3.
     monkeypatch.setenv(res.RESULTS_ENV, str(fixture.results))
-    text = bookcheck.run_chapter(fixture.book / "bptt.qmd", cwd=fixture.book).markdown()
+    text = bookcheck.run_chapter(fixture.book / "gradients.qmd", cwd=fixture.book).markdown()
     assert "and there the gradient shrinks above the edge" in text
     assert "This network's units saturate more than the measured networks'." in text
     assert "What sets the sign is the width." in text and "grows at $\\rho(U) =$ 2 and 3" in text
@@ -1050,7 +1050,7 @@ def test_the_ablation_sections_word_what_the_studies_measured(fixture, tmp_path,
     # (0.625 + 0.5) / 2 = 0.5625 beyond, above the 0.55 a model that learned must pass; with distance 3 at
     # chance, 0.5 beyond, the same sentence says the dependency is not learned across a boundary.
     monkeypatch.setenv(res.RESULTS_ENV, str(fixture.results))
-    text = bookcheck.run_chapter(fixture.book / "studies.qmd", cwd=fixture.book).markdown()
+    text = bookcheck.run_chapter(fixture.book / "ablations.qmd", cwd=fixture.book).markdown()
     above = (
         "The drop from within to beyond is 0.287 to 0.287 across the truncated runs that learned; beyond k the "
         "accuracy stays above chance (0.5), so some of the dependency is learned through what earlier segments "
@@ -1084,7 +1084,7 @@ def test_the_ablation_sections_word_what_the_studies_measured(fixture, tmp_path,
     distances.to_csv(results / "studies" / "truncation_agreement" / "distance.csv", index=False)
     monkeypatch.setenv(res.RESULTS_ENV, str(results))
     book = copy_book(tmp_path / "reports")
-    text = bookcheck.run_chapter(book / "studies.qmd", cwd=book).markdown()
+    text = bookcheck.run_chapter(book / "ablations.qmd", cwd=book).markdown()
     at_chance = (
         "The drop from within to beyond is 0.350 to 0.350 across the truncated runs that learned; beyond k the "
         "accuracy is at chance (0.5): across a boundary the dependency is not learned."
