@@ -1,0 +1,144 @@
+"""The context chapter's values (reports/context.qmd): what each word of context admitted buys a feed-forward window.
+
+    widening(corpus)     the window study of a corpus (role window_width): its metric per width n−1, mean and range
+                         over the seeds that learned, the best width and the two widest, and its staged figure
+    blind_windows()      the agreement windows (role window): accuracy within each window's width and beyond it
+
+Returns numbers and staged figures; the sentences are the chapter's. Reads results only; no torch.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from rnnbench import paths
+from rnnbench.book.figures import STAGING_DIR, stage_figure
+from rnnbench.book.format import label_slug
+from rnnbench.book.results import results_root, study_about, study_summary
+from rnnbench.book.studies import first_of, studies_with_role
+from rnnbench.book.window import window_comparison
+from rnnbench.results.ablations import setting_table
+
+# Metrics a lower value of which is better; every other metric (an accuracy) is better higher.
+LOWER_IS_BETTER = ("test_ppl", "valid_ppl")
+
+
+@dataclass(frozen=True)
+class Widening:
+    """One window study: per width n−1 (``widths``, ascending), the mean of its metric over the seeds that learned
+    and its range (NaN where none learned)."""
+
+    study: str
+    corpus: str
+    metric: str
+    widths: tuple[int, ...]
+    means: tuple[float, ...]
+    lows: tuple[float, ...]
+    highs: tuple[float, ...]
+    seeds: int  # seeds per width
+    hidden: int | None  # the hidden size every width shares, where the study fixes one
+    figure: str  # the study's figure, staged into the book
+
+    @property
+    def lower_is_better(self) -> bool:
+        return self.metric in LOWER_IS_BETTER
+
+    def _measured(self) -> list[tuple[int, float]]:
+        return [(w, m) for w, m in zip(self.widths, self.means, strict=True) if not math.isnan(m)]
+
+    @property
+    def best(self) -> tuple[int, float]:
+        """The width with the best mean, and that mean."""
+        pick = min if self.lower_is_better else max
+        return pick(self._measured(), key=lambda wm: wm[1])
+
+    @property
+    def narrowest(self) -> tuple[int, float]:
+        return self._measured()[0]
+
+    @property
+    def widest(self) -> tuple[int, float]:
+        return self._measured()[-1]
+
+    @property
+    def next_widest(self) -> tuple[int, float]:
+        return self._measured()[-2]
+
+    @property
+    def last_gain(self) -> float:
+        """What the widest width buys over the next: positive where it is better (lower perplexity, higher accuracy)."""
+        (_, widest), (_, next_) = self.widest, self.next_widest
+        return next_ - widest if self.lower_is_better else widest - next_
+
+
+def widening(corpus: str, results: str | Path | None = None, staging: str | Path = STAGING_DIR) -> Widening | None:
+    """The first study with role window_width on ``corpus`` that measured at least two widths, or None."""
+    study = first_of(studies_with_role("window_width", results, corpus=corpus))
+    if study is None:
+        return None
+    about = study_about(study, results)
+    metric = about["metric"]
+    table = setting_table(study_summary(study, results), ["context"], [metric]).sort_values("context")
+    table = table[table[f"{metric}_mean"].notna()]
+    if len(table) < 2:
+        return None
+    figure = stage_figure(paths.study_figure(results_root(results), study, "png"), f"study-{label_slug(study)}", staging)
+    return Widening(
+        study=study,
+        corpus=about["corpus"],
+        metric=metric,
+        widths=tuple(int(w) for w in table["context"]),
+        means=tuple(float(v) for v in table[f"{metric}_mean"]),
+        lows=tuple(float(v) for v in table[f"{metric}_min"]),
+        highs=tuple(float(v) for v in table[f"{metric}_max"]),
+        seeds=len(about.get("seeds", [])),
+        hidden=about.get("fixed", {}).get("hidden"),
+        figure=figure,
+    )
+
+
+@dataclass(frozen=True)
+class BlindWindows:
+    """The agreement windows: per width n−1, accuracy on the head-verb distances within it and beyond it (means
+    over the seeds that learned; NaN where no distance lies beyond)."""
+
+    study: str
+    widths: tuple[int, ...]
+    within: tuple[float, ...]
+    beyond: tuple[float, ...]
+
+    @property
+    def compared(self) -> list[tuple[int, float, float]]:
+        return [
+            (w, a, b)
+            for w, a, b in zip(self.widths, self.within, self.beyond, strict=True)
+            if not (math.isnan(a) or math.isnan(b))
+        ]
+
+    @property
+    def smallest_fall(self) -> float:
+        return min(a - b for _, a, b in self.compared)
+
+    @property
+    def largest_fall(self) -> float:
+        return max(a - b for _, a, b in self.compared)
+
+
+def blind_windows(results: str | Path | None = None) -> BlindWindows | None:
+    """The windows of the window-against-recurrence comparison, or None where it has no window with distances on
+    both sides of its width."""
+    comparison = window_comparison(results)
+    if comparison is None:
+        return None
+    pairs = comparison.pairs.sort_values("context")
+    found = BlindWindows(
+        comparison.windows,
+        tuple(int(c) for c in pairs["context"]),
+        tuple(float(v) for v in pd.to_numeric(pairs["ff_within"])),
+        tuple(float(v) for v in pd.to_numeric(pairs["ff_beyond"])),
+    )
+    return found if found.compared else None
