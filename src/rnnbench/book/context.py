@@ -86,7 +86,9 @@ def widening(corpus: str, results: str | Path | None = None, staging: str | Path
     table = table[table[f"{metric}_mean"].notna()]
     if len(table) < 2:
         return None
-    figure = stage_figure(paths.study_figure(results_root(results), study, "png"), f"study-{label_slug(study)}", staging)
+    figure = stage_figure(
+        paths.study_figure(results_root(results), study, "png"), f"study-{label_slug(study)}", staging
+    )
     return Widening(
         study=study,
         corpus=about["corpus"],

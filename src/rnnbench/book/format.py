@@ -115,6 +115,12 @@ def between(lo: Any, hi: Any, formatter: Callable[[Any], Markdown]) -> Markdown:
     return low if low == high else Markdown(f"{low} to {high}")
 
 
+def figure(image: str | None, caption: str, label: str) -> Markdown:
+    """A figure as Markdown (``![caption](image){#label}``), or nothing where the results have no such image: a
+    chapter places a figure its configuration may not build without showing an empty frame."""
+    return Markdown(f"![{caption}]({image}){{#{label}}}\n") if image else Markdown("")
+
+
 def words(items: Iterable[Any], conjunction: str = "and") -> Markdown:
     """["a", "b", "c"] -> "a, b and c"."""
     items = [str(i) for i in items]
