@@ -1,5 +1,6 @@
 """The context chapter's values (reports/context.qmd): what each word of context admitted buys a feed-forward window.
 
+    shapes_side_by_side(shapes, n)  both models' tensors at one context, side by side, with their totals
     widening(corpus)     the window study of a corpus (role window_width): its metric per width n−1, mean and range
                          over the seeds that learned, the best width and the two widest, and its staged figure
     blind_windows()      the agreement windows (role window): accuracy within each window's width and beyond it
@@ -50,42 +51,40 @@ class Widening:
     def _measured(self) -> list[tuple[int, float]]:
         return [(w, m) for w, m in zip(self.widths, self.means, strict=True) if not math.isnan(m)]
 
+    # A width that no seed learned at has no mean; where too few widths have one, a pick is (0, NaN).
+    NONE = (0, math.nan)
+
     @property
     def best(self) -> tuple[int, float]:
         """The width with the best mean, and that mean."""
         pick = min if self.lower_is_better else max
-        return pick(self._measured(), key=lambda wm: wm[1])
+        measured = self._measured()
+        return pick(measured, key=lambda wm: wm[1]) if measured else self.NONE
 
     @property
     def narrowest(self) -> tuple[int, float]:
-        return self._measured()[0]
+        measured = self._measured()
+        return measured[0] if measured else self.NONE
 
     @property
     def widest(self) -> tuple[int, float]:
-        return self._measured()[-1]
+        measured = self._measured()
+        return measured[-1] if measured else self.NONE
 
     @property
     def next_widest(self) -> tuple[int, float]:
-        return self._measured()[-2]
-
-    @property
-    def last_gain(self) -> float:
-        """What the widest width buys over the next: positive where it is better (lower perplexity, higher accuracy)."""
-        (_, widest), (_, next_) = self.widest, self.next_widest
-        return next_ - widest if self.lower_is_better else widest - next_
+        measured = self._measured()
+        return measured[-2] if len(measured) > 1 else self.NONE
 
 
 def widening(corpus: str, results: str | Path | None = None, staging: str | Path = STAGING_DIR) -> Widening | None:
-    """The first study with role window_width on ``corpus`` that measured at least two widths, or None."""
+    """The first study with role window_width on ``corpus``, or None where there is none."""
     study = first_of(studies_with_role("window_width", results, corpus=corpus))
     if study is None:
         return None
     about = study_about(study, results)
     metric = about["metric"]
     table = setting_table(study_summary(study, results), ["context"], [metric]).sort_values("context")
-    table = table[table[f"{metric}_mean"].notna()]
-    if len(table) < 2:
-        return None
     figure = stage_figure(
         paths.study_figure(results_root(results), study, "png"), f"study-{label_slug(study)}", staging
     )
@@ -123,24 +122,35 @@ class BlindWindows:
 
     @property
     def smallest_fall(self) -> float:
-        return min(a - b for _, a, b in self.compared)
+        return min((a - b for _, a, b in self.compared), default=math.nan)
 
     @property
     def largest_fall(self) -> float:
-        return max(a - b for _, a, b in self.compared)
+        return max((a - b for _, a, b in self.compared), default=math.nan)
 
 
 def blind_windows(results: str | Path | None = None) -> BlindWindows | None:
-    """The windows of the window-against-recurrence comparison, or None where it has no window with distances on
-    both sides of its width."""
+    """The windows of the window-against-recurrence comparison, or None where there is none."""
     comparison = window_comparison(results)
     if comparison is None:
         return None
     pairs = comparison.pairs.sort_values("context")
-    found = BlindWindows(
+    return BlindWindows(
         comparison.windows,
         tuple(int(c) for c in pairs["context"]),
         tuple(float(v) for v in pd.to_numeric(pairs["ff_within"])),
         tuple(float(v) for v in pd.to_numeric(pairs["ff_beyond"])),
     )
-    return found if found.compared else None
+
+
+def shapes_side_by_side(shapes: pd.DataFrame, context: int) -> pd.DataFrame:
+    """tables/params_ff_vs_rnn.csv at one context: tensor, shape and count of the feed-forward model (FF) and of
+    the recurrent one (RNN) on one row per tensor, the feed-forward model's order first, then a total row."""
+    rows = shapes[shapes["context"] == context]
+    ff = rows[rows["model"] == "ff"][["tensor", "shape", "count"]]
+    rnn = rows[rows["model"] == "rnn"][["tensor", "shape", "count"]]
+    order = list(ff["tensor"]) + [t for t in rnn["tensor"] if t not in set(ff["tensor"])]
+    table = ff.merge(rnn, on="tensor", how="outer", suffixes=(" (FF)", " (RNN)"))
+    table = table.set_index("tensor").loc[order].reset_index()  # an outer merge sorts: put FF's order back
+    total = {"tensor": "total", "count (FF)": ff["count"].sum(), "count (RNN)": rnn["count"].sum()}
+    return pd.concat([table, pd.DataFrame([total])], ignore_index=True)

@@ -121,6 +121,11 @@ def figure(image: str | None, caption: str, label: str) -> Markdown:
     return Markdown(f"![{caption}]({image}){{#{label}}}\n") if image else Markdown("")
 
 
+def vector(values: Iterable[Any], digits: int = 3) -> Markdown:
+    """A state or a term as the chapter prints one: (0.123, -0.456)."""
+    return Markdown("(" + ", ".join(fixed(v, digits) for v in values) + ")")
+
+
 def words(items: Iterable[Any], conjunction: str = "and") -> Markdown:
     """["a", "b", "c"] -> "a, b and c"."""
     items = [str(i) for i in items]
