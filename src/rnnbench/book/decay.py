@@ -96,6 +96,31 @@ def trained_rates(results: str | Path | None = None) -> pd.DataFrame:
     return trained[columns].reset_index(drop=True) if len(trained) else pd.DataFrame(columns=columns)
 
 
+def trained_summary(trained: pd.DataFrame, results: str | Path | None = None) -> pd.DataFrame:
+    """trained_rates() per group of trained networks (the analyses that measured them) and snapshot: what they are
+    (the first analysis's description), how many networks, their measured rate and rho(U), mean and range.
+
+        networks (description), snapshot (as the book names it), count, rate_mean, rate_min, rate_max, rho_min, rho_max
+    """
+    rows = []
+    for (analyses, snapshot), group in trained.groupby(["analyses", "snapshot"], sort=False):
+        first = str(analyses).split(",")[0].strip()
+        rows.append(
+            {
+                "networks": analysis_record(first, results)["description"].split(":")[0],
+                "snapshot": snapshot_name(snapshot),
+                "count": len(group),
+                "rate_mean": float(group["rate"].mean()),
+                "rate_min": float(group["rate"].min()),
+                "rate_max": float(group["rate"].max()),
+                "rho_min": float(group["rho"].min()),
+                "rho_max": float(group["rho"].max()),
+            }
+        )
+    columns = ["networks", "snapshot", "count", "rate_mean", "rate_min", "rate_max", "rho_min", "rho_max"]
+    return pd.DataFrame(rows, columns=columns)
+
+
 def passage_rows(results: str | Path | None = None) -> pd.DataFrame:
     """The evidence word of the passage (its first occurrence) through each network of each passage analysis."""
     frames = []

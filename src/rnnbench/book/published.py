@@ -133,7 +133,7 @@ def corpus_rows(frame: pd.DataFrame, corpus: str) -> pd.DataFrame:
         rows.append(
             {
                 "model": label,
-                "measured by": Markdown(f"{code(row.model)}, {escape(epochs)}"),
+                "measured by": Markdown(escape(epochs)),  # the run itself: its id in the appendix's run tables
                 "test_ppl": row.test_ppl,
                 "ratio": Markdown(f"{cell_sig(row.ratio_to_reference)} of {escape(row.reference_model)}")
                 if pd.notna(row.ratio_to_reference)
