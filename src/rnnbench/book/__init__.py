@@ -6,7 +6,8 @@ and the render.
     format          numbers, words and tables as markdown for the HTML book and the Typst PDF
     figures         results figures staged inside the book, where both formats can embed them
     study_sections  one generated section per study, so a study added to the config appears with no edit
-    findings        the findings chapter's values (findings.qmd)
+    answers         the first chapter's values: verdict words, deciding numbers, errata, the ledger (answers.qmd)
+    findings        the verdicts appendix's values: the findings table, margins, evidence sections (verdicts.qmd)
     published       the published numbers chapter's values and its per-corpus sections (published.qmd)
     studies         what the studies chapter's ablation sections share: studies by role, seed counts, cells
     clipping        the clipping sections' values (studies.qmd)

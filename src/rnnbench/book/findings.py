@@ -1,5 +1,5 @@
-"""What the book's first chapter reads: tables/findings.csv (rule findings_table), each claim's verdict, the
-number behind it, and the sections of the book its evidence has.
+"""What the appendix of verdicts reads (and the first chapter, through rnnbench.book.answers): tables/findings.csv
+(rule findings_table), each claim's verdict, the number behind it, and the sections of the book its evidence has.
 
     findings()            the table, one row per claim, every cell as written (an empty value stays empty)
     verdict_counts(t)     verdict -> how many claims have it, in rnnbench.findings.policy.VERDICTS order
@@ -8,7 +8,7 @@ number behind it, and the sections of the book its evidence has.
     sections(evidence)    the book's labels of the sections a claim's evidence has: a study's section, an
                           analysis's, or the section the chapter's ``tables`` map names for a table
 
-Returns values and labels; the sentences are reports/findings.qmd's. No torch.
+Returns values and labels; the sentences are reports/verdicts.qmd's and reports/answers.qmd's. No torch.
 """
 
 from __future__ import annotations

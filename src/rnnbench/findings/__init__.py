@@ -5,9 +5,10 @@ line, and a verdict computed from the results.
     findings_table(results, roles)   tables/findings.csv: one row per claim (registry.COLUMNS), and the files read
     findings_tables(results, roles)  that, and tables/findings_parts.csv: one row per part of a claim, decided
 
-Modules: policy (the statistical policy: verdicts, tests, margins, intervals), evidence (roles and results), registry (claims, parts, verdicts),
-catalog (every claim, CLAIMS, and the claims each role serves, ROLES), and the judges by subject: window,
-decay, clipping, truncation. The workflow's files import `evidence.Roles` alone, so nothing here is imported
+Modules: policy (the statistical policy: verdicts, tests, margins, intervals), evidence (roles and results),
+registry (claims, parts, verdicts, the chapter's QUESTIONS), catalog (every claim, CLAIMS, and the claims each role
+serves, ROLES), headline (the number that decides a verdict), and the judges by subject: window, decay, clipping,
+truncation, activation, carrying. The workflow's files import `evidence.Roles` alone, so nothing here is imported
 until a table is made.
 """
 

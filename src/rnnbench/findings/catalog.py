@@ -57,6 +57,8 @@ CLAIMS: tuple[Claim, ...] = (
         "per window width n−1: agreement accuracy at head-verb distance n−1 minus at n, one value per seed",
         f"holds if every window's accuracy falls measurably from distance n−1 to n (one-sided t over seeds, {HOLM}); fails where the fall is measurably short of the accuracy {_margin('accuracy')}",
         window.blind,
+        title="A window cannot see past its width",
+        question="context",
     ),
     Claim(
         "recurrence_no_cliff",
@@ -66,6 +68,8 @@ CLAIMS: tuple[Claim, ...] = (
         "per recurrence size: the drop in agreement accuracy between adjacent head-verb distances, one value per seed",
         f"holds if every adjacent drop is measurably below the accuracy {_margin('accuracy')} (one-sided equivalence test over seeds, {HOLM}, every pair of every size); fails where a drop is measurably above 0",
         window.no_cliff,
+        title="A recurrence has no cliff at any distance",
+        question="matched",
     ),
     Claim(
         "widening_not_fix",
@@ -75,6 +79,8 @@ CLAIMS: tuple[Claim, ...] = (
         "parameters each added word of context adds (true by construction); the study's metric, widest minus next-widest window, seed means",
         f"holds if the widest window is better than the next by less than the metric's margin (one-sided equivalence test, Welch, {HOLM}); fails where it is measurably better",
         window.widening,
+        title="Widening the window is no fix",
+        question="context",
     ),
     Claim(
         "gradient_geometric",
@@ -84,6 +90,8 @@ CLAIMS: tuple[Claim, ...] = (
         "per trained setting, final weights: the rate (slope of log ‖∂L/∂h‖ against distance) over seeds, and each network's R²",
         f"holds if every network's log-norm is a straight line (R² ≥ {decay.GEOMETRIC_R2}) and each setting's rate is measurably below 0 (t over seeds, {HOLM}); fails where the rate is measurably short of the rate {_margin('decay rate')}",
         decay.geometric,
+        title="Gradients decay geometrically with distance",
+        question="gradients",
     ),
     Claim(
         "vanish_below_one",
@@ -93,6 +101,8 @@ CLAIMS: tuple[Claim, ...] = (
         "per untrained tanh setting with ρ(U) < 1: the rate of ‖∂L/∂h‖ (log of its per-step factor), over seeds",
         f"holds if every such rate is measurably below 0 (t over seeds, {HOLM}); fails where it is measurably above −{MARGINS['decay rate'].size:g}",
         decay.vanish,
+        title="Below an eigenvalue of one, gradients vanish",
+        question="gradients",
     ),
     Claim(
         "explode_above_one",
@@ -102,6 +112,8 @@ CLAIMS: tuple[Claim, ...] = (
         "per tanh setting with ρ(U) > 1, untrained (U rescaled) and trained (final weights): the rate of ‖∂L/∂h‖, over seeds",
         f"holds if every such rate is measurably above 0 (t over seeds, {HOLM}); fails where it is measurably below +{MARGINS['decay rate'].size:g}",
         decay.explode,
+        title="Above an eigenvalue of one, gradients explode",
+        question="gradients",
     ),
     Claim(
         "lambda_not_held",
@@ -111,6 +123,8 @@ CLAIMS: tuple[Claim, ...] = (
         "per trained setting, final weights: the rate of ‖∂L/∂h‖ (0 is |λ| = 1); ρ(U) at initialisation and at the end",
         f"holds if every trained setting's rate is measurably away from 0 (two-sided t over seeds, {HOLM}); fails where it is measurably within the rate {_margin('decay rate')} of 0 (two one-sided tests)",
         decay.not_held,
+        title="Nothing in training holds the eigenvalue at one",
+        question="gradients",
     ),
     Claim(
         "forward_carries",
@@ -120,6 +134,8 @@ CLAIMS: tuple[Claim, ...] = (
         f"per trained network, final weights: a linear probe's held-out accuracy reading the head noun's number from the state, on sentences whose nearest noun has the other number, at the farthest distance where the gradient crossing it has fallen {carrying.FALL:g}-fold or more, minus chance; the same probe on shuffled labels as control; over seeds",
         f"holds if that accuracy is measurably above chance and the shuffled control within the accuracy {_margin('accuracy')} of chance (t over seeds, {HOLM}); fails where the accuracy is measurably within the margin of chance, or the control measurably off it",
         carrying.forward_carries,
+        title="The state carries what the gradient cannot reach",
+        question="gradients",
     ),
     Claim(
         "sigmoid_quarter",
@@ -129,6 +145,8 @@ CLAIMS: tuple[Claim, ...] = (
         "per untrained sigmoid setting: the per-step factor exp(rate) of ‖∂L/∂h‖, over seeds",
         f"holds if each setting's rate is measurably below log(1/4) + {MARGINS['decay rate'].size:g} (one-sided equivalence test, {HOLM}); fails where it is measurably above log(1/4)",
         decay.sigmoid_quarter,
+        title="The sigmoid shrinks the gradient fourfold a step",
+        question="activation",
     ),
     Claim(
         "zero_centred_faster",
@@ -138,6 +156,8 @@ CLAIMS: tuple[Claim, ...] = (
         f"per study: validation perplexity (or the study's metric) after the same training tokens, and the optimiser steps until the training loss's running mean over {SPEED_WINDOW} steps first reaches the highest level every learned run reaches; sigmoid minus tanh, seed means of learned runs",
         f"holds if the sigmoid network is measurably worse than the tanh network after equal training, and takes measurably more steps to that loss (one-sided Welch, {HOLM}); fails where either is measurably short of its margin ({MARGINS['perplexity']} of perplexity, {MARGINS['optimiser steps']} of steps)",
         activation.zero_centred,
+        title="Zero-centred states train faster",
+        question="activation",
     ),
     Claim(
         "relu_dies",
@@ -147,6 +167,8 @@ CLAIMS: tuple[Claim, ...] = (
         "per trained ReLU network: the share of hidden units whose derivative is zero at every step of the validation split, seeds of learned runs",
         f"holds if that share is measurably above 0 (one-sided t over seeds, {HOLM}); fails where it is measurably below {MARGINS['share of units'].size:g}",
         activation.relu_dies,
+        title="ReLU units die and never recover",
+        question="activation",
     ),
     Claim(
         "relu_no_ceiling",
@@ -156,6 +178,8 @@ CLAIMS: tuple[Claim, ...] = (
         "per study: how many ReLU runs diverged, beside how many tanh runs of the same recipe did",
         f"holds if ReLU runs diverge measurably more often (one-sided Fisher's exact test, {HOLM}); fails where they diverge measurably less often",
         activation.relu_unbounded,
+        title="ReLU, with no ceiling, blows up",
+        question="activation",
     ),
     Claim(
         "clip_direction",
@@ -165,6 +189,8 @@ CLAIMS: tuple[Claim, ...] = (
         "the clipped gradient's direction (true by construction); per stateful optimiser setting: the mean over clipped steps of the cosine between the update taken from the clipped gradient and the one the unclipped gradient would give at the same state, over seeds",
         f"holds if every setting's mean cosine is measurably above 1 − {MARGINS['update cosine'].size:g} (one-sided equivalence test, {HOLM}); fails where it is measurably below 1 and not within the margin",
         clipping.direction,
+        title="Clipping keeps the step's direction",
+        question="clipping",
     ),
     Claim(
         "clip_divergence",
@@ -174,6 +200,8 @@ CLAIMS: tuple[Claim, ...] = (
         "per corpus, rate and threshold where an unclipped run diverged: how many unclipped and how many norm-clipped runs diverged (every run counts, learned or not)",
         f"holds if at every such rate and threshold unclipped runs diverge measurably more often (one-sided Fisher's exact test, {HOLM}); fails where they diverge measurably less often",
         clipping.divergence,
+        title="Clipping stops exploding gradients",
+        question="clipping",
     ),
     Claim(
         "clip_quality",
@@ -183,6 +211,8 @@ CLAIMS: tuple[Claim, ...] = (
         "per corpus, rate where no unclipped run diverged, and threshold: the study's metric, clipped minus unclipped, seed means of learned runs (relative to unclipped)",
         f"holds if every threshold that clipped a step is worse than no clipping by less than the {_margin('perplexity')} (one-sided equivalence test, Welch, {HOLM}); fails where it is measurably worse",
         clipping.quality,
+        title="Clipping costs nothing in quality",
+        question="clipping",
     ),
     Claim(
         "clip_vanishing",
@@ -192,6 +222,8 @@ CLAIMS: tuple[Claim, ...] = (
         "the rate of ‖∂L/∂h‖ in learned runs of a clipping study, clipped minus unclipped at the same learning rate",
         f"holds if every clipped setting's rate exceeds the unclipped runs' by less than the rate {_margin('decay rate')} (one-sided equivalence test, Welch, {HOLM}); fails where its gradient decays measurably more slowly",
         clipping.vanishing,
+        title="Clipping does nothing for vanishing gradients",
+        question="clipping",
     ),
     Claim(
         "truncation_invisible",
@@ -201,6 +233,8 @@ CLAIMS: tuple[Claim, ...] = (
         "per study and truncation length k: agreement accuracy within reach of k minus beyond it, runs cut every k steps minus full-sentence BPTT on the same probes (the interaction); sentence cuts split by block and paired by seed, stream segments split by distance",
         f"holds if at every k the cut runs lose measurably more from within reach to beyond it than full-sentence BPTT does (one-sided t over seeds, {HOLM}); fails where that excess is measurably short of the accuracy {_margin('accuracy')}",
         truncation.invisible,
+        title="Training cannot see across a truncation boundary",
+        question="truncation",
     ),
     Claim(
         "sentence_cuts_reduce",
@@ -210,6 +244,8 @@ CLAIMS: tuple[Claim, ...] = (
         "per truncation length k trained both ways: the interaction (gap within reach minus beyond, cut runs minus the full-sentence runs of their own study, split by distance), stream segments minus sentence cuts; and the sentence cuts' own",
         f"holds if at every such k the sentence cuts' interaction is measurably smaller than the stream segments' and measurably above 0 (one-sided t, {HOLM}); fails where either is measurably short of the accuracy {_margin('accuracy')}",
         truncation.sentence_cuts,
+        title="Cutting at sentence ends reduces the damage but does not remove it",
+        question="truncation",
     ),
     Claim(
         "truncation_cost",
@@ -219,6 +255,8 @@ CLAIMS: tuple[Claim, ...] = (
         "longest against shortest truncation: training tokens per second and the training job's peak memory, seed means",
         f"holds if the longest unrolling is measurably slower and measurably larger in peak memory (one-sided Welch, {HOLM}); fails where a gap is measurably short of its margin ({MARGINS['tokens per second']} each)",
         truncation.cost,
+        title="Long unrolling is slow and takes memory",
+        question="truncation",
     ),
     Claim(
         "recurrence_beats_window",
@@ -228,6 +266,8 @@ CLAIMS: tuple[Claim, ...] = (
         f"per corpus, each window paired with the recurrence of the nearest parameter count (matched within {TOLERANCE}×): the study metric, recurrence minus window, seed means",
         f"holds if at every matched pair the recurrence is measurably better (one-sided Welch, {HOLM}); fails where its gain is measurably short of the metric's margin",
         window.beats,
+        title="A recurrence beats a window of its size",
+        question="matched",
     ),
     Claim(
         "lesson_gradient_reach",
@@ -237,6 +277,8 @@ CLAIMS: tuple[Claim, ...] = (
         "the lesson's own measurement: mean |∂y_T/∂x_1| of its untrained nn.RNN at each length T",
         "holds if it is smaller at every longer T (one network, as the lesson prints it: a check, not a test)",
         lesson_reach,
+        title="The lesson's network forgets early words",
+        question="gradients",
     ),
 )
 

@@ -1,7 +1,8 @@
 """A claim of the seeds, how it is judged, and its verdict.
 
     Claim     id, the seed file and its words (verbatim), the roles of the evidence it reads, the statistic,
-              the decision rule in one line, and the function that judges it
+              the decision rule in one line, the function that judges it, a title in plain words and the
+              question of the chapter it answers (one of QUESTIONS)
     Part      one comparison inside a claim (one corpus, one setting): its value, and its tests or its verdict
     Judged    what a judge returns: the files it read as evidence and its parts
     Finding   the row of tables/findings.csv
@@ -24,6 +25,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
+from rnnbench.findings.headline import headline
 from rnnbench.findings.policy import (
     BY_CONSTRUCTION,
     FAILS,
@@ -45,6 +47,7 @@ __all__ = [
     "LEVEL",
     "NOT_SHOWN",
     "PARTLY",
+    "QUESTIONS",
     "VERDICTS",
     "Claim",
     "Finding",
@@ -64,7 +67,25 @@ LESSON_001 = "001_be007dee4de86cc7.txt"  # "The vanilla RNN"
 LESSON_003 = "003_401d9ba6a152dbcc.txt"  # "Recurrent Neural Networks"
 SEEDS = (CHAPTER, LESSON_001, LESSON_003)
 
-COLUMNS = ("id", "seed", "quote", "evidence", "statistic", "value", "rule", "verdict", "reason")
+# The chapter's questions, in its order, each claim answering one: does more context keep helping the window; the
+# recurrence against the window at matched size; do gradients vanish and explode; does clipping help and at what
+# cost; is truncation harmful; which activation. The book's first chapter answers them in this order.
+QUESTIONS = ("context", "matched", "gradients", "clipping", "truncation", "activation")
+
+COLUMNS = (
+    "id",
+    "seed",
+    "title",
+    "question",
+    "quote",
+    "evidence",
+    "statistic",
+    "value",
+    "headline",
+    "rule",
+    "verdict",
+    "reason",
+)
 # tables/findings_parts.csv: every part of every claim, decided, with its Holm-adjusted p-values (NaN untested)
 PART_COLUMNS = ("id", "part", "aspect", "verdict", "value", "note", "p_supports", "p_refutes")
 PENDING = "tested"  # a part whose tests decide its verdict when the claim's tests are corrected together
@@ -118,10 +139,16 @@ class Claim:
     statistic: str
     rule: str
     judge: Callable[..., Judged]
+    title: str  # the claim in plain words, as a reader would say it ("A window cannot see past its width")
+    question: str  # which of QUESTIONS it answers
 
     def __post_init__(self):
         if self.seed not in SEEDS:
             raise ValueError(f"claim {self.id}: seed {self.seed!r} is not one of {', '.join(SEEDS)}")
+        if self.question not in QUESTIONS:
+            raise ValueError(f"claim {self.id}: question {self.question!r} is not one of {', '.join(QUESTIONS)}")
+        if not self.title.strip() or "_" in self.title:
+            raise ValueError(f"claim {self.id}: a title is plain words, not {self.title!r}")
         if "\n" in self.rule:
             raise ValueError(f"claim {self.id}: a decision rule is one line")
 
@@ -130,10 +157,13 @@ class Claim:
 class Finding:
     id: str
     seed: str
+    title: str
+    question: str
     quote: str
     evidence: str
     statistic: str
     value: str
+    headline: str  # the number that decides the verdict (rnnbench.findings.headline)
     rule: str
     verdict: str
     reason: str
@@ -238,14 +268,33 @@ def judge(claim: Claim, evidence) -> Finding:
         return _finding(claim, "; ".join(judged.evidence), "", NOT_SHOWN, judged.reason or "nothing to judge")
     parts = settle(judged.parts)
     verdict, value, reason = combine(parts)
-    return _finding(claim, "; ".join(judged.evidence), value, verdict, reason, parts)
+    line = headline(verdict, parts, judged.evidence)
+    return _finding(claim, "; ".join(judged.evidence), value, verdict, reason, parts, line)
 
 
 def _finding(
-    claim: Claim, evidence: str, value: str, verdict: str, reason: str, parts: tuple[Part, ...] = ()
+    claim: Claim,
+    evidence: str,
+    value: str,
+    verdict: str,
+    reason: str,
+    parts: tuple[Part, ...] = (),
+    line: str = "",
 ) -> Finding:
     return Finding(
-        claim.id, claim.seed, claim.quote, evidence, claim.statistic, value, claim.rule, verdict, reason, parts
+        claim.id,
+        claim.seed,
+        claim.title,
+        claim.question,
+        claim.quote,
+        evidence,
+        claim.statistic,
+        value,
+        line,
+        claim.rule,
+        verdict,
+        reason,
+        parts,
     )
 
 

@@ -32,6 +32,7 @@ class Claim:
     claim: str  # the seed's words, quoted or closely paraphrased
     claimed: str
     check: Callable[[], tuple[str, bool, str]]  # -> (computed, matches, note)
+    title: str = ""  # the claim in plain words where ``claim`` (the seed's words) is a formula or a fragment
 
 
 def _agreement_distance() -> tuple[str, bool, str]:
@@ -43,7 +44,7 @@ def _agreement_distance() -> tuple[str, bool, str]:
 
 def _ff_smaller_at_three() -> tuple[str, bool, str]:
     t = params_totals(contexts=(3,)).iloc[0]
-    return f"ff {t.ff:,} vs rnn {t.rnn:,}", bool(t.ff < t.rnn), ""
+    return f"feed-forward {t.ff:,} against recurrent {t.rnn:,}", bool(t.ff < t.rnn), ""
 
 
 def _crossover_at_five() -> tuple[str, bool, str]:
@@ -52,9 +53,9 @@ def _crossover_at_five() -> tuple[str, bool, str]:
     ties = totals.index[totals["larger"] == "tie"].tolist()
     first = params.crossover_context(d, H)
     return (
-        f"tie at context {ties}, ff larger from context {first} (n = {first + 1})",
+        f"a tie at context {', '.join(map(str, ties))}, the feed-forward model larger from context {first}",
         first == 5 or ties == [5],
-        "5 is H/d, where (n-1) d H = H^2: a comparison of W_h with U alone that leaves out the RNN's W (d x H)",
+        "5 is H/d, where (n-1) d H = H^2: it sets W_h against U alone and leaves out the RNN's input weights W, d x H",
     )
 
 
@@ -71,10 +72,10 @@ def _bptt_per_step() -> tuple[str, bool, str]:
     per_step = check[(check.variant == "chapter_per_step") & (check.reference == "autograd")].set_index("parameter")
     errs = ", ".join(f"{p} {per_step.loc[p, 'rel_error']:.2f}" for p in ("U", "W", "b_h"))
     return (
-        f"summed over t, rel. error vs autograd: {errs} (V, b_y exact)",
+        f"one-step truncated BPTT: relative error against autograd {errs} (V and b_y exact)",
         bool(per_step.loc[["U", "W", "b_h"], "passes"].all()),
-        "the bracket V^T(yhat_t - y_t) is dE_t/dh_t only; dL/dh_t also needs U^T delta_{t+1}. "
-        "Summed, (12.3)/(12.4) give one-step truncated BPTT",
+        "their bracket is the error of step t alone; the gradient at h_t also needs the error coming back from step t + 1 "
+        "through U",
     )
 
 
@@ -166,6 +167,7 @@ CLAIMS: tuple[Claim, ...] = (
         "The verb agrees with book, eight words back",
         "8",
         _agreement_distance,
+        title="The verb is eight words from its subject",
     ),
     Claim(
         "chapter",
@@ -173,17 +175,47 @@ CLAIMS: tuple[Claim, ...] = (
         "At a context of three the feed-forward model is actually smaller",
         "ff < rnn",
         _ff_smaller_at_three,
+        title="At a context of three the feed-forward model is the smaller",
     ),
-    Claim("chapter", _PARAMS, "The two cross over at five", "5", _crossover_at_five),
-    Claim("chapter", _47, "0.01^47 = 1.0 x 10^-94", "1.0e-94", _power_claim(0.01, 47)),
-    Claim("chapter", _47, "0.5^47 = 7.1 x 10^-15", "7.1e-15", _power_claim(0.5, 47)),
-    Claim("chapter", _47, "1.2^47 = 5266.46", "5266.46", _power_claim(1.2, 47)),
+    Claim(
+        "chapter",
+        _PARAMS,
+        "The two cross over at five",
+        "5",
+        _crossover_at_five,
+        title="The two models' sizes cross over at a context of five",
+    ),
+    Claim(
+        "chapter",
+        _47,
+        "0.01^47 = 1.0 x 10^-94",
+        "1.0e-94",
+        _power_claim(0.01, 47),
+        title="A factor of 0.01 over 47 words leaves 1.0 × 10⁻⁹⁴",
+    ),
+    Claim(
+        "chapter",
+        _47,
+        "0.5^47 = 7.1 x 10^-15",
+        "7.1e-15",
+        _power_claim(0.5, 47),
+        title="A factor of 0.5 over 47 words leaves 7.1 × 10⁻¹⁵",
+    ),
+    Claim(
+        "chapter",
+        _47,
+        "1.2^47 = 5266.46",
+        "5266.46",
+        _power_claim(1.2, 47),
+        title="A factor of 1.2 over 47 words grows to 5266.46",
+    ),
     Claim(
         "chapter",
         "How fast, in numbers",
         "0.9 after fifty steps has removed more than 99 per cent of the signal",
         "> 99% removed",
         _power_claim(0.9, 50),
+        title="A factor of 0.9 removes over 99% of the signal in fifty steps",
     ),
     Claim(
         "chapter",
@@ -191,6 +223,7 @@ CLAIMS: tuple[Claim, ...] = (
         "(12.3)/(12.4) give dE_t/dU, dE_t/dW; the gradient is their sum over time steps",
         "the gradient",
         _bptt_per_step,
+        title="Equations (12.3) and (12.4), summed over time, give the gradient",
     ),
     Claim(
         "lesson001",
@@ -198,19 +231,47 @@ CLAIMS: tuple[Claim, ...] = (
         "the recurrence stays at 29 312 weights (d_model = 100, d_h = 128)",
         "29312",
         _recurrence_29312,
+        title="The lesson's recurrence has 29,312 weights",
     ),
-    Claim("lesson001", _RUN, "The 3 810 688 extra weights the MLP carries", "3810688", _difference_3810688),
     Claim(
-        "lesson001", _RUN, "reading paragraphs multiplies the concatenated MLP's first layer by ten", "10", _ratio_ten
+        "lesson001",
+        _RUN,
+        "The 3 810 688 extra weights the MLP carries",
+        "3810688",
+        _difference_3810688,
+        title="The concatenating MLP carries 3,810,688 more weights",
     ),
-    Claim("lesson001", _STATE, "twenty iterations multiply it by more than a million", "> 1,000,000", _relu_million),
-    Claim("lesson001", _STATE, "the slope at the origin: 1 for the tanh, 0.25 for the sigmoid", "1, 0.25", _slopes),
+    Claim(
+        "lesson001",
+        _RUN,
+        "reading paragraphs multiplies the concatenated MLP's first layer by ten",
+        "10",
+        _ratio_ten,
+        title="Reading paragraphs makes the MLP's first layer ten times larger",
+    ),
+    Claim(
+        "lesson001",
+        _STATE,
+        "twenty iterations multiply it by more than a million",
+        "> 1,000,000",
+        _relu_million,
+        title="Twenty doublings multiply a state by more than a million",
+    ),
+    Claim(
+        "lesson001",
+        _STATE,
+        "the slope at the origin: 1 for the tanh, 0.25 for the sigmoid",
+        "1, 0.25",
+        _slopes,
+        title="At the origin tanh has slope 1, the sigmoid 0.25",
+    ),
     Claim(
         "lesson001",
         _RUN,
         "identical bag of words; the first four rows match; they diverge at the fifth",
         "rows 1-4 equal, 5 differs",
         _order_pair,
+        title="Two sentences of the same words part at the fifth state",
     ),
     Claim(
         "lesson001",
@@ -218,21 +279,38 @@ CLAIMS: tuple[Claim, ...] = (
         "'the script' at positions 1-2 and 7-8 gives almost identical states",
         " vs ".join(map(str, LESSON001_SCRIPT_STATES)),
         _script_states,
+        title="The same words at two places give almost the same state",
     ),
-    Claim("lesson003", "The hidden state and unrolling", "there are only 24 parameters", "24", _params_24),
-    Claim("lesson003", "RNNs in PyTorch", "Bidirectional doubles the output size (16 + 16 = 32)", "32", _bi_32),
+    Claim(
+        "lesson003",
+        "The hidden state and unrolling",
+        "there are only 24 parameters",
+        "24",
+        _params_24,
+        title="The lesson's small RNN has 24 parameters",
+    ),
+    Claim(
+        "lesson003",
+        "RNNs in PyTorch",
+        "Bidirectional doubles the output size (16 + 16 = 32)",
+        "32",
+        _bi_32,
+        title="A bidirectional RNN doubles the output size",
+    ),
     Claim(
         "lesson003",
         "Backpropagation Through Time",
         "the gradient reaching token 1 shrinks as the sequence grows",
         "shrinks",
         _reach_shrinks,
+        title="The gradient reaching the first word shrinks as the sequence grows",
     ),
 )
 
 
 def seed_claims() -> pd.DataFrame:
-    """Every checked claim: seed, where, claim, claimed, computed, matches, note."""
+    """Every checked claim: seed, where, title (plain words: the claim's own where it reads as one), claim,
+    claimed, computed, matches, note."""
     rows = []
     for c in CLAIMS:
         computed, matches, note = c.check()
@@ -240,6 +318,7 @@ def seed_claims() -> pd.DataFrame:
             {
                 "seed": c.seed,
                 "where": c.where,
+                "title": c.title or c.claim,
                 "claim": c.claim,
                 "claimed": c.claimed,
                 "computed": computed,

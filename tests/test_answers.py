@@ -1,0 +1,195 @@
+"""The book's first chapter: every claim's plain title and question, the headline that decides its verdict (parts
+planted by hand, and a planted results folder judged), and the verdict words the answers read from the findings
+table (a planted findings table, its verdict flipped)."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import pytest
+from planted import UNCLIPPED, clipping_folder
+
+from rnnbench.book import answers
+from rnnbench.findings import findings_tables
+from rnnbench.findings.catalog import CLAIMS
+from rnnbench.findings.evidence import Roles
+from rnnbench.findings.headline import deciding, headline
+from rnnbench.findings.registry import (
+    COLUMNS,
+    FAILS,
+    HOLDS,
+    INCONCLUSIVE,
+    PARTLY,
+    QUESTIONS,
+    VERDICTS,
+    Claim,
+    Part,
+    combine,
+)
+from rnnbench.worked.claims import seed_claims
+
+# --------------------------------------------------------------------------------------------------------------
+# Titles and questions
+
+
+def test_every_claim_has_a_plain_title_and_one_of_the_six_questions():
+    assert len(QUESTIONS) == 6
+    for c in CLAIMS:
+        assert c.title.strip() and "_" not in c.title and c.title != c.id, c.id
+        assert c.question in QUESTIONS, c.id
+    assert len({c.title for c in CLAIMS}) == len(CLAIMS)
+    # every question is answered by some claim, and the chapter's own grouping holds
+    by_question = {q: {c.id for c in CLAIMS if c.question == q} for q in QUESTIONS}
+    assert all(by_question.values())
+    assert by_question["context"] == {"widening_not_fix", "window_blind"}
+    assert by_question["matched"] == {"recurrence_beats_window", "recurrence_no_cliff"}
+    assert by_question["clipping"] == {"clip_direction", "clip_divergence", "clip_quality", "clip_vanishing"}
+    assert by_question["truncation"] == {"truncation_invisible", "sentence_cuts_reduce", "truncation_cost"}
+    assert by_question["activation"] == {"sigmoid_quarter", "zero_centred_faster", "relu_dies", "relu_no_ceiling"}
+
+
+def test_a_claim_with_a_question_not_of_the_six_or_a_code_title_is_refused():
+    base = CLAIMS[0]
+    fields = {f: getattr(base, f) for f in base.__dataclass_fields__}
+    with pytest.raises(ValueError, match="question 'windows'"):
+        Claim(**{**fields, "question": "windows"})
+    with pytest.raises(ValueError, match="a title is plain words"):
+        Claim(**{**fields, "title": base.id})
+
+
+def test_every_arithmetic_claim_has_a_plain_title():
+    table = seed_claims()
+    assert table["title"].str.strip().astype(bool).all()
+    assert not table["title"].str.contains("_|\\^").any()  # no formula, no code name
+
+
+# --------------------------------------------------------------------------------------------------------------
+# The headline: the part that decides the verdict
+
+
+def _part(label, verdict, value, p_supports=math.nan, p_refutes=math.nan):
+    """A part as settle() leaves it: decided by its tests (a stand-in here), with its Holm-adjusted p-values."""
+    return Part(label, verdict, value, tests=("planted",), p_supports=p_supports, p_refutes=p_refutes)
+
+
+READ = ("studies/window_study",)
+WEAK = _part("window_study, n−1 = 4", HOLDS, "gap +0.19 [+0.10, +0.28] (p = 0.04, Holm)", p_supports=0.04)
+STRONG = _part("window_study, n−1 = 2", HOLDS, "gap +0.40 [+0.31, +0.49] (p = 0.004, Holm)", p_supports=0.004)
+SHORT = _part("window_study, n−1 = 8", FAILS, "gap +0.001 [−0.002, +0.004]", p_refutes=0.03)
+CLEAR = _part("window_study, n−1 = 16", FAILS, "gap −0.05 [−0.07, −0.03]", p_refutes=0.002)
+OPEN = _part("window_study, n−1 = 32", INCONCLUSIVE, "gap +0.1 [−0.3, +0.5]", p_supports=0.5, p_refutes=0.9)
+
+
+def test_a_claim_that_holds_is_headed_by_its_weakest_supporting_part():
+    parts = (STRONG, WEAK)
+    assert combine(parts)[0] == HOLDS
+    assert deciding(HOLDS, parts) == (WEAK,)  # p = 0.04 is nearer to not holding than p = 0.004
+    # the study's name and the p-value are gone; the setting and the interval stay
+    assert headline(HOLDS, parts, READ) == "n−1 = 4: gap +0.19 [+0.10, +0.28]"
+
+
+def test_a_failing_part_is_the_headline_of_a_claim_that_fails():
+    parts = (SHORT, CLEAR)
+    assert combine(parts)[0] == FAILS
+    assert deciding(FAILS, parts) == (CLEAR,)  # the clearest failure: p = 0.002 against the claim
+    assert headline(FAILS, parts, READ) == "n−1 = 16: gap −0.05 [−0.07, −0.03]"
+
+
+def test_a_claim_that_holds_in_part_is_headed_by_one_part_of_each_side():
+    parts = (WEAK, STRONG, SHORT, OPEN)
+    assert combine(parts)[0] == PARTLY
+    assert deciding(PARTLY, parts) == (STRONG, SHORT)
+    assert headline(PARTLY, parts, READ) == (
+        "holds for n−1 = 2: gap +0.40 [+0.31, +0.49]; fails for n−1 = 8: gap +0.001 [−0.002, +0.004]"
+    )
+    # no part fails: the undecided one stands beside the one that holds
+    assert deciding(PARTLY, (WEAK, OPEN)) == (WEAK, OPEN)
+
+
+def test_the_headline_of_a_judged_claim_is_its_failing_parts_number(tmp_path):
+    # clipping that costs a fifth of the perplexity (tests/test_findings.py): clip_quality fails
+    roles = clipping_folder(tmp_path, [p * 1.2 for p in UNCLIPPED])
+    table, parts, _ = findings_tables(tmp_path, Roles(studies=roles.studies, worked=False))
+    assert list(table.columns) == list(COLUMNS)
+    row = table.set_index("id").loc["clip_quality"]
+    assert row.verdict == FAILS
+    failing = parts[(parts["id"] == "clip_quality") & (parts["verdict"] == FAILS)]
+    assert len(failing) == 1
+    number = failing["value"].iloc[0].split(" (margin")[0].replace("test_ppl", "test perplexity")
+    assert row.headline.endswith(number.split(", ", 1)[1]) and "test perplexity" in row.headline
+    assert "clip_threshold_ptb" not in row.headline and "clipping_ptb" not in row.headline
+    assert row.title == "Clipping costs nothing in quality" and row.question == "clipping"
+
+
+# --------------------------------------------------------------------------------------------------------------
+# The answers read their words from the verdict
+
+
+def _planted_findings(root, verdict):
+    """tables/findings.csv with every claim undecided but window_blind, which has ``verdict``; one arithmetic claim
+    right and one wrong."""
+    rows = []
+    for c in CLAIMS:
+        decided = c.id == "window_blind"
+        rows.append(
+            {
+                **dict.fromkeys(COLUMNS, ""),
+                "id": c.id,
+                "seed": c.seed,
+                "title": c.title,
+                "question": c.question,
+                "quote": c.quote,
+                "verdict": verdict if decided else INCONCLUSIVE,
+                "headline": "n−1 = 4: gap +0.19 [+0.10, +0.28]" if decided else "",
+            }
+        )
+    tables = root / "tables"
+    tables.mkdir(parents=True, exist_ok=True)
+    pd.DataFrame(rows, columns=list(COLUMNS)).to_csv(tables / "findings.csv", index=False)
+    arithmetic = pd.DataFrame(
+        [
+            {"seed": "chapter", "where": "A", "title": "Four is two squared", "claim": "2^2 = 4", "claimed": "4",
+             "computed": "4", "matches": True, "note": ""},
+            {"seed": "lesson001", "where": "B", "title": "Nine is two cubed", "claim": "2^3 = 9", "claimed": "9",
+             "computed": "8", "matches": False, "note": "2 x 2 x 2"},
+        ]
+    )  # fmt: skip
+    arithmetic.to_csv(tables / "seed_claims.csv", index=False)
+    arithmetic[~arithmetic["matches"]].to_csv(tables / "seed_discrepancies.csv", index=False)
+
+
+@pytest.mark.parametrize(
+    ("verdict", "words"),
+    [(HOLDS, "holds"), (FAILS, "fails"), (PARTLY, "holds in part"), (INCONCLUSIVE, "is inconclusive")],
+)
+def test_the_answers_say_what_the_verdict_says(tmp_path, verdict, words):
+    _planted_findings(tmp_path, verdict)
+    found = answers.Answers(tmp_path)
+    assert found.says("window_blind") == f"*{words}*"
+    assert found.said("window_blind") == f"*{words}* (n−1 = 4: gap +0.19 \\[+0.10, +0.28\\])"
+    assert found.said("relu_dies") == "*is inconclusive*"  # no number: no empty brackets
+    errata = answers.errata(tmp_path)
+    assert "**Nine is two cubed:** “The vanilla RNN” says 9, the computation gives 8 — 2 x 2 x 2." in errata
+    # a measured claim is an erratum exactly when its verdict is fails
+    assert ("**A window cannot see past its width:**" in errata) == (verdict == FAILS)
+    ledger = answers.ledger({"B": "sec-b"}, tmp_path).set_index("claim")
+    assert ledger.loc["A window cannot see past its width", "verdict"] == answers.cell(verdict)
+    assert ledger.loc["Nine is two cubed", "verdict"] == "fails"
+    assert ledger.loc["Nine is two cubed", "number"] == "8; the seed: 9"
+    assert list(ledger.loc[["Nine is two cubed", "Four is two squared"], "see"]) == ["@sec-b", "–"]
+    # the chapter's table: one row per claim, its columns as wide as LEDGER_WIDTHS says
+    lines = answers.ledger_table({"B": "sec-b"}, tmp_path).splitlines()
+    assert len(lines) == 2 + len(CLAIMS) + 2
+    assert [len(cell) for cell in lines[1].strip("|").split("|")] == list(answers.LEDGER_WIDTHS.values())
+
+
+def test_every_verdict_has_words_and_a_count_agrees_in_number():
+    assert {v: bool(answers.says(v)) for v in VERDICTS} == dict.fromkeys(VERDICTS, True)
+    assert answers.tally([HOLDS, HOLDS, FAILS, INCONCLUSIVE]) == "2 hold, 1 fails and 1 is inconclusive"
+    with pytest.raises(ValueError, match="verdict 'maybe'"):
+        answers.says("maybe")
+
+
+def test_the_appendix_label_of_a_claim_is_its_slug():
+    assert answers.claim_label("clip_direction") == "sec-claim-clip-direction"
