@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 from pathlib import Path
 
+import bibcheck
 import bookcheck
 import pytest
 
@@ -50,3 +52,25 @@ def test_figures_are_shown_from_inside_the_book(rendered):
     html = (rendered / "studies.html").read_text(encoding="utf-8")
     images = bookcheck.HTML_IMAGE.findall(html)
     assert images and all(src.startswith("_staged/") and src.endswith(".png") for src in images)
+
+
+def test_the_reference_list_holds_every_cited_entry_in_html_and_pdf(rendered):
+    """Every citation of the pages resolves to an entry of the references page, which lists those and no other;
+    the PDF's references page holds the same entries (pandoc's citeproc sets both)."""
+    book = bookcheck.read_book(BOOK)
+    chapters = book.chapter_files
+    references = book.config["bibliography"]
+    entries = {e.key: e for e in bibcheck.parse_bib((BOOK / references).read_text(encoding="utf-8"))}
+    page = "references.qmd"
+    after = chapters[chapters.index(page) + 1 :]
+    pdf = subprocess.run(["pdftotext", str(rendered / quarto.PDF), "-"], capture_output=True, text=True, check=True)
+    problems = bibcheck.check_rendered_references(
+        rendered,
+        chapters,
+        page,
+        pdf.stdout,
+        bookcheck.chapter_title(BOOK / page),
+        bookcheck.chapter_title(BOOK / after[0]) if after else None,
+        entries,
+    )
+    assert problems == []
