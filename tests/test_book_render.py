@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 from pathlib import Path
 
+import bibcheck
 import bookcheck
 import pytest
 
@@ -63,3 +65,25 @@ def test_the_main_text_names_no_study_analysis_run_or_rule(rendered):
     key, run id or Snakemake rule: those belong to the appendices (rnnbench.book.prose_check)."""
     findings = prose_check.check_results_book(rendered.parent.parent, REPO)
     assert [str(finding) for finding in findings] == []
+
+
+def test_the_reference_list_holds_every_cited_entry_in_html_and_pdf(rendered):
+    """Every citation of the pages resolves to an entry of the references page, which lists those and no other;
+    the PDF's references page holds the same entries (pandoc's citeproc sets both)."""
+    book = bookcheck.read_book(BOOK)
+    chapters = book.chapter_files
+    references = book.config["bibliography"]
+    entries = {e.key: e for e in bibcheck.parse_bib((BOOK / references).read_text(encoding="utf-8"))}
+    page = "references.qmd"
+    after = chapters[chapters.index(page) + 1 :]
+    pdf = subprocess.run(["pdftotext", str(rendered / quarto.PDF), "-"], capture_output=True, text=True, check=True)
+    problems = bibcheck.check_rendered_references(
+        rendered,
+        chapters,
+        page,
+        pdf.stdout,
+        bookcheck.chapter_title(BOOK / page),
+        bookcheck.chapter_title(BOOK / after[0]) if after else None,
+        entries,
+    )
+    assert problems == []

@@ -12,7 +12,7 @@ def test_packaged_table_gives_every_number_a_source():
     table = load_published()
     assert published_path().name == "published.csv" and published_path().parent.name == "published"
     assert set(table["corpus"]) == {"ptb", "brown"}
-    for column in ("source", "table", "split", "checked_against"):
+    for column in ("source", "cite_key", "table", "split", "checked_against"):
         assert (table[column].str.strip() != "").all(), column
     assert (table["test_ppl"] > 1).all()
     # where published, validation and test perplexity are within 25% of each other: a number entered in
@@ -85,6 +85,7 @@ def _row(**changes) -> dict:
         description="d",
         test_ppl="120",
         source="S",
+        cite_key="s2000",
         table="T1",
         split="sp",
         checked_against="c",
@@ -113,6 +114,10 @@ def test_a_number_without_its_source_is_refused(tmp_path):
         ({"dropout": "0.5x"}, "'dropout' must be a number"),
         ({"direct": "maybe"}, "'direct' must be blank or one of \\('yes', 'no'\\)"),
         ({"optimizer": "rmsprop"}, "'optimizer' must be blank or one of"),
+        ({"cite_key": ""}, "column 'cite_key' is empty"),
+        # "@Mikolov et al. 2011" would cite "Mikolov" and leave the rest as words
+        ({"cite_key": "Mikolov et al. 2011"}, "cite_key 'Mikolov et al. 2011' is not a citation key"),
+        ({"cite_key": "@mikolov2011"}, "cite_key '@mikolov2011' is not a citation key"),
     ],
 )
 def test_bad_values_are_named(tmp_path, change, message):

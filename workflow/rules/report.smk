@@ -34,6 +34,7 @@ rule report:
         book="reports/_quarto.yml",
         chapters=sorted(
             glob.glob("reports/*.qmd")
+            + glob.glob("reports/*.bib")
             + glob.glob("reports/_quarto-*.yml")
             + glob.glob("reports/*.typ")
             + glob.glob("reports/*.css")

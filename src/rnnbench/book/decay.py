@@ -177,7 +177,8 @@ def analysis_section(name: str, results: str | Path | None = None, staging: str 
         f"@fig-analysis-{slug} plots the gradient's norm against distance (top row) and, on the same distances, how "
         "far the state moves per unit move of the first word's embedding (bottom row: the forward pass, exact); "
         f"@tbl-analysis-{slug} gives each network's measured rate of the gradient beside two upper bounds on it and "
-        "log ρ(U), the rate of the chapter's eigenvalue story.",
+        "log ρ(U), the rate of the chapter's eigenvalue story; the looser bound, from σ_max(U) and the largest f′, is "
+        "that of @pascanu2013.",
         "",
         f"![{record['description'] or name}. Top row: ‖dL/dh‖, backward; bottom row: the move of h per unit move of the "
         f"first word's embedding, forward (exact). From {os.path.relpath(paths.analysis_figure('.', name, 'png'))}, rule "

@@ -52,10 +52,11 @@ def has_comparison(results: Any = None) -> bool:
 
 
 def comparison(results: Any = None) -> pd.DataFrame:
-    text = ["table", "page", "status", "studies", "scale", "kn_model", "departures", "direct", "optimizer"]
-    return table("comparison", results, text=text).fillna(
-        {"page": "", "table": "", "scale": "", "kn_model": "", "departures": ""}
-    )
+    text = ["table", "page", "status", "studies", "scale", "kn_model", "departures", "direct", "optimizer", "cite_key"]
+    frame = table("comparison", results, text=text)
+    if "cite_key" not in frame:  # a table written before the published rows carried their keys: cited by name
+        frame["cite_key"] = ""
+    return frame.fillna({"page": "", "table": "", "scale": "", "kn_model": "", "departures": "", "cite_key": ""})
 
 
 def ours(frame: pd.DataFrame) -> pd.DataFrame:
@@ -84,6 +85,12 @@ def short_cite(source: str) -> str:
     return f"{match.group(1)} et al. ({match.group(2)})" if match else source.split(",")[0]
 
 
+def citation(source: str, key: str) -> Markdown:
+    """A published row's paper as the book cites it: its bibliography key (@mikolov2011, which the book renders
+    as "Mikolov et al. (2011)" and lists under References), or its short name where the row has no key."""
+    return Markdown(f"@{key}") if key else escape(short_cite(source))
+
+
 def best_runs(frame: pd.DataFrame) -> pd.DataFrame:
     """Our run with the lowest validation perplexity per corpus and family (chosen without the test split)."""
     measured = trained_here(frame)[trained_here(frame)["status"] != "diverged"].dropna(subset=["valid_ppl"])
@@ -99,11 +106,11 @@ def corpus_rows(frame: pd.DataFrame, corpus: str) -> pd.DataFrame:
     mine = mine[mine["corpus"] == corpus]
     rows = []
     for row in theirs.itertuples():
-        where = ", ".join(p for p in (f"{short_cite(row.source)}", str(row.table), _page(row.page)) if p)
+        where = [citation(row.source, row.cite_key)] + [escape(p) for p in (row.table, _page(row.page)) if p]
         rows.append(
             {
                 "model": escape(row.model),
-                "measured by": escape(where),
+                "measured by": Markdown(", ".join(where)),
                 "test_ppl": row.test_ppl,
                 "ratio": None,
                 "over_kn": _over_kn(row.ratio_to_kn, row.kn_model),
@@ -367,7 +374,7 @@ def _corpus_section(frame: pd.DataFrame, corpus: str) -> list[str]:
     name = CORPUS_NAMES.get(corpus, corpus)
     slug = re.sub(r"[^a-z0-9]+", "-", corpus)
     theirs = published_rows(frame, corpus)
-    cite = words_of(dict.fromkeys(short_cite(s) for s in theirs["source"]))
+    cite = words_of(dict.fromkeys(citation(s, k) for s, k in zip(theirs["source"], theirs["cite_key"], strict=True)))
     lines = [f"## {name} {{#sec-published-{slug}}}", ""]
     said = []
     for family in ("rnn", "ff"):
@@ -384,7 +391,7 @@ def _corpus_section(frame: pd.DataFrame, corpus: str) -> list[str]:
         else:
             said.append(f"our best {label} has test perplexity {numbers['ours']} ({numbers['status']}; no ratio)")
     lines.append(
-        f"@tbl-published-{slug} sets our runs beside {cite}'s rows. "
+        f"@tbl-published-{slug} sets our runs beside the rows of {cite}. "
         + (f"{'; '.join(said)[0].upper()}{'; '.join(said)[1:]}." if said else "No run of ours finished on this corpus.")
     )
     lines += [
@@ -398,7 +405,7 @@ def _corpus_section(frame: pd.DataFrame, corpus: str) -> list[str]:
             align={"ratio": "right", "over_kn": "right"},
         ),
         "",
-        f": {name}: the published rows ({escape(cite)}) and our best run of each family, chosen by validation "
+        f": {name}: the published rows of {cite} and our best run of each family, chosen by validation "
         "perplexity; the last column divides each test perplexity by that of the Kneser-Ney model (KN) of its own "
         "split: the paper's, or our interpolated modified Kneser-Ney baseline (tables/baselines.csv). "
         f"Sources: {sources(frame, corpus)}. From tables/comparison.csv, rule comparison. "

@@ -1,6 +1,6 @@
 """Render the Quarto book of one results folder into that folder: <results>/report/_book/.
 
-    <results>/report/            a copy of reports/ (chapters, _quarto*.yml, print and screen styles)
+    <results>/report/            a copy of reports/ (chapters, _quarto*.yml, bibliography, print and screen styles)
     <results>/report/_staged/    the results' figures, staged where HTML and Typst can embed them
     <results>/report/_book/      index.html (and one page per chapter), rnnbench-report.pdf
 
@@ -23,7 +23,7 @@ from pathlib import Path
 
 from rnnbench import paths
 
-BOOK_FILES = ("_quarto*.yml", "*.qmd", "*.typ", "*.css", "*.scss", "*.js")  # what a render reads from reports/
+BOOK_FILES = ("_quarto*.yml", "*.qmd", "*.bib", "*.typ", "*.css", "*.scss", "*.js")  # what a render reads from reports/
 PROFILE = "workflow"  # reports/_quarto-workflow.yml
 PDF = "rnnbench-report.pdf"  # book.output-file in _quarto.yml
 

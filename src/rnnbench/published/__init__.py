@@ -12,6 +12,8 @@
                                  perplexity of that corpus is also taken as a ratio (at most one per corpus and
                                  family); blank otherwise
     source, table, page          where the number is printed (page blank where not checked)
+    cite_key                     the paper's key in the book's bibliography (reports/references.bib), so that
+                                 the book cites each row's paper where it shows the row
     split, train_tokens, valid_tokens, test_tokens, vocab_size
                                  the paper's data split (token counts blank where the paper gives none)
     counting                     what the paper says about which tokens its perplexity averages over
@@ -29,6 +31,7 @@ Nothing here is computed: the numbers are the papers', and this module only read
 
 from __future__ import annotations
 
+import re
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -47,6 +50,7 @@ COLUMNS = (
     "valid_ppl",
     "reference_for",
     "source",
+    "cite_key",
     "table",
     "page",
     "split",
@@ -72,7 +76,10 @@ RECIPE_NUMBERS = {
 }
 RECIPE_WORDS = {"direct": ("yes", "no"), "optimizer": ("sgd", "adam")}
 # Text columns every row must fill: a number without its source is not a published number.
-REQUIRED_TEXT = ("corpus", "model", "family", "description", "source", "table", "split", "checked_against")
+REQUIRED_TEXT = ("corpus", "model", "family", "description", "source", "cite_key", "table", "split", "checked_against")
+# A citation key as pandoc reads one after @ (a letter first; letters, digits and : . - _ inside), so that "@key" in
+# the book is a citation and nothing else.
+CITE_KEY = re.compile(r"[A-Za-z][\w:.-]*\w")
 NUMBERS = ("test_ppl", "valid_ppl")
 COUNTS = ("train_tokens", "valid_tokens", "test_tokens", "vocab_size")
 
@@ -98,6 +105,8 @@ def load_published(path: str | Path | None = None) -> pd.DataFrame:
         for column in REQUIRED_TEXT:
             if not row[column].strip():
                 raise ValueError(f"{where}: column {column!r} is empty; every published number needs it")
+        if not CITE_KEY.fullmatch(row["cite_key"]):
+            raise ValueError(f"{where}: cite_key {row['cite_key']!r} is not a citation key (letters, digits, : . - _)")
         if row["family"] not in FAMILIES:
             raise ValueError(f"{where}: family {row['family']!r} is not one of {FAMILIES}")
         if row["reference_for"] and (row["reference_for"] != row["family"] or row["family"] not in REFERENCE_FAMILIES):

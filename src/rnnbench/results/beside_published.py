@@ -181,6 +181,7 @@ def comparison_table(
                 "seed": row.seed,
                 "commit": row.commit,
                 "source": row.source,
+                "cite_key": "",  # a run of ours cites no paper
                 "table": "",
                 "page": "",
                 "split": _our_split(row.corpus, stats),
