@@ -4,6 +4,8 @@
     decided(claim)         a claim's parts that a test decided (holds or fails), each by its study's kind or design;
                            part_count(claim), how many parts it has
     cut_numbers()          the interaction of cut and reach in one agreement study, as numbers and short lists
+    ptb_facts()            what the PTB designs say beside their section's numbers: memory's rise, which length
+                           is faster, whether one length is best under every design
     figure()               the chapter's figure (rnnbench.plots.truncation_figures), drawn from the studies' tables
                            when the book is rendered and staged into it, with the files it was drawn from
 
@@ -15,6 +17,7 @@ numbers, short lists and verdicts; the sentences are the chapter's. No torch.
 from __future__ import annotations
 
 import re
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,10 +26,18 @@ import pandas as pd
 from rnnbench import paths
 from rnnbench.book.figures import STAGING_DIR
 from rnnbench.book.findings import findings, parts
-from rnnbench.book.format import Markdown, between, fixed, integer, words
+from rnnbench.book.format import Markdown, between, fixed, integer, share, words
 from rnnbench.book.results import results_root, study_summary
 from rnnbench.book.studies import LEARNED, extra_table, first_of, studies_with_role
-from rnnbench.book.truncation import truncation_designs
+from rnnbench.book.truncation import (
+    EQUAL_TOKENS,
+    EQUAL_UPDATES,
+    best_and_worst_length,
+    fastest_and_slowest,
+    held_updates,
+    memory_range,
+    truncation_designs,
+)
 from rnnbench.findings.truncation import FULL, interactions, split_gaps
 from rnnbench.metrics import METRIC_LABELS
 from rnnbench.results.selection import selection_metric
@@ -37,6 +48,7 @@ NOT_MEASURED = Markdown("–")
 # An interaction is a difference of differences of accuracies, each a count over at most thousands of probes: its
 # sign is read after rounding to this many decimals, so that a zero computed in floating point is not positive.
 SIGN_DECIMALS = 12
+SOURCE_WIDTH = 150  # characters a line of the figure's source note holds at its width
 
 
 def quoted(claim: str, results: str | Path | None = None) -> tuple[Markdown, str]:
@@ -69,8 +81,8 @@ def study_kinds(results: str | Path | None = None) -> dict[str, str]:
 def decided(claim: str, results: str | Path | None = None) -> pd.DataFrame:
     """The parts of ``claim`` a test decided, holds or fails (tables/findings_parts.csv), in its order:
 
-        kind (study_kinds' name of the part's study), k (the length the part is at: the longer of two), aspect,
-        verdict
+    kind (study_kinds' name of the part's study), k (the length the part is at: the longer of two), aspect,
+    verdict
     """
     found = parts(claim, results)
     kinds = study_kinds(results)
@@ -99,6 +111,7 @@ class CutNumbers:
     """One agreement study's interaction of cut and reach (rnnbench.findings.truncation.interactions)."""
 
     study: str | None
+    updates: Markdown  # the updates every run took (rnnbench.book.truncation.held_updates); NOT_MEASURED if unequal
     by_length: Markdown  # "+0.092 (−0.058 to +0.242) at k = 2, ..."; NOT_MEASURED where no k has an interval
     positive: int  # seeds' interactions above 0, of
     seeds: int  # every seed's interaction at every k
@@ -122,7 +135,7 @@ def cut_numbers(kind: str = "sentence cuts", results: str | Path | None = None) 
     study = agreement_studies(results).get(kind)
     if study is None:
         nan = float("nan")
-        return CutNumbers(None, NOT_MEASURED, 0, 0, 0, 0, nan, nan, nan, nan, nan, nan)
+        return CutNumbers(None, NOT_MEASURED, NOT_MEASURED, 0, 0, 0, 0, nan, nan, nan, nan, nan, nan)
     reach = extra_table(study, "reach", results)
     points, intervals = interactions(reach)
     gaps, _ = split_gaps(reach)
@@ -134,8 +147,10 @@ def cut_numbers(kind: str = "sentence cuts", results: str | Path | None = None) 
         f"{signed(r.mean, 3)} ({signed(r.low, 3)} to {signed(r.high, 3)}) at k = {integer(r.k)}"
         for r in intervals.itertuples(index=False)
     ]
+    updates = held_updates(study, results)
     return CutNumbers(
         study,
+        integer(updates) if updates else NOT_MEASURED,
         words(listed) if listed else NOT_MEASURED,
         int((points["interaction"].round(SIGN_DECIMALS) > 0).sum()),
         len(points),
@@ -186,7 +201,8 @@ def figure(results: str | Path | None = None, staging: str | Path = STAGING_DIR)
     target = Path(staging) / "truncation-chapter"
     target.parent.mkdir(parents=True, exist_ok=True)
     for fmt in paths.FIGURE_FORMATS:
-        drawn = truncation_figure(reaches, ptb, metric=metric, source="data: " + ", ".join(files))
+        source = "\n".join(textwrap.wrap("data: " + ", ".join(files), SOURCE_WIDTH))
+        drawn = truncation_figure(reaches, ptb, metric=metric, source=source)
         save(drawn, str(target.with_suffix(f".{fmt}")))
     return ChapterFigure(Markdown(target.as_posix()), words(files))
 
@@ -204,3 +220,27 @@ def gap_range(low: float, high: float) -> Markdown:
 def accuracy_range(low: float, high: float) -> Markdown:
     """A range of accuracies: "0.768 to 0.909"; – where there is none."""
     return between(low, high, lambda v: fixed(v, 3))
+
+
+@dataclass(frozen=True)
+class PtbFacts:
+    """What the chapter reads off the PTB designs (rnnbench.book.truncation) beside the section's numbers."""
+
+    memory_share: Markdown  # the peak memory's rise from the leanest length to the largest, a share of the leanest
+    longer_faster: bool  # whether the length that trains the most tokens a second is the longer of the two
+    same_best: bool  # whether every design ranks one length best (on validation)
+
+
+def ptb_facts(results: str | Path | None = None) -> PtbFacts:
+    designs = truncation_designs(results)
+    measured = designs.get(EQUAL_TOKENS) or designs.get(EQUAL_UPDATES)
+    memory = memory_range(measured) if measured else None
+    speeds = fastest_and_slowest(measured) if measured else None
+    best = {int(ranked[0]["bptt"]) for ranked in map(best_and_worst_length, designs.values()) if ranked}
+    return PtbFacts(
+        share((memory[1]["max_rss_mb"] - memory[0]["max_rss_mb"]) / memory[0]["max_rss_mb"])
+        if memory
+        else NOT_MEASURED,
+        bool(speeds and speeds[0]["bptt"] > speeds[1]["bptt"]),
+        len(best) == 1,
+    )

@@ -20,7 +20,7 @@ import pandas as pd
 import seaborn as sns
 
 from rnnbench.findings.truncation import ACCURACY_MARGIN, FULL, interactions, split_gaps
-from rnnbench.plots.style import DIVERGED_COLOR, FAILED_COLOR, HEIGHT, add_source_note, apply_theme
+from rnnbench.plots.style import DIVERGED_COLOR, FAILED_COLOR, HEIGHT, WIDTH, add_source_note, apply_theme
 
 FULL_COLOUR = (0.5, 0.5, 0.5)  # full-sentence BPTT, the control, in grey as in the per-study cut figure
 OFFSET = 0.17  # how far each side of a cut length's position the two designs' pairs sit
@@ -107,7 +107,7 @@ def _ptb(ax: plt.Axes, runs: pd.DataFrame, metric: str, colours: Mapping[str, tu
     ax.set_xlabel("truncation length k")
     ax.set_ylabel(metric)
     ax.set_title(f"(c) PTB: {metric} against k", fontsize=8)
-    _legend_below(ax)
+    ax.legend(fontsize=6.5, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
 
 
 def truncation_figure(
@@ -121,16 +121,22 @@ def truncation_figure(
     every one in panel (b); ``ptb``: one row per PTB run, design (its legend name), bptt, seed, outcome and value
     (``metric``, its axis name), drawn in panel (c) where it has a row."""
     apply_theme()
-    panels = 2 + (not ptb.empty)
-    fig, axes = plt.subplots(1, panels, figsize=(3.2 * panels, HEIGHT + 0.5), layout="constrained", squeeze=False)
+    # Two panels side by side, and PTB's below them at the page's width: at a third of it each, its type is too small.
+    layout = [["a", "b"], ["c", "c"]] if not ptb.empty else [["a", "b"]]
+    size = (WIDTH * 1.4, HEIGHT * 1.75) if not ptb.empty else (WIDTH * 1.4, HEIGHT)
+    ratios = [1.2, 1.0] if not ptb.empty else [1.0]
+    fig, axes = plt.subplot_mosaic(layout, figsize=size, layout="constrained", height_ratios=ratios)
     palette = sns.color_palette("viridis", max(len(reaches), 2) + 1)
     colours = {name: palette[i] for i, name in enumerate(reaches)}
     if reaches:
-        _within_across(axes[0][0], next(iter(reaches.values())), palette[0])
-        _interaction(axes[0][1], reaches, colours)
+        _within_across(axes["a"], next(iter(reaches.values())), palette[0])
+        _interaction(axes["b"], reaches, colours)
     if not ptb.empty:
         designs = list(dict.fromkeys(ptb["design"]))
         tones = sns.color_palette("rocket", len(designs) + 1)
-        _ptb(axes[0][2], ptb, metric, {d: tones[i] for i, d in enumerate(designs)})
+        _ptb(axes["c"], ptb, metric, {d: tones[i] for i, d in enumerate(designs)})
     add_source_note(fig, source)
+    if source.count("\n"):  # a note of several lines needs room under the lowest panel's axis label
+        foot = 0.025 * (source.count("\n") + 1)
+        fig.get_layout_engine().set(rect=(0, foot, 1, 1 - foot))
     return fig
