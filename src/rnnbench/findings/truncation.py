@@ -11,6 +11,9 @@ cost        (truncation_cost)  the longest unrolling trains measurably fewer tok
 sentence_cuts  (truncation_reach and truncation_sentence: agreement)  at each k trained both ways, the sentence cuts'
             interaction is measurably smaller than the stream segments' ("reduces"), and measurably above 0
             ("without removing it"), each against the full-sentence runs of its own study
+
+interactions(reach) gives what ``invisible`` tests as numbers, each seed's and each length's interval, for the
+chapter that quotes them and the figure that draws them.
 """
 
 from __future__ import annotations
@@ -28,13 +31,16 @@ FULL = 0  # bptt 0: full-sentence BPTT, no boundary inside a sentence
 ACCURACY_MARGIN = MARGINS["accuracy"].size
 
 
-def _gaps(ev: Evidence, name: str) -> tuple[pd.DataFrame, str]:
-    """The study's learned rows of reach.csv at the split its design allows (block for sentence cuts, else
+def split_gaps(reach: pd.DataFrame) -> tuple[pd.DataFrame, str]:
+    """The learned rows of a study's reach.csv at the split its design allows (block for sentence cuts, else
     distance), and that split."""
-    reach = ev.study_extra(name, "reach")
     split = "block" if (reach["split"] == "block").any() else "distance"
     reach = reach[(reach["split"] == split) & (reach["outcome"] == "learned")]
     return reach.dropna(subset=["gap"]), split
+
+
+def _gaps(ev: Evidence, name: str) -> tuple[pd.DataFrame, str]:
+    return split_gaps(ev.study_extra(name, "reach"))
 
 
 def interaction(reach: pd.DataFrame, k: int) -> tuple[pd.Series, pd.Series]:
@@ -51,6 +57,35 @@ def _interaction_test(cut: pd.Series, full: pd.Series, paired: bool):
         seeds = cut.index.intersection(full.index)
         return policy.effect(cut[seeds] - full[seeds], None, ABOVE, ACCURACY_MARGIN), len(seeds)
     return policy.effect(cut, full, ABOVE, ACCURACY_MARGIN), min(len(cut), len(full))
+
+
+def interactions(reach: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """What ``invisible`` tests, per cut length k of a study's reach.csv, as numbers to draw and quote: each seed's
+    interaction (its cut run's gap minus, paired, the full-sentence run's of the same seed, else the mean of the
+    full-sentence runs' gaps), and the interval the test reports (Student's over the paired differences, else
+    Welch's of the cut gaps against the full ones; none under two values a side).
+
+        points:    k, seed, interaction
+        intervals: k, split, paired, n, mean, low, high
+    """
+    gaps, split = split_gaps(reach)
+    paired = split == "block"
+    points, intervals = [], []
+    for k in sorted(k for k in gaps["bptt"].unique() if k > FULL):
+        cut, full = interaction(gaps, k)
+        if paired:
+            seeds = cut.index.intersection(full.index)
+            each, found = cut[seeds] - full[seeds], policy.mean_interval(cut[seeds] - full[seeds])
+        else:
+            each, found = cut - full.mean(), policy.difference(cut, full)
+        points += [{"k": int(k), "seed": seed, "interaction": float(v)} for seed, v in each.dropna().items()]
+        if found is not None:
+            intervals.append(
+                {"k": int(k), "split": split, "paired": paired, "n": found.n, "mean": found.estimate}
+                | {"low": found.low, "high": found.high}
+            )
+    columns = ["k", "split", "paired", "n", "mean", "low", "high"]
+    return pd.DataFrame(points, columns=["k", "seed", "interaction"]), pd.DataFrame(intervals, columns=columns)
 
 
 def invisible(ev: Evidence) -> Judged:

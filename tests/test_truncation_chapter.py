@@ -1,0 +1,109 @@
+"""The chapter "Is truncation harmful?" (reports/truncation.qmd) run on the report's test fixture: its verdict
+words follow the verdicts of tables/findings.csv, planted here, and its numbers follow the studies' tables."""
+
+import shutil
+
+import bookcheck
+import pandas as pd
+import pytest
+import test_report
+
+from rnnbench.book import results as res
+from rnnbench.book import truncation_chapter as tc
+
+CHAPTER = "truncation.qmd"
+# The chapter's VERDICT_WORDS, as a reader sees them after "the claim ...".
+WORDS = {
+    "holds": "holds",
+    "fails": "fails",
+    "partly": "holds only in part",
+    "inconclusive": "is left undecided by these seeds",
+    "not shown": "cannot be judged on these results",
+}
+
+
+@pytest.fixture(scope="module")
+def fixture_results(tmp_path_factory):
+    """The report's fixture: every output of config.yaml + smoke.yaml, written by the workflow's own jobs."""
+    results = tmp_path_factory.mktemp("truncation") / "results"
+    test_report.build_results(results)
+    return results
+
+
+def planted(fixture_results, tmp_path, verdicts=None, parts=None, reach=None):
+    """A copy of the fixture's studies and tables with ``verdicts`` (claim -> verdict) written into findings.csv,
+    ``parts`` (claim -> {label fragment: verdict}) into findings_parts.csv and ``reach`` ((bptt, seed) -> (outcome,
+    within, beyond) at the block split of cut 2) into the sentence-cut study's reach.csv; the chapter run on it."""
+    results = tmp_path / "results"
+    for folder in ("studies", "tables"):
+        shutil.copytree(fixture_results / folder, results / folder)
+    path = results / "studies" / "truncation_sentence_agreement" / "reach.csv"
+    table = pd.read_csv(path)
+    for (bptt, seed), (outcome, within, beyond) in (reach or {}).items():
+        run = (table["bptt"] == bptt) & (table["seed"] == seed)
+        table.loc[run, "outcome"] = outcome
+        at = run & (table["split"] == "block") & (table["cut_every"] == 2)
+        table.loc[at, ["within_accuracy", "beyond_accuracy", "gap"]] = [within, beyond, within - beyond]
+    table.to_csv(path, index=False)
+    findings = pd.read_csv(results / "tables" / "findings.csv", dtype=str, keep_default_na=False)
+    for claim, verdict in (verdicts or {}).items():
+        findings.loc[findings["id"] == claim, "verdict"] = verdict
+    findings.to_csv(results / "tables" / "findings.csv", index=False)
+    table = pd.read_csv(results / "tables" / "findings_parts.csv", dtype=str, keep_default_na=False)
+    for claim, labels in (parts or {}).items():
+        for fragment, verdict in labels.items():
+            table.loc[(table["id"] == claim) & table["part"].str.contains(fragment, regex=False), "verdict"] = verdict
+    table.to_csv(results / "tables" / "findings_parts.csv", index=False)
+    book = test_report.copy_book(tmp_path / "reports")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv(res.RESULTS_ENV, str(results))
+        return bookcheck.run_chapter(book / CHAPTER, cwd=book).markdown()
+
+
+@pytest.mark.parametrize("verdict", list(WORDS))
+def test_the_verdict_words_follow_the_planted_verdict(fixture_results, tmp_path, verdict):
+    text = planted(fixture_results, tmp_path, {"truncation_invisible": verdict, "truncation_cost": verdict})
+    assert f"a dependency across a boundary is invisible to training {WORDS[verdict]}." in text
+    assert f"long unrolling is slow and expensive in memory {WORDS[verdict]}." in text
+    for other in set(WORDS.values()) - {WORDS[verdict]}:
+        assert f"invisible to training {other}." not in text
+
+
+def test_the_decided_parts_are_named_by_study_kind_and_length(fixture_results, tmp_path):
+    # Every part undecided, then one sentence-cut part planted as holding and one PTB speed part as failing.
+    undecided = {"truncation_invisible": {"": "inconclusive"}, "truncation_cost": {"": "inconclusive"}}
+    text = planted(fixture_results, tmp_path / "none", parts=undecided)
+    assert "The parts decided: none;" in text and "those decided are: none." in text
+    plant = {
+        "truncation_invisible": {"": "inconclusive", "truncation_sentence_agreement, k = 2,": "holds"},
+        "truncation_cost": {"": "inconclusive", "truncation_ptb, slow": "fails"},
+    }
+    text = planted(fixture_results, tmp_path / "two", parts=plant)
+    assert "The parts decided: holds for the sentence cuts at $k$ = 2;" in text
+    assert "those decided are: speed with equal tokens fails." in text
+
+
+def test_the_numbers_are_the_fixture_reach_tables(fixture_results, tmp_path):
+    # The fixture's reach tables (tests/test_report.py, _write_reach): accuracy 0.9 - 0.01 i within and 0.7 - 0.01 i
+    # beyond for its run i, so every gap is 0.2 and the one learned seed a side has an interaction of 0, no interval.
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv(res.RESULTS_ENV, str(fixture_results))
+        cuts = tc.cut_numbers("sentence cuts")
+    assert cuts.study == "truncation_sentence_agreement"
+    assert (cuts.positive, cuts.seeds, cuts.lengths) == (0, 1, 0)
+    assert "0 of the 1 seed-by-seed interactions are above zero" in planted(fixture_results, tmp_path / "as-is")
+    # Planted at the cut of 2 steps, both seeds learned: full BPTT's gaps 0.02 and 0.04, the cut runs' 0.10 and
+    # 0.20, so the paired interactions are 0.08 and 0.16: mean 0.12, standard error 0.04, and t(0.975, 1) = 12.706
+    # puts the interval at 0.12 -+ 0.508. Across the cut the cut runs score 0.8 and 0.7, mean 0.75.
+    reach = {
+        (0, 1): ("learned", 0.92, 0.90),
+        (0, 2): ("learned", 0.94, 0.90),
+        (2, 1): ("learned", 0.90, 0.80),
+        (2, 2): ("learned", 0.90, 0.70),
+    }
+    text = planted(fixture_results, tmp_path / "planted", reach=reach)
+    assert "its gap, within minus across, is +0.030 at the cut lengths" in text
+    assert "score the probes across a cut lower, by 0.150" in text
+    assert "and 2 of the 2 seed-by-seed interactions are above zero" in text
+    assert "is +0.120 (−0.388 to +0.628) at k = 2: the interval lies wholly above zero at 0 of the 1 lengths" in text
+    assert "Across a cut the truncated runs still score 0.750 where chance is 0.5, well above it" in text
