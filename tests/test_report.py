@@ -190,6 +190,12 @@ def build_results(results: Path) -> Config:
             provenance=provenance,
         )
 
+    relative = paths.clipping_figure_studies(config)  # the clipping figure (rule clipping_figure)
+    if relative:
+        files = [paths.book_figure(str(results), paths.CLIPPING_FIGURE, ext) for ext in paths.FIGURE_FORMATS]
+        studies = {paths.study_summary(str(results), s): paths.study_record(str(results), s) for s in relative}
+        jobs.clipping_figure(studies, files, provenance_file=paths.provenance(files[0]), provenance=provenance)
+
     benchmark_files = []
     for i, run_id in enumerate(sorted(runs)):
         path = results / "benchmarks" / "train" / f"{run_id}.tsv"

@@ -192,12 +192,8 @@ def benchmark_table(
     from rnnbench.results.summary import benchmark_table as gather
 
     write_csv(out, gather(run_ids, benchmark_files, metric_files))
-    write_provenance(
-        provenance_file,
-        producer="rnnbench.results.summary.benchmark_table",
-        inputs=[*benchmark_files, *metric_files],
-        **provenance,
-    )
+    inputs = [*benchmark_files, *metric_files]
+    write_provenance(provenance_file, producer="rnnbench.results.summary.benchmark_table", inputs=inputs, **provenance)
 
 
 def corpus_table(
@@ -211,9 +207,8 @@ def corpus_table(
     from rnnbench.results.summary import corpus_table as gather
 
     write_csv(out, gather(corpus_keys, stats_files))
-    write_provenance(
-        provenance_file, producer="rnnbench.results.summary.corpus_table", inputs=list(stats_files), **provenance
-    )
+    producer = "rnnbench.results.summary.corpus_table"
+    write_provenance(provenance_file, producer=producer, inputs=list(stats_files), **provenance)
 
 
 def baseline_tables(
@@ -239,12 +234,8 @@ def baseline_tables(
     }
     for name, frame in compute(loaded, order).items():
         write_csv(outs[name], frame)
-        write_provenance(
-            provenance_files[name],
-            producer="rnnbench.baselines.tables.baseline_tables",
-            inputs=list(stats_files),
-            **provenance,
-        )
+        producer = "rnnbench.baselines.tables.baseline_tables"
+        write_provenance(provenance_files[name], producer=producer, inputs=list(stats_files), **provenance)
 
 
 def findings_table(
@@ -376,9 +367,8 @@ def comparison_figure(
     )
     for out in outs:
         save(crossover_figure(table, title=title, source=f"data: {crossover} (rule crossover_figure)"), out)
-    write_provenance(
-        provenance_file, producer="rnnbench.plots.comparison_figures.crossover_figure", inputs=[crossover], **provenance
-    )
+    producer = "rnnbench.plots.comparison_figures.crossover_figure"
+    write_provenance(provenance_file, producer=producer, inputs=[crossover], **provenance)
 
 
 def learning_curves_figure(
@@ -392,12 +382,8 @@ def learning_curves_figure(
     table = pd.read_csv(curves, dtype={"tokens_seen": "Int64"})
     for out in outs:
         save(draw(table, source=f"data: {curves} (rule learning_curves_figure)"), out)
-    write_provenance(
-        provenance_file,
-        producer="rnnbench.plots.comparison_figures.learning_curves_figure",
-        inputs=[curves],
-        **provenance,
-    )
+    producer = "rnnbench.plots.comparison_figures.learning_curves_figure"
+    write_provenance(provenance_file, producer=producer, inputs=[curves], **provenance)
 
 
 def study_extra_table(
@@ -477,3 +463,18 @@ def study_extra_figure(
         inputs=[table, record],
         **provenance,
     )
+
+
+def clipping_figure(
+    studies: Mapping[str, str], outs: Sequence[str], *, provenance_file: str, provenance: Mapping[str, Any]
+) -> None:
+    """The clipping figure (rnnbench.plots.clipping_figure) of ``studies``: each summary.csv -> its study.json."""
+    from rnnbench.plots import clipping_figure as figure
+    from rnnbench.plots.style import save
+
+    read = [(pd.read_csv(s), json.loads(Path(r).read_text(encoding="utf-8"))) for s, r in studies.items()]
+    runs = figure.relative_runs(read)
+    for out in outs:
+        save(figure.clipping_figure(runs, source=f"data: {', '.join(studies)} (rule clipping_figure)"), out)
+    producer = "rnnbench.plots.clipping_figure.clipping_figure"
+    write_provenance(provenance_file, producer=producer, inputs=[*studies, *studies.values()], **provenance)

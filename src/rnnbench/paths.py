@@ -267,6 +267,21 @@ COMPARISON_TABLES = (
 CROSSOVER_FIGURE = "crossover"
 LEARNING_CURVES_FIGURE = "learning_curves"
 
+# Whether clipping stops divergence and what it costs (rule clipping_figure, rnnbench.plots.clipping_figure), drawn
+# from the studies with the clipping role (rnnbench.findings.clipping.ROLE) that set their norm threshold as a
+# multiple of a measured median norm: there a threshold means the same thing at every rate.
+CLIPPING_FIGURE = "clipping_outcomes"
+CLIPPING_ROLE = "clipping"
+
+
+def clipping_figure_studies(config: Config) -> list[str]:
+    """The studies the clipping figure is drawn from, in config order; none, and there is no figure."""
+    return [
+        name
+        for name, study in config.studies.items()
+        if CLIPPING_ROLE in study.roles and "clip_times_median" in {*study.vary, *study.fixed}
+    ]
+
 
 # Each claim of the seeds judged on these results (rule findings_table, rnnbench.findings).
 FINDINGS_TABLE = "findings"
@@ -371,6 +386,8 @@ def tables_and_figures(config: Config, worked_tables: list[str]) -> list[str]:
         if analysis.kind in ANALYSIS_FIGURES:
             outputs += [analysis_figure(results, name, fmt) for fmt in FIGURE_FORMATS]
     outputs += comparison_outputs(config)
+    if clipping_figure_studies(config):
+        outputs += [book_figure(results, CLIPPING_FIGURE, fmt) for fmt in FIGURE_FORMATS]
     outputs += [table(results, FINDINGS_TABLE), table(results, FINDINGS_PARTS_TABLE)]
     records = dict.fromkeys(provenance(p) for p in outputs)  # a figure's formats share one
     return (

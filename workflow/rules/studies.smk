@@ -140,3 +140,28 @@ rule study_extra_figure:
         "../envs/rnnbench.yaml"
     script:
         "../scripts/study_extra_figure.py"
+
+
+rule clipping_figure:
+    """Whether clipping stopped divergence and what it cost: per learning rate, each multiple of the median norm
+    and no clipping, the seeds that diverged, the metric of the others and the share of steps each setting clipped;
+    drawn from the clipping studies whose thresholds are multiples of a measured norm."""
+    input:
+        summaries=[paths.study_summary(RESULTS_DIR, s) for s in paths.clipping_figure_studies(CFG)],
+        records=[paths.study_record(RESULTS_DIR, s) for s in paths.clipping_figure_studies(CFG)],
+    output:
+        png=report(
+            paths.book_figure(RESULTS_DIR, paths.CLIPPING_FIGURE, "png"),
+            caption="../report/clipping_figure.rst",
+            category="Clipping",
+            labels={"figure": "clipping outcomes"},
+        ),
+        pdf=paths.book_figure(RESULTS_DIR, paths.CLIPPING_FIGURE, "pdf"),
+        provenance=paths.provenance(paths.book_figure(RESULTS_DIR, paths.CLIPPING_FIGURE, "png")),
+    log:
+        paths.log(RESULTS_DIR, "clipping_figure", "clipping"),
+    localrule: True
+    conda:
+        "../envs/rnnbench.yaml"
+    script:
+        "../scripts/clipping_figure.py"

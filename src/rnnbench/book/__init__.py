@@ -11,6 +11,7 @@ and the render.
     published       the published numbers chapter's values and its per-corpus sections (published.qmd)
     studies         what the studies chapter's ablation sections share: studies by role, seed counts, cells
     clipping        the clipping sections' values (studies.qmd)
+    clipping_chapter the clipping chapter's values (clipping.qmd)
     truncation      the truncation sections' values (studies.qmd)
     windows         the window-against-recurrence section's values (studies.qmd)
     decay           the decay chapter's values and its per-analysis sections (decay.qmd)

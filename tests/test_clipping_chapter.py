@@ -1,0 +1,72 @@
+"""The clipping chapter (reports/clipping.qmd) run on the book's test fixture (tests/test_report.py): its numbers are
+the fixture's, its figure is placed, and each claim's words follow the verdict planted in the findings."""
+
+from __future__ import annotations
+
+import bookcheck
+import pandas as pd
+import pytest
+from test_report import fixture  # noqa: F401  (the results folder every chapter test reads)
+
+from rnnbench.book import clipping_chapter
+from rnnbench.book import results as res
+from rnnbench.findings.policy import VERDICTS
+
+# How the chapter says each verdict; typed here, apart from the chapter's own table of words.
+SAID = {
+    "holds": "holds",
+    "fails": "fails",
+    "partly": "holds in part",
+    "inconclusive": "is not decided",
+    "not shown": "could not be tested",
+    "true by construction": "is true by construction",
+}
+
+
+def _chapter(fixture, monkeypatch, verdicts: dict[str, str] | None = None) -> str:  # noqa: F811
+    monkeypatch.setenv(res.RESULTS_ENV, str(fixture.results))
+    if verdicts:
+        judged = clipping_chapter.findings
+
+        def planted(results=None) -> pd.DataFrame:
+            table = judged(results)
+            for claim, verdict in verdicts.items():
+                table.loc[table["id"] == claim, "verdict"] = verdict
+            return table
+
+        monkeypatch.setattr(clipping_chapter, "findings", planted)
+    return bookcheck.run_chapter(fixture.book / "clipping.qmd", cwd=fixture.book).markdown()
+
+
+def test_the_chapter_states_the_fixture_design_and_places_its_figure(fixture, monkeypatch):  # noqa: F811
+    text = _chapter(fixture, monkeypatch)
+    # smoke.yaml's clipping_ptb: 0.5, 5 and .inf times the reference's median norm, 0.4 in the fixture, at rates
+    # 0.5 and 5, two seeds each
+    assert "the thresholds are 0.5 and 5 times that median: 0.2 and 2." in text
+    assert "Each is crossed with the rates 0.5 and 5, 2 seeds per setting" in text
+    # no unclipped fixture run diverges (the one diverged run is another study's), so no regime has a divergence
+    assert "Without clipping, the runs that diverged were 0 of 2 at rate 0.5 and 0 of 2 at rate 5." in text
+    assert "rare spikes diverged in no run (no setting was in that regime there)" in text
+    # every fixture run clips a quarter of its steps (often); run i learned at 20 - 0.5 i, run 1 did not learn
+    assert "their settings clipped 25% of the steps (often)" in text
+    assert "](_staged/clipping){#fig-clipping-outcomes}" in text
+    assert (fixture.book / "_staged" / "clipping.pdf").is_file()
+    # Fisher's exact test on two runs a side, all against none: 1 / C(4, 2) = 1/6
+    assert "With 2 seeds a side, the smallest one-sided p it can give" in text and "is 0.17 before" in text
+
+
+@pytest.mark.parametrize("verdict", VERDICTS)
+def test_each_claim_is_worded_by_its_planted_verdict(fixture, monkeypatch, verdict):  # noqa: F811
+    others = [v for v in VERDICTS if v != verdict]
+    planted = {"clip_divergence": verdict, "clip_quality": others[0], "clip_direction": verdict}
+    planted["clip_vanishing"] = others[1]
+    text = _chapter(fixture, monkeypatch, planted)
+    assert f"The chapter's claim that clipping is a remedy for divergence {SAID[verdict]}." in text
+    assert f"over every clipping study it {SAID[others[0]]}." in text
+    assert f"never changes which way the step points {SAID[verdict]} (@sec-clipping-update)" in text
+    assert f"The claim {SAID[others[1]]}." in text
+    takeaway = (
+        f"the chapter's claim that clipping is a remedy for divergence {SAID[verdict]} on these runs, and the claim "
+        f"that it costs nothing in quality {SAID[others[0]]};"
+    )
+    assert takeaway in text
