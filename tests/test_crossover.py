@@ -154,7 +154,7 @@ def test_crossover_figure_marks_the_analytic_tie(tmp_path):
         ]
     )
     table = crossover_table(our_runs(runs))
-    fig = crossover_figure(table, title="PTB", source="data: test")
+    fig = crossover_figure(table, title="PTB")
     ax = fig.axes[0]
     rnn_200 = count(rnn_lm_shapes(vocab, 100, 200, cutoffs=cutoffs))
     verticals = [line.get_xdata()[0] for line in ax.lines if line.get_linestyle() == ":"]
