@@ -109,7 +109,7 @@ def test_a_study_of_one_setting_gets_a_table_and_no_figure(tmp_path):
         figures.stage_figure(png, "study-one", tmp_path / "staged")
     section = study_sections.study_section("one", tmp_path / "results", staging=tmp_path / "staged")
     assert "![" not in section and "@fig-study-one" not in section
-    assert "{#tbl-study-one}" in section and "too few points apart for a figure" in section
+    assert "{#tbl-study-one}" in section and "fewer than two settings, too few for a figure" in section
     assert not (tmp_path / "staged").exists()
 
 
@@ -293,3 +293,41 @@ def test_no_figure_prints_its_source_inside_the_image(name):
         study_figure(summary([(2, 1, 0.5, 0), (4, 1, 0.6, 0)], setting="bptt"), study("bptt")),
     ):
         assert [t.get_text() for t in fig.texts] == []
+
+
+def test_the_published_learning_curves_give_way_to_a_table_when_every_run_trained_one_epoch(tmp_path):
+    """Two runs of one epoch on one corpus: both dots at 929,588 tokens in the one panel, so the figure is
+    refused and the chapter's table gives each run's epoch."""
+    from rnnbench.book import published
+
+    results = tmp_path / "results"
+    (results / "tables").mkdir(parents=True)
+    curves = pd.DataFrame(
+        {
+            "corpus": ["ptb", "ptb"],
+            "scale": ["short", "short"],
+            "family": ["ff", "rnn"],
+            "run_id": ["ff-1", "rnn-1"],
+            "studies": ["a", "b"],
+            "seed": [1, 1],
+            "status": ["epoch cap", "epoch cap"],
+            "epoch": [1, 1],
+            "lr": [0.002, 0.002],
+            "train_ppl": [290.0, 300.0],
+            "valid_ppl": [225.8, 240.0],
+            "tokens_seen": [929588, 929588],
+            "seconds_trained": [22.8, 30.1],
+        }
+    )
+    table = results / "tables" / "learning_curves.csv"
+    curves.to_csv(table, index=False)
+    png = paths.book_figure(str(results), paths.LEARNING_CURVES_FIGURE, "png")
+    Path(png).parent.mkdir(parents=True, exist_ok=True)
+    jobs.learning_curves_figure(
+        str(table), [png, png[:-3] + "pdf"], provenance_file=paths.provenance(png), provenance=PROVENANCE
+    )
+    assert not figures.book_figure_shown(paths.LEARNING_CURVES_FIGURE, results)
+    shown = published.learning_display(results)
+    assert shown["family"].tolist() == ["feed-forward n-gram network", "Elman RNN"]
+    assert shown["tokens read"].tolist() == ["929,588", "929,588"]
+    assert shown["validation perplexity"].tolist() == ["226", "240"]

@@ -135,7 +135,7 @@ def study_section(study: str, results: str | Path | None = None, staging: str | 
     cite = (
         f"@fig-study-{slug} plots {metric_name} against `{x}`, and @tbl-study-{slug} lists every run."
         if image
-        else f"Its runs give too few points apart for a figure, so @tbl-study-{slug} alone lists every run."
+        else f"Its runs have a value at fewer than two settings, too few for a figure, so @tbl-study-{slug} alone lists every run."
     )
     among = "Among the runs that learned, the" if (diverged | failed | unjudged).any() else "The"
     if len(measured) == 1:

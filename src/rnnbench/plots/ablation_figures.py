@@ -245,6 +245,7 @@ def norm_trace(trace: pd.DataFrame, study: Mapping) -> plt.Figure:
             )
             _mark_end(ax, run["step"], norms, bool(run["diverged"].iloc[0]), run["outcome"].iloc[0])
         ax.set_yscale("log")
+        plain_log_ticks(ax)  # 0.4, not 4 × 10⁻¹
         ax.set_xlabel("optimiser step")
         if p is not None:
             ax.set_title(f"{panel.replace('_', ' ')} = {setting_value(panel, p)}", fontsize=8)
