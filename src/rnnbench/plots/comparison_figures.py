@@ -136,7 +136,8 @@ def crossover_figure(table: pd.DataFrame, *, title: str = "") -> plt.Figure:
     palette = list(level_colours(range(max(ff["hidden"].nunique(), 1))).values())
     for color, (hidden, group) in zip(palette, ff.groupby("hidden"), strict=True):
         group = group.sort_values("context")
-        ax.plot(group["parameters"], group["test_ppl"], "-", color=color, label=f"feed-forward, H={hidden} (over n-1)")
+        label = f"feed-forward, H={hidden}, points labelled n-1"
+        ax.plot(group["parameters"], group["test_ppl"], "-", color=color, label=label)
         _seed_ranges(ax, group, color)
         larger = group["ff_larger"].fillna(False).astype(bool)
         ax.scatter(group.loc[~larger, "parameters"], group.loc[~larger, "test_ppl"], color=color, zorder=3)
@@ -147,11 +148,12 @@ def crossover_figure(table: pd.DataFrame, *, title: str = "") -> plt.Figure:
             edgecolors=[color],
             zorder=3,
         )
-        # Neighbouring windows differ by one word's weights and often by little perplexity: labels alternate
-        # above and below their points so that two close ones do not print over each other.
+        # Neighbouring windows differ by one word's weights and often by little perplexity: short labels (the
+        # n-1 alone, named in the legend) alternate above and below their points, so that close ones do not
+        # print over each other.
         for i, row in enumerate(group.itertuples()):
             ax.annotate(
-                f"n-1={row.context:g}",
+                f"{row.context:g}",
                 (row.parameters, row.test_ppl),
                 textcoords="offset points",
                 xytext=(3, 3) if i % 2 == 0 else (3, -9),
