@@ -161,7 +161,7 @@ def test_crossover_figure_marks_the_analytic_tie(tmp_path):
     assert verticals == [rnn_200]  # one feed-forward H, one dotted line at the Elman LM of that d and H
     assert "1 run(s) without a comparable perplexity" in ax.get_title()
     # n-1 = 4 is one model of two seeds, 165 and 175: one point at their mean, 170, and a bar from 165 to 175.
-    ff_line = next(line for line in ax.lines if line.get_label() == "feed-forward, H=200 (over n-1)")
+    ff_line = next(line for line in ax.lines if line.get_label() == "feed-forward, H=200, points labelled n-1")
     assert list(ff_line.get_ydata()) == [190.0, 170.0]
     (bars,) = [c for c in ax.containers if c.has_yerr]
     (segment,) = bars.lines[2][0].get_segments()
