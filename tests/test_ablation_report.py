@@ -128,6 +128,9 @@ def write_distance_figures(results):
         for name in ("distance-heatmap", "distance-curves"):
             for fmt in ("png", "pdf"):
                 (results / "studies" / study / f"{name}.{fmt}").write_bytes(b"x")
+            # its record, as the figure rule writes it: twelve distances drawn, so the book shows it
+            drawn = {"points": 24, "panels": [{"points": 24, "positions": 12}]}
+            (results / "studies" / study / f"{name}.provenance.json").write_text(json.dumps({"drawn": drawn}))
 
 
 def test_the_window_comparison_gives_the_verdicts_its_sentences_state(window_results, tmp_path):
@@ -224,7 +227,7 @@ def test_figures_draw_distance_and_trace_tables():
     )
     study = {"name": "truncation_agreement", "vary": ["bptt"]}
     for draw in (distance_heatmap, distance_curves):
-        fig = draw(distances, study, source="data: x")
+        fig = draw(distances, study)
         assert fig.axes
     trace = pd.DataFrame(
         {
@@ -242,7 +245,7 @@ def test_figures_draw_distance_and_trace_tables():
             "last": [False, True, True],
         }
     )
-    fig = norm_trace(trace, {"name": "clipping_ptb", "vary": ["clip_mode", "lr"]}, source="data: x")
+    fig = norm_trace(trace, {"name": "clipping_ptb", "vary": ["clip_mode", "lr"]})
     assert fig.axes[0].get_yscale() == "log"
     legend = [t.get_text() for t in fig.axes[-1].get_legend().get_texts()]
     assert "diverged" in legend and "did not learn" in legend
@@ -262,7 +265,7 @@ def test_learning_curves_draw_every_run_against_tokens_and_seconds_and_mark_the_
             "diverged": [False, False, False, True],
         }
     )
-    fig = learning_curves(learning, {"name": "truncation_ptb", "vary": ["bptt"]}, source="data: x")
+    fig = learning_curves(learning, {"name": "truncation_ptb", "vary": ["bptt"]})
     left, right = fig.axes[:2]
     # tokens span 1,000-2,000, seconds 1.5-20: only the seconds span a decade and get a log axis
     assert (left.get_xscale(), right.get_xscale()) == ("linear", "log")
@@ -290,7 +293,7 @@ def test_the_cut_figure_draws_each_side_of_each_cut_beside_full_bptt():
         ]  # fmt: skip
 
     cuts = pd.DataFrame(rows(0, 2, 3, 0.9) + rows(0, 5, 3, 0.9) + rows(2, 2, 3, 0.7) + rows(5, 5, 0, float("nan")))
-    fig = cut_contrast(cuts, {"name": "truncation_sentence_agreement", "vary": ["bptt"]}, source="data: x")
+    fig = cut_contrast(cuts, {"name": "truncation_sentence_agreement", "vary": ["bptt"]})
     by_k, none_learned = fig.axes[0], fig.axes[1]
     assert [ax.get_title() for ax in fig.axes[:2]] == [
         "cut every k = 2 steps",
@@ -312,14 +315,14 @@ def test_a_setting_whose_seeds_all_failed_is_hatched_and_named_in_the_figures():
         + distance_rows("bptt", 2, [(1, float("nan")), (2, float("nan"))], learned=0, runs=3)
     )
     study = {"name": "truncation_agreement", "vary": ["bptt"]}
-    heatmap = distance_heatmap(distances, study, source="data: x").axes[0]
+    heatmap = distance_heatmap(distances, study).axes[0]
     assert [t.get_text() for t in heatmap.get_yticklabels()] == [
         "full sentence\n(2 of 3 learned)",
         "2\n(none of 3 learned)",
     ]
     assert [p.get_hatch() for p in heatmap.patches] == ["///"]  # the row of k = 2, not white (chance)
     assert [t.get_text() for t in heatmap.get_legend().get_texts()] == ["no seed learned"]
-    curves = distance_curves(distances, study, source="data: x").axes[0]
+    curves = distance_curves(distances, study).axes[0]
     drawn = [line for line in curves.get_lines() if line.get_marker() == "o" and len(line.get_xdata())]
     assert len(drawn) == 1  # k = 2 has no line: only its hollow legend entry
     legend = [t.get_text() for t in curves.get_legend().get_texts()]

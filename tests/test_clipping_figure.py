@@ -96,7 +96,7 @@ def _rgb(color: str) -> np.ndarray:
 
 
 def test_the_figure_draws_each_rate_with_its_divergences_costs_and_shares(runs):
-    fig = cf.clipping_figure(runs, source="data: planted")
+    fig = cf.clipping_figure(runs)
     strips, panels = fig.axes[0:2], fig.axes[2:4]
     assert [s.get_title() for s in strips] == ["SGD, rate 1", "SGD, rate 5"]
     assert [_crosses(s) for s in strips] == [0, 3]  # one seed at 2 x median, both unclipped seeds at rate 5

@@ -154,14 +154,14 @@ def test_crossover_figure_marks_the_analytic_tie(tmp_path):
         ]
     )
     table = crossover_table(our_runs(runs))
-    fig = crossover_figure(table, title="PTB", source="data: test")
+    fig = crossover_figure(table, title="PTB")
     ax = fig.axes[0]
     rnn_200 = count(rnn_lm_shapes(vocab, 100, 200, cutoffs=cutoffs))
     verticals = [line.get_xdata()[0] for line in ax.lines if line.get_linestyle() == ":"]
     assert verticals == [rnn_200]  # one feed-forward H, one dotted line at the Elman LM of that d and H
     assert "1 run(s) without a comparable perplexity" in ax.get_title()
     # n-1 = 4 is one model of two seeds, 165 and 175: one point at their mean, 170, and a bar from 165 to 175.
-    ff_line = next(line for line in ax.lines if line.get_label() == "feed-forward, H=200 (over n-1)")
+    ff_line = next(line for line in ax.lines if line.get_label() == "feed-forward, H=200, points labelled n-1")
     assert list(ff_line.get_ydata()) == [190.0, 170.0]
     (bars,) = [c for c in ax.containers if c.has_yerr]
     (segment,) = bars.lines[2][0].get_segments()

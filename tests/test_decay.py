@@ -291,7 +291,7 @@ def test_decay_curves_figure_has_one_log_panel_per_sweep_value(tmp_path):
         spec = {"radius": radius, "hidden": 6, "embed_dim": 4}
         curves = decay.decay_point(spec, ids, VOCAB, steps=101, count=2, keys={"radius": radius})[0]
         tables += [curves.assign(activation="tanh"), curves.assign(activation="relu")]  # two panels, same lines
-    fig = decay_curves_figure(pd.concat(tables), hue="radius", panel="activation", title="t", source="s")
+    fig = decay_curves_figure(pd.concat(tables), hue="radius", panel="activation", title="t")
     axes = fig.get_axes()
     # the backward gradient on top, the forward move of the state below it, one column per activation
     assert [ax.get_title() for ax in axes] == ["activation = relu", "activation = tanh", "", ""]

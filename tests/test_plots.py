@@ -91,14 +91,14 @@ def test_categories_are_points_never_a_line():
             ("value", 2, 0.52, 0),
         ]
     )
-    ax = study_figure(table, study(), source="t").axes[0]
+    ax = study_figure(table, study()).axes[0]
     assert joined_lines(ax) == []
     assert [t.get_text() for t in ax.get_xticklabels()] == ["none", "norm", "value"]  # config order, not sorted
 
 
 def test_a_numeric_setting_is_a_line_through_the_seed_means_with_their_range():
     table = summary([(2, 1, 0.50, 0), (2, 2, 0.52, 0), (10, 1, 0.60, 0), (10, 2, 0.66, 0)], setting="bptt")
-    ax = study_figure(table, study("bptt"), source="t").axes[0]
+    ax = study_figure(table, study("bptt")).axes[0]
     (line,) = joined_lines(ax)
     assert list(line.get_xdata()) == [2, 10]
     assert np.allclose(line.get_ydata(), [0.51, 0.63])  # means over seeds
@@ -108,16 +108,16 @@ def test_a_numeric_setting_is_a_line_through_the_seed_means_with_their_range():
 
 def test_orders_of_magnitude_get_a_log_axis():
     table = summary([(16, 1, 2400.0, 0), (32, 1, 30.0, 0)], metric="test_ppl", setting="hidden")
-    ax = study_figure(table, study("hidden", "test_ppl"), source="t").axes[0]
+    ax = study_figure(table, study("hidden", "test_ppl")).axes[0]
     assert ax.get_yscale() == "log"
     close = summary([(16, 1, 240.0, 0), (32, 1, 130.0, 0)], metric="test_ppl", setting="hidden")
-    assert study_figure(close, study("hidden", "test_ppl"), source="t").axes[0].get_yscale() == "linear"
+    assert study_figure(close, study("hidden", "test_ppl")).axes[0].get_yscale() == "linear"
 
 
 def test_a_tiny_difference_does_not_fill_the_height():
     """0.501 against 0.508: the range is at least a tenth of the value (0.05), so the gap is under 15%."""
     table = summary([("none", 1, 0.501, 0), ("norm", 1, 0.508, 0)])
-    low, high = study_figure(table, study(), source="t").axes[0].get_ylim()
+    low, high = study_figure(table, study()).axes[0].get_ylim()
     assert high - low >= 0.05
     assert (0.508 - 0.501) / (high - low) < 0.15
 
@@ -125,7 +125,7 @@ def test_a_tiny_difference_does_not_fill_the_height():
 def test_diverged_runs_are_crosses_counted_in_the_title():
     """Two of four runs diverged: one with a finite blown-up value, one with none. Neither is a point."""
     table = summary([("none", 1, 7.9e11, 1), ("value", 1, float("nan"), 1), ("norm", 1, 0.62, 0), ("norm", 2, 0.60, 0)])
-    ax = study_figure(table, study(), source="t").axes[0]
+    ax = study_figure(table, study()).axes[0]
     assert crosses(ax) == 2
     assert "2 of 4 runs diverged" in ax.get_title()
     assert ax.get_ylim()[1] <= 1.0  # 7.9e11 did not stretch the axis
@@ -134,7 +134,7 @@ def test_diverged_runs_are_crosses_counted_in_the_title():
 
 def test_a_figure_whose_runs_all_diverged_says_so():
     table = summary([("none", 1, float("nan"), 1), ("value", 1, 1e26, 1)])
-    ax = study_figure(table, study(), source="t").axes[0]
+    ax = study_figure(table, study()).axes[0]
     assert crosses(ax) == 2
     assert "2 of 2 runs diverged" in ax.get_title()
     assert any("every run diverged" in t.get_text() for t in ax.texts)
@@ -143,13 +143,13 @@ def test_a_figure_whose_runs_all_diverged_says_so():
 def test_the_second_varied_setting_is_the_colour():
     table = summary([("none", 1, 0.5, 0), ("norm", 1, 0.6, 0)])
     table["lr"] = [1.0, 1.0, 10.0, 10.0]
-    ax = study_figure(table, study(vary=["clip_mode", "lr"]), source="t").axes[0]
+    ax = study_figure(table, study(vary=["clip_mode", "lr"])).axes[0]
     assert sorted(t.get_text() for t in ax.get_legend().get_texts()) == ["lr = 1.0", "lr = 10.0"]
 
 
 def test_book_figures_draw_from_their_tables():
     decay = pd.DataFrame({"factor": [0.5, 0.5, 0.9, 0.9], "distance": [1, 2, 1, 2], "value": [0.5, 0.25, 0.9, 0.81]})
-    ax = BOOK_FIGURES["decay"](decay, source="t").axes[0]
+    ax = BOOK_FIGURES["decay"](decay).axes[0]
     assert ax.get_yscale() == "log" and len(ax.get_lines()) == 2
 
 
@@ -158,13 +158,13 @@ def test_a_log_x_axis_only_for_positive_sizes(sizes, scale):
     """ff hidden = 0 (no hidden layer) next to 50 and 100: a log axis would drop the 0 without a word;
     positive sizes spanning a factor of 16 or more get a log2 axis."""
     table = summary([(h, 1, 200.0 + h, 0) for h in sizes], metric="test_ppl", setting="hidden")
-    assert study_figure(table, study("hidden", "test_ppl"), source="t").axes[0].get_xscale() == scale
+    assert study_figure(table, study("hidden", "test_ppl")).axes[0].get_xscale() == scale
 
 
 def test_a_summary_from_the_workflow_draws_and_saves(tmp_path):
     """The summary's own columns (as summarize_study writes them) and a study.json, to a file."""
     table = summary([(16, 1, 240.0, 0), (32, 1, float("nan"), 1)], metric="test_ppl", setting="hidden")
-    fig = study_figure(table, study("hidden", "test_ppl"), source="data: summary.csv (rule study_figure)")
+    fig = study_figure(table, study("hidden", "test_ppl"))
     assert fig.axes[0].get_title() == "A study\n1 of 2 runs diverged (× on the top edge)"
     assert fig.axes[0].get_ylabel() == "test perplexity"
     style.save(fig, str(tmp_path / "figure.pdf"))
@@ -184,7 +184,7 @@ def test_a_run_that_did_not_learn_is_hollow_and_in_no_mean():
         ],
         setting="bptt",
     )
-    ax = study_figure(table, study("bptt"), source="t").axes[0]
+    ax = study_figure(table, study("bptt")).axes[0]
     (line,) = joined_lines(ax)
     assert np.allclose(line.get_ydata(), [0.71, 0.63])
     band = ax.collections[0].get_paths()[0].vertices[:, 1]
@@ -202,7 +202,7 @@ def test_a_setting_whose_seeds_all_failed_has_no_mean_point():
             ("norm", 1, 0.62, 0),
         ]
     )
-    ax = study_figure(table, study(), source="t").axes[0]
+    ax = study_figure(table, study()).axes[0]
     means = [line for line in ax.get_lines() if line.get_marker() == "o" and len(line.get_xdata())]
     assert [list(line.get_xdata()) for line in means] == [[1.0]]  # only norm's mean; none has none
     assert hollow(ax) == [(0.0, 0.50)] and crosses(ax) == 1
@@ -213,7 +213,7 @@ def test_a_setting_whose_seeds_all_failed_has_no_mean_point():
 def test_a_summary_without_outcomes_is_refused():
     table = summary([("none", 1, 0.5, 0)]).drop(columns="outcome")
     with pytest.raises(ValueError, match="no 'outcome' column"):
-        study_figure(table, study(), source="t")
+        study_figure(table, study())
 
 
 def test_a_probe_draws_one_accuracy_line_per_network_beside_the_gradient_on_a_log_axis(tmp_path):
@@ -238,7 +238,7 @@ def test_a_probe_draws_one_accuracy_line_per_network_beside_the_gradient_on_a_lo
             )
             table = probe_table(states, folds=2, l2=0.01, seed=0)
             parts.append(table.assign(run_id=run_id, snapshot=snapshot))
-    fig = probe_figure(pd.concat(parts, ignore_index=True), title="probe", source="data: probe.csv")
+    fig = probe_figure(pd.concat(parts, ignore_index=True), title="probe")
     every, attracted, gradient = fig.axes[:3]
     assert len([line for line in every.lines if line.get_marker() == "o"]) == 4  # one per (run, snapshot)
     assert len([line for line in attracted.lines if line.get_marker() == "o"]) == 4

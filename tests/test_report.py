@@ -663,11 +663,16 @@ def test_every_figure_and_table_is_labelled_captioned_and_cited(runs):
                 assert label in cited, f"{run.chapter.path.name}: generated {label} is never cited"
 
 
-def test_every_study_has_a_section_figure_and_table(fixture, runs):
+def test_every_study_has_a_section_table_and_a_figure_where_it_draws_enough(fixture, runs):
+    """A figure of fewer than two points apart (one setting, or nothing drawn) is left out; its table stays."""
     labels = set().union(*(run.labels() for run in runs))
+    shown = []
     for study in fixture.config.studies:
         slug = fmt.label_slug(study)
-        assert {f"sec-study-{slug}", f"fig-study-{slug}", f"tbl-study-{slug}"} <= labels
+        assert {f"sec-study-{slug}", f"tbl-study-{slug}"} <= labels
+        shown.append(fig.figure_shown(paths.study_figure(str(fixture.results), study, "png")))
+        assert (f"fig-study-{slug}" in labels) == shown[-1], study
+    assert any(shown) and not all(shown)  # the fixture has both kinds
 
 
 def test_a_new_study_appears_with_no_edit(fixture, tmp_path, monkeypatch):
@@ -856,6 +861,9 @@ def _hand_study(tmp_path: Path, runs, vary=("clip_mode",), seeds=(1,)) -> Path:
     (study / "study.json").write_text(json.dumps(about))
     for ext in paths.FIGURE_FORMATS:
         (study / f"figure.{ext}").write_bytes(b"figure")
+    # its record as the figure rule writes it, saying the figure draws enough to be shown
+    drawn = {"points": 4, "panels": [{"points": 4, "positions": 2}]}
+    (study / "figure.provenance.json").write_text(json.dumps({"drawn": drawn}))
     return results
 
 

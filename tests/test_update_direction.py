@@ -80,7 +80,7 @@ def test_the_figure_draws_each_measured_step_against_its_step_and_how_far_it_was
             "diverged": False,
         }
     )
-    fig = update_cosine(table, {"name": "clip_threshold_adam_agreement", "vary": ["clip"]}, source="data: x")
+    fig = update_cosine(table, {"name": "clip_threshold_adam_agreement", "vary": ["clip"]})
     left, right = fig.axes[:2]
     assert right.get_xscale() == "log"
     # ||g|| / threshold on the right: 0.5 / 0.1 = 5 and 1 / 0.1 = 10 for run a, 0.5 / 0.25 = 2 for run b

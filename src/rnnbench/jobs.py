@@ -106,15 +106,12 @@ def study_figure(
 ) -> None:
     """The study's figure, in every format of ``outs``; what to plot comes from the study's record."""
     from rnnbench.plots.study_figures import study_figure as draw
-    from rnnbench.plots.style import save
+    from rnnbench.plots.style import save_all
 
-    table = pd.read_csv(summary)
     study = json.loads(Path(record).read_text(encoding="utf-8"))
-    for out in outs:
-        save(draw(table, study, source=f"data: {summary} (rule study_figure)"), out)
-    write_provenance(
-        provenance_file, producer="rnnbench.plots.study_figures.study_figure", inputs=[summary, record], **provenance
-    )
+    drawn = save_all(draw(pd.read_csv(summary), study), outs)
+    producer = "rnnbench.plots.study_figures.study_figure"
+    write_provenance(provenance_file, producer=producer, inputs=[summary, record], drawn=drawn, **provenance)
 
 
 def decay_analysis(
@@ -147,22 +144,21 @@ def analysis_figure(
     and gradient against distance (rnnbench.plots.probe_figures.probe_figure), colour from its record."""
     from rnnbench.plots.decay_figures import decay_curves_figure
     from rnnbench.plots.probe_figures import probe_figure
-    from rnnbench.plots.style import save
+    from rnnbench.plots.style import save_all
 
     frame = pd.read_csv(table, dtype={"snapshot": str})
     analysis = json.loads(Path(record).read_text(encoding="utf-8"))
-    figure, source = analysis["figure"], f"data: {table} (rule analysis_figure)"
+    figure = analysis["figure"]
     probe = analysis["kind"] == "probe"
-    for out in outs:
-        if probe:
-            drawn = probe_figure(frame, hue=figure["hue"], title=analysis["name"], source=source)
-        else:  # the book's caption describes it: the analysis's name is its title
-            drawn = decay_curves_figure(
-                frame, hue=figure["hue"], panel=figure["panel"], title=analysis["name"], source=source
-            )
-        save(drawn, out)
+    if probe:
+        fig = probe_figure(frame, hue=figure["hue"], title=analysis["name"])
+    else:  # the book's caption describes it: the analysis's name is its title
+        fig = decay_curves_figure(frame, hue=figure["hue"], panel=figure["panel"], title=analysis["name"])
+    drawn = save_all(fig, outs)
     producer = "probe_figures.probe_figure" if probe else "decay_figures.decay_curves_figure"
-    write_provenance(provenance_file, producer=f"rnnbench.plots.{producer}", inputs=[table, record], **provenance)
+    write_provenance(
+        provenance_file, producer=f"rnnbench.plots.{producer}", inputs=[table, record], drawn=drawn, **provenance
+    )
 
 
 def book_figure(
@@ -170,14 +166,11 @@ def book_figure(
 ) -> None:
     """A figure the book shows beside a worked table (``name`` is a rnnbench.plots.decay_figures.BOOK_FIGURES key)."""
     from rnnbench.plots.decay_figures import BOOK_FIGURES
-    from rnnbench.plots.style import save
+    from rnnbench.plots.style import save_all
 
-    frame = pd.read_csv(table)
-    for out in outs:
-        save(BOOK_FIGURES[name](frame, source=f"data: {table} (rule book_figure)"), out)
-    write_provenance(
-        provenance_file, producer=f"rnnbench.plots.decay_figures.BOOK_FIGURES[{name!r}]", inputs=[table], **provenance
-    )
+    drawn = save_all(BOOK_FIGURES[name](pd.read_csv(table)), outs)
+    producer = f"rnnbench.plots.decay_figures.BOOK_FIGURES[{name!r}]"
+    write_provenance(provenance_file, producer=producer, inputs=[table], drawn=drawn, **provenance)
 
 
 def benchmark_table(
@@ -359,16 +352,15 @@ def comparison_figure(
 ) -> None:
     """Test perplexity against parameter count, both families (rnnbench.plots.comparison_figures.crossover_figure)."""
     from rnnbench.plots.comparison_figures import crossover_figure
-    from rnnbench.plots.style import save
+    from rnnbench.plots.style import save_all
 
     # Counts stay integers where the Elman rows leave them blank (an n-1 of 4, not 4.0, beside each point).
     table = pd.read_csv(
         crossover, dtype={c: "Int64" for c in ("context", "crossover_context", "rnn_equivalent_parameters")}
     )
-    for out in outs:
-        save(crossover_figure(table, title=title, source=f"data: {crossover} (rule crossover_figure)"), out)
+    drawn = save_all(crossover_figure(table, title=title), outs)
     producer = "rnnbench.plots.comparison_figures.crossover_figure"
-    write_provenance(provenance_file, producer=producer, inputs=[crossover], **provenance)
+    write_provenance(provenance_file, producer=producer, inputs=[crossover], drawn=drawn, **provenance)
 
 
 def learning_curves_figure(
@@ -377,13 +369,11 @@ def learning_curves_figure(
     """Validation perplexity against training tokens, every run of the comparison
     (rnnbench.plots.comparison_figures.learning_curves_figure)."""
     from rnnbench.plots.comparison_figures import learning_curves_figure as draw
-    from rnnbench.plots.style import save
+    from rnnbench.plots.style import save_all
 
-    table = pd.read_csv(curves, dtype={"tokens_seen": "Int64"})
-    for out in outs:
-        save(draw(table, source=f"data: {curves} (rule learning_curves_figure)"), out)
+    drawn = save_all(draw(pd.read_csv(curves, dtype={"tokens_seen": "Int64"})), outs)
     producer = "rnnbench.plots.comparison_figures.learning_curves_figure"
-    write_provenance(provenance_file, producer=producer, inputs=[curves], **provenance)
+    write_provenance(provenance_file, producer=producer, inputs=[curves], drawn=drawn, **provenance)
 
 
 def study_extra_table(
@@ -450,19 +440,13 @@ def study_extra_figure(
 ) -> None:
     """A figure of a study's extra table (``name`` is a rnnbench.paths.EXTRA_FIGURES key)."""
     from rnnbench.plots import ablation_figures
-    from rnnbench.plots.style import save
+    from rnnbench.plots.style import save_all
 
-    frame = pd.read_csv(table)
     study = json.loads(Path(record).read_text(encoding="utf-8"))
     draw = getattr(ablation_figures, paths.EXTRA_FIGURES[name][1])
-    for out in outs:
-        save(draw(frame, study, source=f"data: {table} (rule study_extra_figure)"), out)
-    write_provenance(
-        provenance_file,
-        producer=f"rnnbench.plots.ablation_figures.{paths.EXTRA_FIGURES[name][1]}",
-        inputs=[table, record],
-        **provenance,
-    )
+    drawn = save_all(draw(pd.read_csv(table), study), outs)
+    producer = f"rnnbench.plots.ablation_figures.{paths.EXTRA_FIGURES[name][1]}"
+    write_provenance(provenance_file, producer=producer, inputs=[table, record], drawn=drawn, **provenance)
 
 
 def clipping_figure(
@@ -470,11 +454,11 @@ def clipping_figure(
 ) -> None:
     """The clipping figure (rnnbench.plots.clipping_figure) of ``studies``: each summary.csv -> its study.json."""
     from rnnbench.plots import clipping_figure as figure
-    from rnnbench.plots.style import save
+    from rnnbench.plots.style import save_all
 
     read = [(pd.read_csv(s), json.loads(Path(r).read_text(encoding="utf-8"))) for s, r in studies.items()]
-    runs = figure.relative_runs(read)
-    for out in outs:
-        save(figure.clipping_figure(runs, source=f"data: {', '.join(studies)} (rule clipping_figure)"), out)
+    drawn = save_all(figure.clipping_figure(figure.relative_runs(read)), outs)
     producer = "rnnbench.plots.clipping_figure.clipping_figure"
-    write_provenance(provenance_file, producer=producer, inputs=[*studies, *studies.values()], **provenance)
+    write_provenance(
+        provenance_file, producer=producer, inputs=[*studies, *studies.values()], drawn=drawn, **provenance
+    )

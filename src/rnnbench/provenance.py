@@ -3,7 +3,8 @@
 A record names the configuration (its hash and the files it came from), the git commit of the
 workflow's checkout, the versions of the packages that computed it, and the command and function that
 wrote it, so any number in the report can be traced back and regenerated. It says how an output was
-made, not what it is about: a study's description and metric are in its study.json.
+made, not what it is about: a study's description and metric are in its study.json. A figure's record also
+says how many points it draws (rnnbench.plots.drawn), so that the book can refuse one that shows too little.
 """
 
 from __future__ import annotations
@@ -76,10 +77,12 @@ def record(
     checkout: str | Path,
     producer: str,
     inputs: Sequence[str] = (),
+    drawn: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The provenance fields of one output: ``config`` is the merged configuration the job ran with,
-    ``checkout`` the folder of the workflow's code, ``producer`` the function that computed the output."""
-    return {
+    ``checkout`` the folder of the workflow's code, ``producer`` the function that computed the output;
+    ``drawn``, of a figure, the points it draws (rnnbench.plots.drawn.drawn_points)."""
+    fields = {
         "config_hash": config_hash(config),
         "config_files": list(config_files),
         "git_commit": git_commit(checkout),
@@ -89,6 +92,7 @@ def record(
         "inputs": list(inputs),
         "created": datetime.now(UTC).isoformat(timespec="seconds"),
     }
+    return fields | ({"drawn": dict(drawn)} if drawn is not None else {})
 
 
 def share_config_files(files: Sequence[str]) -> None:

@@ -26,7 +26,7 @@ from rnnbench import paths
 from rnnbench.book.figures import STAGING_DIR
 from rnnbench.book.format import fixed, label_slug, share, sig
 from rnnbench.book.results import results_root, study_about, study_summary
-from rnnbench.book.studies import count_of, extra_figure, measured_cell, studies_with_role
+from rnnbench.book.studies import count_of, extra_figure, extra_shown, extra_table, measured_cell, studies_with_role
 from rnnbench.metrics import CLIP_NEVER, METRIC_LABELS, UPDATE_COSINE_EVERY, clip_regime
 from rnnbench.results.ablations import setting_table
 
@@ -352,5 +352,37 @@ def update_turn(results: str | Path | None = None) -> UpdateTurn:
 def update_figures(
     turn: UpdateTurn, results: str | Path | None = None, staging: str | Path = STAGING_DIR
 ) -> dict[str, str]:
-    """Each measured study's update-cosine figure, staged into the book: study -> image path."""
-    return {s: extra_figure(s, "update-cosine", results, staging) for s in turn.studies}
+    """Each measured study's update-cosine figure, staged into the book, where it draws enough to be shown
+    (rnnbench.book.figures.figure_shown): study -> image path."""
+    return {s: extra_figure(s, "update-cosine", results, staging) for s in update_shown(turn, results)}
+
+
+def update_shown(turn: UpdateTurn, results: str | Path | None = None) -> list[str]:
+    """The measured studies whose update-cosine figure is shown; the others' steps are a table (update_steps)."""
+    return [s for s in turn.studies if extra_shown(s, "update-cosine", results)]
+
+
+def update_labels(turn: UpdateTurn, results: str | Path | None = None) -> list[str]:
+    """Where each measured study's steps are in the book: its figure's label, or its table's where the figure
+    draws too little."""
+    shown = set(update_shown(turn, results))
+    return [f"{'fig' if s in shown else 'tbl'}-{label_slug(s)}-update-cosine" for s in turn.studies]
+
+
+def update_steps(study: str, results: str | Path | None = None) -> pd.DataFrame:
+    """A study's measured clipped steps (update.csv) as the book prints them where the figure is not shown: the
+    run's clipping and seed, the step, ||g|| / threshold, the update's cosine to the unclipped one, its outcome."""
+    steps = extra_table(study, "update", results)
+    ratio = [
+        g / c if m == "norm" else math.nan
+        for g, c, m in zip(steps["grad_norm"], steps["clip"], steps["clip_mode"], strict=True)
+    ]
+    shown = steps.assign(ratio=ratio)[["clip_mode", "clip", "seed", "step", "ratio", "update_cosine", "outcome"]]
+    formats = {
+        "clip": lambda v: sig(v, plain=True),
+        "ratio": lambda v: fixed(v, 2),
+        "update_cosine": lambda v: fixed(v, 3),
+    }
+    for column, cell in formats.items():
+        shown[column] = [cell(v) for v in shown[column]]
+    return shown.rename(columns={"ratio": "||g|| / threshold", "update_cosine": "cosine to the unclipped update"})

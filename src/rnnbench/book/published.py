@@ -417,3 +417,15 @@ def _corpus_section(frame: pd.DataFrame, corpus: str) -> list[str]:
 
 def words_of(items) -> Markdown:
     return words(list(items))
+
+
+def learning_display(results: str | Path | None = None) -> pd.DataFrame:
+    """The comparison's learning curves (tables/learning_curves.csv) as the book prints them where their figure
+    draws too little (every run one epoch): one row per run and finished epoch, its corpus, family, scale and
+    seed, the tokens read by the epoch's end and the validation perplexity then."""
+    curves = table("learning_curves", results)
+    shown = curves[["corpus", "family", "scale", "seed", "epoch", "tokens_seen", "valid_ppl"]].copy()
+    shown["family"] = [FAMILY_NAMES.get(f, f) for f in shown["family"]]
+    shown["tokens_seen"] = [integer(v) for v in shown["tokens_seen"]]
+    shown["valid_ppl"] = [sig(v, plain=True) for v in shown["valid_ppl"]]
+    return shown.rename(columns={"tokens_seen": "tokens read", "valid_ppl": "validation perplexity"})

@@ -20,7 +20,7 @@ from pathlib import Path
 import pandas as pd
 
 from rnnbench import paths
-from rnnbench.book.figures import STAGING_DIR, stage_figure
+from rnnbench.book.figures import STAGING_DIR, figure_shown, stage_figure
 from rnnbench.book.format import Markdown, counted, fixed, integer, label_slug, percent, sig
 from rnnbench.book.results import missing_result, results_root, study_about, study_names, study_summary
 from rnnbench.results.ablations import per_run, setting_table
@@ -93,6 +93,26 @@ def extra_figure(study: str, name: str, results: str | Path | None = None, stagi
     """A study's extra figure (distance-heatmap, distance-curves, norm-trace), staged into the book."""
     source = paths.study_extra_figure(results_root(results), study, name, "png")
     return stage_figure(source, f"study-{label_slug(study)}-{name}", staging)
+
+
+def extra_shown(study: str, name: str, results: str | Path | None = None) -> bool:
+    """Whether a study's extra figure draws enough to be shown (rnnbench.book.figures.figure_shown): learning
+    curves of one epoch each are dots, not curves, and the chapter prints their table instead."""
+    return figure_shown(paths.study_extra_figure(results_root(results), study, name, "png"))
+
+
+def learning_display(study: str, results: str | Path | None = None) -> pd.DataFrame:
+    """A study's learning table (learning.csv) as the book prints it where its figure is not shown: one row per
+    run and finished epoch, its varied settings, seed, the tokens read and seconds trained by that epoch's end,
+    its validation perplexity then, and the run's outcome."""
+    table = extra_table(study, "learning", results)
+    vary = [v for v in study_about(study, results)["vary"] if v in table]
+    shown = table[[*vary, "seed", "epoch", "tokens_seen", "seconds_trained", "valid_ppl", "outcome"]].copy()
+    shown["tokens_seen"] = [integer(v) for v in shown["tokens_seen"]]
+    shown["seconds_trained"] = [fixed(v, 1) for v in shown["seconds_trained"]]
+    shown["valid_ppl"] = [sig(v, plain=True) for v in shown["valid_ppl"]]
+    names = {"tokens_seen": "tokens read", "seconds_trained": "seconds trained", "valid_ppl": "validation perplexity"}
+    return shown.rename(columns=names)
 
 
 def extra_file(study: str, name: str, kind: str = "png") -> str:

@@ -3,7 +3,8 @@ appears in the studies chapter with no edit.
 
     study_table      one row per run: the varied settings, the study's metric, the other measurements,
                      whether the run diverged and its outcome (rnnbench.results.outcome)
-    study_section    the study's section: heading, what it measured, its figure and its table, each labelled
+    study_section    the study's section: heading, what it measured, its figure (where it draws enough to be one,
+                     rnnbench.book.figures.figure_shown) and its table, each labelled
     summary_counts   per setting of the varied keys, how many seeds learned, failed or diverged
 
 A best and a worst run are chosen among the runs that learned, on the validation metric of rnnbench.results.selection.
@@ -21,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from rnnbench import paths
-from rnnbench.book.figures import STAGING_DIR, stage_figure
+from rnnbench.book.figures import STAGING_DIR, figure_shown, stage_figure
 from rnnbench.book.format import (
     Formatter,
     Markdown,
@@ -101,7 +102,8 @@ def _diverged_text(reason: str | None, step: Any) -> str:
 
 
 def study_section(study: str, results: str | Path | None = None, staging: str | Path = STAGING_DIR) -> Markdown:
-    """One study's section: heading, what it measured, its figure and its table, each with a label.
+    """One study's section: heading, what it measured, its figure and its table, each with a label; no figure
+    where it would draw too little (one setting, or no value at all), the table alone then.
 
     Its best and worst run are among the runs that learned (rnnbench.results.outcome), chosen on the validation
     metric of rnnbench.results.selection and reported on the study's metric."""
@@ -111,7 +113,8 @@ def study_section(study: str, results: str | Path | None = None, staging: str | 
     x = vary[0] if vary else "seed"
     metric_name = METRIC_LABELS.get(metric, metric)
     family = FAMILY_LABELS.get(about["family"], about["family"])
-    image = stage_figure(paths.study_figure(results_root(results), study, "png"), f"study-{slug}", staging)
+    drawn = paths.study_figure(results_root(results), study, "png")
+    image = stage_figure(drawn, f"study-{slug}", staging) if figure_shown(drawn) else None
     marked = wide["diverged"].astype(str).str.startswith("yes") if "diverged" in wide else False
     diverged = wide["outcome"].eq("diverged") | marked
     # No ranking rests on a run that did not learn (rnnbench.results.outcome): the best and worst are among those that did.
@@ -129,7 +132,11 @@ def study_section(study: str, results: str | Path | None = None, staging: str | 
         f"with seed{'s' if len(seeds) != 1 else ''} {words([integer(s) for s in seeds])}.",
         "",
     ]
-    cite = f"@fig-study-{slug} plots {metric_name} against `{x}`, and @tbl-study-{slug} lists every run."
+    cite = (
+        f"@fig-study-{slug} plots {metric_name} against `{x}`, and @tbl-study-{slug} lists every run."
+        if image
+        else f"Its runs have a value at fewer than two settings, too few for a figure, so @tbl-study-{slug} alone lists every run."
+    )
     among = "Among the runs that learned, the" if (diverged | failed | unjudged).any() else "The"
     if len(measured) == 1:
         only = measured.iloc[0]
@@ -158,9 +165,9 @@ def study_section(study: str, results: str | Path | None = None, staging: str | 
         n = int(diverged.sum())
         at = words([_setting(row, vary, seeds) for _, row in wide[diverged].iterrows()])
         lines.append(
-            f"{integer(n).capitalize()} of the {integer(n_runs)} runs diverged ({at}): the figure marks "
-            f"{'them' if n != 1 else 'it'} with a cross on its top edge, and the table gives the reason; "
-            f"{'their' if n != 1 else 'its'} {metric_name} is not a result."
+            f"{integer(n).capitalize()} of the {integer(n_runs)} runs diverged ({at}): "
+            + (f"the figure marks {'them' if n != 1 else 'it'} with a cross on its top edge, and " if image else "")
+            + f"the table gives the reason; {'their' if n != 1 else 'its'} {metric_name} is not a result."
         )
     if failed.any():
         n = int(failed.sum())
@@ -172,9 +179,9 @@ def study_section(study: str, results: str | Path | None = None, staging: str | 
             "tables/baselines.csv"
         )
         lines.append(
-            f"{integer(n).capitalize()} of the {integer(n_runs)} runs did not learn ({at}: {rule}): the figure "
-            f"draws {'them' if n != 1 else 'it'} hollow and the table marks {'them' if n != 1 else 'it'}; no mean "
-            f"or ranking here uses {'them' if n != 1 else 'it'}."
+            f"{integer(n).capitalize()} of the {integer(n_runs)} runs did not learn ({at}: {rule}): "
+            + (f"the figure draws {'them' if n != 1 else 'it'} hollow and " if image else "")
+            + f"the table marks {'them' if n != 1 else 'it'}; no mean or ranking here uses {'them' if n != 1 else 'it'}."
         )
     if unjudged.any():
         n = int(unjudged.sum())
@@ -183,18 +190,21 @@ def study_section(study: str, results: str | Path | None = None, staging: str | 
             f"their corpus in tables/baselines.csv), so {'they are' if n != 1 else 'it is'} not counted as learned."
         )
     if len(seeds) > 1 and vary and (diverged | failed | unjudged).any():
-        lines.append(_seeds_learned_sentence(summary_counts(study, results), vary))
+        lines.append(_seeds_learned_sentence(summary_counts(study, results), vary, bool(image)))
     unmeasured = int((~diverged & wide[metric].isna()).sum())
     if unmeasured:
         lines.append(f"{counted(unmeasured, 'run').capitalize()} produced no {metric_name}.")
     # Relative to the results folder, as every caption of the book names its file.
     summary_file = os.path.relpath(paths.study_summary(".", study))
     figure_file = os.path.relpath(paths.study_figure(".", study, "png"))
+    if image:
+        lines += [
+            "",
+            f"![{metric_name.capitalize()} against `{x}` ({study}): the mean and range over the seeds that learned; "
+            f"hollow, a run that did not learn; a cross, one that diverged. From {figure_file}, rule study_figure.]"
+            f"({image}){{#fig-study-{slug}}}",
+        ]
     lines += [
-        "",
-        f"![{metric_name.capitalize()} against `{x}` ({study}): the mean and range over the seeds that learned; "
-        f"hollow, a run that did not learn; a cross, one that diverged. From {figure_file}, rule study_figure.]"
-        f"({image}){{#fig-study-{slug}}}",
         "",
         markdown_table(
             _study_display(wide, metric, ~wide["outcome"].eq("learned")),
@@ -217,17 +227,18 @@ def summary_counts(study: str, results: str | Path | None = None) -> pd.DataFram
     return setting_table(study_summary(study, results), list(study_about(study, results)["vary"]), [])
 
 
-def _seeds_learned_sentence(counts: pd.DataFrame, vary: Sequence[str]) -> str:
-    """ "k of n seeds learned" for every setting where some seed failed; the figure's means are over those k."""
+def _seeds_learned_sentence(counts: pd.DataFrame, vary: Sequence[str], figure: bool = True) -> str:
+    """ "k of n seeds learned" for every setting where some seed failed; the figure's means, where there is a
+    figure, are over those k."""
     failed = counts[counts["seeds_failed"] > 0]
     parts = [
         f"{integer(row['seeds_learned'])} of {integer(row['runs'])} seeds learned at {_setting(row, vary, [])}"
         for _, row in failed.iterrows()
     ]
-    return (
-        f"Where not every seed learned: {words(parts)}. The figure's mean and range at a setting are over the seeds "
-        "that learned, and a setting with none has no mean."
-    )
+    said = f"Where not every seed learned: {words(parts)}."
+    if not figure:
+        return said
+    return f"{said} The figure's mean and range at a setting are over the seeds that learned, and a setting with none has no mean."
 
 
 def _study_display(wide: pd.DataFrame, metric: str, failed: pd.Series) -> pd.DataFrame:

@@ -17,7 +17,6 @@ numbers, short lists and verdicts; the sentences are the chapter's. No torch.
 from __future__ import annotations
 
 import re
-import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -48,7 +47,6 @@ NOT_MEASURED = Markdown("–")
 # An interaction is a difference of differences of accuracies, each a count over at most thousands of probes: its
 # sign is read after rounding to this many decimals, so that a zero computed in floating point is not positive.
 SIGN_DECIMALS = 12
-SOURCE_WIDTH = 150  # characters a line of the figure's source note holds at its width
 
 
 def quoted(claim: str, results: str | Path | None = None) -> tuple[Markdown, str]:
@@ -201,8 +199,7 @@ def figure(results: str | Path | None = None, staging: str | Path = STAGING_DIR)
     target = Path(staging) / "truncation-chapter"
     target.parent.mkdir(parents=True, exist_ok=True)
     for fmt in paths.FIGURE_FORMATS:
-        source = "\n".join(textwrap.wrap("data: " + ", ".join(files), SOURCE_WIDTH))
-        drawn = truncation_figure(reaches, ptb, metric=metric, source=source)
+        drawn = truncation_figure(reaches, ptb, metric=metric)
         save(drawn, str(target.with_suffix(f".{fmt}")))
     return ChapterFigure(Markdown(target.as_posix()), words(files))
 

@@ -30,9 +30,15 @@ from rnnbench.plots.style import (
     FAILED_COLOR,
     FAILED_LABELS,
     HEIGHT,
+    PRINT_WIDTH,
     WIDTH,
-    add_source_note,
     apply_theme,
+    level_colours,
+    level_markers,
+    level_styles,
+    never_limits,
+    plain_log_ticks,
+    setting_value,
 )
 
 CHANCE = 0.5  # two verb forms: a model that ignores the head is right half the time
@@ -42,11 +48,13 @@ def _label(value) -> str:
     return f"{value:g}" if isinstance(value, (int, float, np.integer, np.floating)) else str(value)
 
 
-def _setting_name(setting: str, value) -> str:
-    """How a setting's value reads in a legend or on an axis: bptt 0 is full-sentence BPTT."""
-    if setting == "bptt" and value == 0:
-        return "full sentence"
-    return _label(value)
+_setting_name = setting_value  # bptt 0 is full-sentence BPTT, an infinite clip threshold no clipping
+
+
+def _named(setting: str, value) -> str:
+    """A legend's words for one value of a setting: its name and value, or "no clipping" alone."""
+    name = setting_value(setting, value)
+    return name if never_limits(setting, value) else f"{_words(setting)} {name}"
 
 
 # How a varied setting reads on an axis or a legend.
@@ -76,7 +84,7 @@ def _title(ax, study: Mapping, what: str) -> None:
     ax.set_title("\n".join(textwrap.wrap(f"{study.get('name', '')}: {what}", 60)), fontsize=9)
 
 
-def distance_heatmap(distances: pd.DataFrame, study: Mapping, *, source: str = "") -> plt.Figure:
+def distance_heatmap(distances: pd.DataFrame, study: Mapping) -> plt.Figure:
     """Agreement accuracy (mean over the seeds that learned), one row per value of the study's first varied
     setting (config order), one column per head-verb distance; a diverging palette centred on chance (0.5).
     A row whose seeds all failed is hatched grey (not white, which is chance), and a row label says how many
@@ -126,11 +134,10 @@ def distance_heatmap(distances: pd.DataFrame, study: Mapping, *, source: str = "
         study,
         "accuracy per distance" + (" (black tick: the setting's reach)" if setting in ("bptt", "context") else ""),
     )
-    add_source_note(fig, source)
     return fig
 
 
-def distance_curves(distances: pd.DataFrame, study: Mapping, *, source: str = "") -> plt.Figure:
+def distance_curves(distances: pd.DataFrame, study: Mapping) -> plt.Figure:
     """Accuracy against head-verb distance, one line per value of the first varied setting: the mean over
     the seeds that learned, their range shaded; a dotted line at chance; for a window or segment length, its
     reach marked on its line. A setting whose seeds all failed has no line, only a hollow legend entry."""
@@ -138,7 +145,7 @@ def distance_curves(distances: pd.DataFrame, study: Mapping, *, source: str = ""
     apply_theme()
     fig, ax = plt.subplots(figsize=(WIDTH, HEIGHT), layout="constrained")
     values = list(dict.fromkeys(distances[setting]))
-    palette = dict(zip(values, sns.color_palette("viridis", len(values)), strict=True))
+    palette, styles, markers = level_colours(values), level_styles(values), level_markers(values)
     for value in values:
         rows = distances[distances[setting] == value].sort_values("distance")
         colour = palette[value]
@@ -157,8 +164,9 @@ def distance_curves(distances: pd.DataFrame, study: Mapping, *, source: str = ""
             rows["distance"],
             rows["accuracy_mean"],
             color=colour,
-            marker="o",
-            markersize=3,
+            linestyle=styles[value],
+            marker=markers[value],
+            markersize=3.5,
             label=_counted(setting, value, distances, sep="\n"),
         )
         if (rows["accuracy_max"] > rows["accuracy_min"]).any():
@@ -178,7 +186,6 @@ def distance_curves(distances: pd.DataFrame, study: Mapping, *, source: str = ""
     ax.legend(title=_words(setting), fontsize=7, title_fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     reach = " (dashed: each setting's reach)" if setting in ("bptt", "context") else ""
     _title(ax, study, f"accuracy against distance, mean and range over the seeds that learned{reach}")
-    add_source_note(fig, source)
     return fig
 
 
@@ -200,7 +207,7 @@ def _mark_end(ax, xs: pd.Series, ys: pd.Series, diverged: bool, outcome: str) ->
         )
 
 
-def norm_trace(trace: pd.DataFrame, study: Mapping, *, source: str = "") -> plt.Figure:
+def norm_trace(trace: pd.DataFrame, study: Mapping) -> plt.Figure:
     """Pre-clip gradient norm per recorded step on a log axis, one line per value of the study's first varied
     setting, one panel per value of the second (if any); a diverged run ends in a red cross, a run that
     finished but did not learn in a hollow grey circle."""
@@ -217,9 +224,8 @@ def norm_trace(trace: pd.DataFrame, study: Mapping, *, source: str = "") -> plt.
         squeeze=False,
     )
     values = list(dict.fromkeys(trace[line]))
-    palette = dict(zip(values, sns.color_palette("viridis", len(values)), strict=True))
     # Runs that never clipped trace the same norms: a dash pattern per line keeps each one visible on top.
-    dashes = dict(zip(values, ["-", "--", ":", "-.", (0, (5, 1, 1, 1, 1, 1))] * len(values), strict=False))  # cycled
+    palette, dashes = level_colours(values), level_styles(values)
     positive = trace["grad_norm"][np.isfinite(trace["grad_norm"]) & (trace["grad_norm"] > 0)]
     top = float(positive.max()) if len(positive) else 1.0
     for ax, p in zip(axes[0], panels, strict=True):
@@ -235,13 +241,14 @@ def norm_trace(trace: pd.DataFrame, study: Mapping, *, source: str = "") -> plt.
                 color=palette[value],
                 linestyle=dashes[value],
                 linewidth=1.1,
-                label=f"{line.replace('_', ' ')} {_label(value)}",
+                label=_named(line, value),
             )
             _mark_end(ax, run["step"], norms, bool(run["diverged"].iloc[0]), run["outcome"].iloc[0])
         ax.set_yscale("log")
+        plain_log_ticks(ax)  # 0.4, not 4 × 10⁻¹
         ax.set_xlabel("optimiser step")
         if p is not None:
-            ax.set_title(f"{panel.replace('_', ' ')} = {_label(p)}", fontsize=8)
+            ax.set_title(f"{panel.replace('_', ' ')} = {setting_value(panel, p)}", fontsize=8)
     axes[0][0].set_ylabel("pre-clip gradient norm (log scale)")
     handles, labels = axes[0][0].get_legend_handles_labels()
     if trace["diverged"].any():
@@ -257,7 +264,6 @@ def norm_trace(trace: pd.DataFrame, study: Mapping, *, source: str = "") -> plt.
     fig.suptitle(
         "\n".join(textwrap.wrap(f"{study.get('name', '')}: gradient norm before clipping, seed {seed}", 70)), fontsize=9
     )
-    add_source_note(fig, source)
     return fig
 
 
@@ -272,20 +278,23 @@ def _spread_axis(ax, values: pd.Series) -> None:
         ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:,.0f}" if v >= 10 else f"{v:g}"))
 
 
-def learning_curves(learning: pd.DataFrame, study: Mapping, *, source: str = "") -> plt.Figure:
+def learning_curves(learning: pd.DataFrame, study: Mapping) -> plt.Figure:
     """Validation perplexity at each epoch's end against the training tokens read (left) and the seconds trained
     (right), both log scales, one line per run: colour the study's first varied setting, a dash pattern per
     value of the second (if any), seeds in the same style. A run that did not learn is drawn grey with a hollow
-    circle at its end, a diverged one with a red cross where its last finished epoch was."""
+    circle at its end, a diverged one with a red cross where its last finished epoch was, on the top edge where
+    its perplexity is beyond three times every other run's (the others keep the axis)."""
     vary = list(study["vary"])
     hue, style = (vary[0] if vary else None), (vary[1] if len(vary) > 1 else None)
     apply_theme()
     fig, axes = plt.subplots(1, 2, figsize=(6.3, HEIGHT), layout="constrained", sharey=True, squeeze=False)
     values = list(dict.fromkeys(learning[hue])) if hue else [None]
-    palette = dict(zip(values, sns.color_palette("viridis", len(values)), strict=True))
+    palette = level_colours(values)
     styles = list(dict.fromkeys(learning[style])) if style else [None]
-    dashes = dict(zip(styles, ["-", "--", ":", "-."] * len(styles), strict=False))  # cycled
+    dashes = level_styles(styles)
     curves = learning[learning["valid_ppl"].notna()]
+    kept = curves.loc[~curves["diverged"].astype(bool), "valid_ppl"]
+    ceiling = 1.5 * kept.max() if len(kept) and curves["valid_ppl"].max() > 3 * kept.max() else np.inf
     for ax, x, label in zip(
         axes[0], ("tokens_seen", "seconds_trained"), ("training tokens read", "seconds trained (wall)"), strict=True
     ):
@@ -294,9 +303,10 @@ def learning_curves(learning: pd.DataFrame, study: Mapping, *, source: str = "")
             first = run.iloc[0]
             finished = first["outcome"] == "learned"
             color = palette[first[hue]] if hue else "black"
+            shown = run["valid_ppl"].clip(upper=ceiling)
             ax.plot(
                 run[x].astype(float),
-                run["valid_ppl"],
+                shown,
                 color=color if finished else FAILED_COLOR,
                 linestyle=dashes[first[style]] if style else "-",
                 marker="o",
@@ -304,24 +314,16 @@ def learning_curves(learning: pd.DataFrame, study: Mapping, *, source: str = "")
                 linewidth=1.0,
                 alpha=0.85,
             )
-            _mark_end(ax, run[x].astype(float), run["valid_ppl"], bool(first["diverged"]), first["outcome"])
+            _mark_end(ax, run[x].astype(float), shown, bool(first["diverged"]), first["outcome"])
         _spread_axis(ax, curves[x].astype(float))
         ax.set_yscale("log")
-        ax.yaxis.set_major_formatter(matplotlib.ticker.ScalarFormatter())
-        ax.yaxis.set_minor_formatter(matplotlib.ticker.ScalarFormatter())
-        ax.tick_params(axis="y", which="both", labelsize=7)
+        plain_log_ticks(ax)
         ax.set_xlabel(label)
     axes[0][0].set_ylabel("validation perplexity (log scale)")
     handles = [
-        plt.Line2D([], [], color=palette[v], marker="o", markersize=3, label=f"{_words(hue)} {_setting_name(hue, v)}")
-        for v in values
-        if hue
+        plt.Line2D([], [], color=palette[v], marker="o", markersize=3, label=_named(hue, v)) for v in values if hue
     ]
-    handles += [
-        plt.Line2D([], [], color="0.3", linestyle=dashes[v], label=f"{_words(style)} {_setting_name(style, v)}")
-        for v in styles
-        if style
-    ]
+    handles += [plt.Line2D([], [], color="0.3", linestyle=dashes[v], label=_named(style, v)) for v in styles if style]
     # Only what is drawn: a run that diverged in its first epoch has no validation perplexity to draw.
     if curves["diverged"].astype(bool).any():
         handles.append(plt.Line2D([], [], color=DIVERGED_COLOR, marker="x", linestyle="", label="diverged"))
@@ -342,11 +344,10 @@ def learning_curves(learning: pd.DataFrame, study: Mapping, *, source: str = "")
     fig.suptitle(
         "\n".join(textwrap.wrap(f"{study.get('name', '')}: validation perplexity epoch by epoch", 70)), fontsize=9
     )
-    add_source_note(fig, source)
     return fig
 
 
-def cut_contrast(cuts: pd.DataFrame, study: Mapping, *, source: str = "") -> plt.Figure:
+def cut_contrast(cuts: pd.DataFrame, study: Mapping) -> plt.Figure:
     """One panel per cut length k (rnnbench.results.cut_accuracy.cut_table): accuracy against distance of the runs cut every k
     steps (colour) and of full-sentence BPTT on the same probes (grey), solid with filled markers on the probes
     whose head and verb share a gradient block, dashed with hollow ones on those a cut separates; the learned
@@ -359,12 +360,12 @@ def cut_contrast(cuts: pd.DataFrame, study: Mapping, *, source: str = "") -> plt
     fig, axes = plt.subplots(
         1,
         len(lengths),
-        figsize=(max(WIDTH, 2.1 * len(lengths)), HEIGHT),
+        figsize=(max(WIDTH, min(2.1 * len(lengths), PRINT_WIDTH)), HEIGHT + 0.6),
         layout="constrained",
         sharey=True,
         squeeze=False,
     )
-    cut_colour, full_colour = sns.color_palette("viridis", 3)[0], (0.5, 0.5, 0.5)
+    cut_colour, full_colour = level_colours([0])[0], (0.5, 0.5, 0.5)
     for ax, k in zip(axes[0], lengths, strict=True):
         panel = cuts[cuts["cut_every"] == k]
         counts = []
@@ -423,11 +424,10 @@ def cut_contrast(cuts: pd.DataFrame, study: Mapping, *, source: str = "") -> plt
     _title_figure(
         fig, study, "accuracy within a gradient block and across a cut (left of the dotted line: distance <= k)"
     )
-    add_source_note(fig, source)
     return fig
 
 
-def update_cosine(updates: pd.DataFrame, study: Mapping, *, source: str = "") -> plt.Figure:
+def update_cosine(updates: pd.DataFrame, study: Mapping) -> plt.Figure:
     """Each measured clipped step's cosine between the update taken and the unclipped gradient's, against the
     optimiser step (left) and, for norm clipping, against ||g|| / threshold, how many times clipping shortened the
     gradient (right, log x); one colour per setting, hollow markers for a run that did not learn or diverged. The
@@ -435,14 +435,15 @@ def update_cosine(updates: pd.DataFrame, study: Mapping, *, source: str = "") ->
     apply_theme()
     fig, axes = plt.subplots(1, 2, figsize=(6.3, HEIGHT), layout="constrained", sharey=True)
     groups = updates.groupby(["clip_mode", "clip"], sort=False, dropna=False)
-    palette = dict(zip(groups.groups, sns.color_palette("viridis", max(len(groups), 1)), strict=False))
+    palette, markers = level_colours(list(groups.groups)), level_markers(list(groups.groups))
     for (mode, clip), rows in groups:
         color, ok, y = palette[(mode, clip)], rows["outcome"].eq("learned").to_numpy(), rows["update_cosine"]
+        marker = markers[(mode, clip)]
         label = f"norm ≤ {clip:g}" if mode == "norm" else f"{mode} {clip:g}"
         for ax, x in ((axes[0], rows["step"]), (axes[1], rows["grad_norm"] / clip if mode == "norm" else None)):
             if x is not None:
-                ax.scatter(x[ok], y[ok], s=10, color=color, label=label)
-                ax.scatter(x[~ok], y[~ok], s=10, facecolors="none", edgecolors=color, linewidths=0.8)
+                ax.scatter(x[ok], y[ok], s=10, marker=marker, color=color, label=label)
+                ax.scatter(x[~ok], y[~ok], s=10, marker=marker, facecolors="none", edgecolors=color, linewidths=0.8)
     for ax in axes:
         ax.axhline(1.0, color=FAILED_COLOR, linestyle=":", linewidth=1.0)
     if updates.empty:
@@ -461,7 +462,6 @@ def update_cosine(updates: pd.DataFrame, study: Mapping, *, source: str = "") ->
         handles.append(plt.Line2D([], [], label="did not learn\nor diverged", **hollow))
     axes[1].legend(handles=handles, fontsize=7, loc="best")  # inside, where no point is: the title spans the top
     _title_figure(fig, study, "how far clipping turned the optimiser's update, on the clipped steps measured")
-    add_source_note(fig, source)
     return fig
 
 

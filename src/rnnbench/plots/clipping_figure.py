@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from rnnbench.metrics import CLIP_EVERY_STEP, CLIP_NEVER, CLIP_OFTEN, CLIP_SPIKES, METRIC_LABELS, clip_regime
-from rnnbench.plots.style import DIVERGED_COLOR, FAILED_COLOR, add_source_note, apply_theme
+from rnnbench.plots.style import DIVERGED_COLOR, FAILED_COLOR, apply_theme
 from rnnbench.results.ablations import per_run
 
 SETTINGS = ("clip_mode", "clip_times_median", "lr", "optimizer")
@@ -102,7 +102,7 @@ def _panel_title(corpus: str, optimizer, lr: float, corpora: int) -> str:
     return ", ".join(part for part in ((corpus if corpora > 1 else ""), name, rate) if part)
 
 
-def clipping_figure(runs: pd.DataFrame, *, source: str = "") -> plt.Figure:
+def clipping_figure(runs: pd.DataFrame) -> plt.Figure:
     """A panel per (corpus, optimiser, rate) of ``runs`` (relative_runs): one position per multiple of the median
     norm, tightest first, then no clipping after a gap. Above, a strip with a red cross for each seed that diverged;
     below, the metric of each seed that did not (filled in its setting's regime colour if it learned, hollow grey if
@@ -157,7 +157,6 @@ def clipping_figure(runs: pd.DataFrame, *, source: str = "") -> plt.Figure:
     middle = axes[1][len(panels) // 2]  # one label under every panel's ticks: a figure-wide label would meet the legend
     middle.set_xlabel("threshold as a multiple of the median norm, and the share of steps it clipped", fontsize=9)
     _legend(fig, found, runs)
-    add_source_note(fig, source)
     return fig
 
 

@@ -17,18 +17,19 @@ import pandas as pd
 import seaborn as sns
 
 from rnnbench.metrics import FAMILY_LABELS, METRIC_LABELS
-from rnnbench.plots.style import add_source_note
+from rnnbench.plots.style import PRINT_WIDTH, level_colours, plain_log_ticks
 
 # A run's line by its scale: solid a reference or paper-scale run, dashed a short one.
 SCALE_STYLES = {"reference": "-", "paper": "-", "short": "--"}
 
 
-def learning_curves_figure(table: pd.DataFrame, *, source: str = "") -> plt.Figure:
+def learning_curves_figure(table: pd.DataFrame) -> plt.Figure:
     """Validation perplexity against training tokens seen (log axes), one line per run, a panel per corpus
     (rnnbench.results.learning_curves.learning_curves): colour the family, dashed a short run, a dot at each epoch's end."""
     sns.set_theme(style="whitegrid", context="paper")
     corpora = list(dict.fromkeys(table["corpus"])) or ["none"]
-    fig, axes = plt.subplots(1, len(corpora), figsize=(3.6 * len(corpora), 3.4), layout="constrained", squeeze=False)
+    width = min(3.6 * len(corpora), PRINT_WIDTH)  # printed at most this wide, so at the size drawn
+    fig, axes = plt.subplots(1, len(corpora), figsize=(width, 3.4), layout="constrained", squeeze=False)
     colors = {"rnn": "black", "ff": "tab:red", "lstm": "tab:blue"}
     for ax, corpus in zip(axes[0], corpora, strict=True):
         here = table[(table["corpus"] == corpus) & table["valid_ppl"].notna()]
@@ -50,15 +51,19 @@ def learning_curves_figure(table: pd.DataFrame, *, source: str = "") -> plt.Figu
             )
         ax.set_xscale("log")
         ax.set_yscale("log")
-        ax.yaxis.set_major_formatter(matplotlib.ticker.ScalarFormatter())
-        ax.yaxis.set_minor_formatter(matplotlib.ticker.ScalarFormatter())
-        ax.tick_params(axis="y", which="both", labelsize=7)
+        plain_log_ticks(ax)
+        # Tokens in short form (1M, 2M), minor ones labelled only where they do not crowd.
+        ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: _short_count(v)))
+        ax.xaxis.set_minor_locator(matplotlib.ticker.LogLocator(base=10, subs=(2, 3, 5)))
+        ax.xaxis.set_minor_formatter(
+            _minor_count_labels(ax)
+        )  # plain numbers, minor ones only within a decade: never printed over each other
+        ax.tick_params(axis="y", which="both", labelsize=8)
         ax.set_xlabel("training tokens seen")
         ax.set_ylabel("validation perplexity")
         ax.set_title(corpus, fontsize=9)
         if labelled:
             ax.legend(fontsize=7)
-    add_source_note(fig, source)
     return fig
 
 
@@ -89,7 +94,7 @@ def _minor_count_labels(ax: plt.Axes) -> matplotlib.ticker.Formatter:
     return matplotlib.ticker.FuncFormatter(label)
 
 
-def crossover_figure(table: pd.DataFrame, *, title: str = "", source: str = "") -> plt.Figure:
+def crossover_figure(table: pd.DataFrame, *, title: str = "") -> plt.Figure:
     """Test perplexity against parameter count, both families (rnnbench.results.crossover.crossover_table, one scale).
 
     A point is a model: the mean of its seeds' test perplexities (rnnbench.results.crossover.setting_means), with a bar
@@ -108,7 +113,7 @@ def crossover_figure(table: pd.DataFrame, *, title: str = "", source: str = "") 
     runs = runs.drop(reference.index)
     drawn = setting_means(runs, "parameters", keep=("family", "ff_larger", "rnn_equivalent_parameters"))
     sns.set_theme(style="whitegrid", context="paper")
-    fig, ax = plt.subplots(figsize=(7.0, 3.8), layout="constrained")
+    fig, ax = plt.subplots(figsize=(PRINT_WIDTH, 4.6), layout="constrained")  # printed at the size drawn
     for family, color in (("rnn", "black"), ("ff", "tab:red")):
         name = FAMILY_LABELS[family]
         points = reference[reference["family"] == family]
@@ -128,10 +133,11 @@ def crossover_figure(table: pd.DataFrame, *, title: str = "", source: str = "") 
                 fontsize=7,
             )
     ff = drawn[drawn["family"] == "ff"]
-    palette = sns.color_palette("viridis", max(ff["hidden"].nunique(), 1))
+    palette = list(level_colours(range(max(ff["hidden"].nunique(), 1))).values())
     for color, (hidden, group) in zip(palette, ff.groupby("hidden"), strict=True):
         group = group.sort_values("context")
-        ax.plot(group["parameters"], group["test_ppl"], "-", color=color, label=f"feed-forward, H={hidden} (over n-1)")
+        label = f"feed-forward, H={hidden}, points labelled n-1"
+        ax.plot(group["parameters"], group["test_ppl"], "-", color=color, label=label)
         _seed_ranges(ax, group, color)
         larger = group["ff_larger"].fillna(False).astype(bool)
         ax.scatter(group.loc[~larger, "parameters"], group.loc[~larger, "test_ppl"], color=color, zorder=3)
@@ -142,11 +148,12 @@ def crossover_figure(table: pd.DataFrame, *, title: str = "", source: str = "") 
             edgecolors=[color],
             zorder=3,
         )
-        # Neighbouring windows differ by one word's weights and often by little perplexity: labels alternate
-        # above and below their points so that two close ones do not print over each other.
+        # Neighbouring windows differ by one word's weights and often by little perplexity: short labels (the
+        # n-1 alone, named in the legend) alternate above and below their points, so that close ones do not
+        # print over each other.
         for i, row in enumerate(group.itertuples()):
             ax.annotate(
-                f"n-1={row.context:g}",
+                f"{row.context:g}",
                 (row.parameters, row.test_ppl),
                 textcoords="offset points",
                 xytext=(3, 3) if i % 2 == 0 else (3, -9),
@@ -187,10 +194,8 @@ def crossover_figure(table: pd.DataFrame, *, title: str = "", source: str = "") 
                     label="feed-forward larger than that RNN",
                 ),
             ]
-        ax.legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))  # beside, over no point
-    if source:
-        fig.text(0.01, 0.005, source, fontsize=6, color="0.4", ha="left", va="bottom")
-        fig.get_layout_engine().set(h_pad=0.12)
+        # Under the axes, over no point, leaving them the print width.
+        fig.legend(handles=handles, fontsize=7.5, loc="outside lower center", ncol=2, frameon=False)
     return fig
 
 

@@ -11,15 +11,14 @@ import textwrap
 
 import matplotlib.pyplot as plt
 import pandas as pd
-import seaborn as sns
 from matplotlib.ticker import MaxNLocator
 
-from rnnbench.plots.style import add_source_note, apply_theme
+from rnnbench.plots.style import PRINT_WIDTH, apply_theme, level_colours
 
 SNAPSHOT_LABELS = {"0": "initialisation", "final": "trained"}
 PANELS = (
-    ("all", "every held-out example"),
-    ("attractor", "nearest noun of the other number"),
+    ("all", "every held-out\nexample"),  # on two lines: three panels share the print width
+    ("attractor", "nearest noun of\nthe other number"),
 )
 NETWORK = ("run_id", "snapshot")  # the columns that name one network of the table
 
@@ -28,15 +27,15 @@ def snapshot_label(snapshot: str) -> str:
     return SNAPSHOT_LABELS.get(str(snapshot), f"after {snapshot} epochs")
 
 
-def probe_figure(table: pd.DataFrame, *, hue: str = "snapshot", title: str = "", source: str = "") -> plt.Figure:
+def probe_figure(table: pd.DataFrame, *, hue: str = "snapshot", title: str = "") -> plt.Figure:
     """Accuracy of the probe against d with its 95% band, per network, coloured by ``hue``; the shuffled-label
     control grey and dashed; chance (the majority rate) dotted and the nearest noun's number dash-dotted, both
     black; right, the geometric mean of ||dL_verb/dh|| d steps back from the verb's state, on a log axis."""
     apply_theme()
-    fig, axes = plt.subplots(1, 3, figsize=(7.6, 3.6), layout="constrained")
+    fig, axes = plt.subplots(1, 3, figsize=(PRINT_WIDTH, 4.2), layout="constrained")  # printed at this size
     network = [c for c in NETWORK if c in table.columns]
     hues = sorted(table[hue].astype(str).unique(), key=lambda v: (v == "final", v))
-    colours = dict(zip(hues, sns.color_palette("viridis", len(hues)), strict=True))
+    colours = level_colours(hues)
     true = table[table["labels"] == "true"]
     for ax, (subset, heading) in zip(axes[:2], PANELS, strict=True):
         part = true[true["subset"] == subset]
@@ -56,7 +55,7 @@ def probe_figure(table: pd.DataFrame, *, hue: str = "snapshot", title: str = "",
         shown = part[["accuracy_low", "nearest_noun"] if subset == "all" else ["accuracy_low"]]
         ax.set_ylim(min(0.3, float(shown.min().min()) - 0.03), 1.02)
         ax.set_title(heading, fontsize=9)
-        ax.set_xlabel("d, steps after the head noun")
+        ax.set_xlabel("d, steps after\nthe head noun")
     axes[0].set_ylabel("held-out accuracy of the probe")
     gradient = true[true["subset"] == "all"]
     for _, line in gradient.groupby(network, sort=True):
@@ -67,8 +66,8 @@ def probe_figure(table: pd.DataFrame, *, hue: str = "snapshot", title: str = "",
     axes[2].set_yscale("log")
     for ax in axes:
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # d counts steps
-    axes[2].set_title("gradient crossing d steps", fontsize=9)
-    axes[2].set_xlabel("d, steps back from the verb")
+    axes[2].set_title("gradient crossing\nd steps", fontsize=9)
+    axes[2].set_xlabel("d, steps back\nfrom the verb")
     axes[2].set_ylabel("‖∂L_verb/∂h‖, geometric mean")
     handles = [plt.Line2D([], [], color=colours[h], lw=1.5) for h in hues]
     labels = [snapshot_label(h) if hue == "snapshot" else h for h in hues]
@@ -78,8 +77,8 @@ def probe_figure(table: pd.DataFrame, *, hue: str = "snapshot", title: str = "",
         plt.Line2D([], [], color="black", lw=0.8, ls="-."),
     ]
     labels += ["shuffled labels", "chance (majority)", "nearest noun's number"]
-    axes[2].legend(handles, labels, fontsize=6, loc="lower left")  # the gradient falls from the upper left
+    # Under the panels: inside any of them it would cover lines.
+    fig.legend(handles, labels, fontsize=8, loc="outside lower center", ncol=3, frameon=False)
     if title:
         fig.suptitle("\n".join(textwrap.wrap(title, 90)), fontsize=9)
-    add_source_note(fig, source)
     return fig

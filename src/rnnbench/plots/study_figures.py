@@ -3,6 +3,9 @@
 
 study_runs     one row per run: its varied settings, seed, the study's metric, outcome and divergence
 study_figure   the metric against the first varied setting, the second as colour; every seed a point
+
+A setting switched off (an infinite clip threshold: never clip) is no number on the axis: it has a position of its
+own, right of the numeric ones past a dotted line, labelled "no clipping", so that the thresholds keep their scale.
 """
 
 from __future__ import annotations
@@ -23,8 +26,9 @@ from rnnbench.plots.style import (
     FAILED_LABELS,
     HEIGHT,
     WIDTH,
-    add_source_note,
     apply_theme,
+    never_limits,
+    setting_value,
 )
 from rnnbench.results.outcome import UNKNOWN, require_outcome
 
@@ -33,6 +37,8 @@ LOG_SPAN = 30.0
 # A y range narrower than this fraction of the largest value is widened to it, centred on the data, so a
 # 0.5-point difference between 0.501 and 0.508 does not fill the plot's whole height.
 MIN_RELATIVE_SPAN = 0.1
+# Positive settings spanning this ratio or more are drawn on a log2 axis (sizes, windows, thresholds that double).
+LOG_X_SPAN = 8.0
 
 
 def study_runs(summary: pd.DataFrame, study: Mapping) -> pd.DataFrame:
@@ -73,15 +79,36 @@ def _y_limits(values: np.ndarray, log: bool, metric: str) -> tuple[float, float]
     return lo, hi
 
 
-def study_figure(summary: pd.DataFrame, study: Mapping, *, source: str) -> plt.Figure:
+def _positions(xs: list, x: str) -> tuple[dict, bool, float | None]:
+    """Where each numeric setting sits on the x axis, whether the axis is log2, and where the dotted line
+    between the numbers and a switched-off setting (``never_limits``) goes (None without one). The switched-off
+    setting sits right of the largest number by two doublings on a log axis, by one and a half mean gaps on a
+    linear one."""
+    finite = [v for v in xs if not never_limits(x, v)]
+    log = len(finite) > 1 and finite[0] > 0 and finite[-1] / finite[0] >= LOG_X_SPAN
+    position = {v: float(v) for v in finite}
+    never = [v for v in xs if never_limits(x, v)]
+    if not never:
+        return position, log, None
+    if not finite:
+        return {v: 0.0 for v in never}, False, None
+    top = float(finite[-1])
+    if log:
+        at, line = top * 4, top * 2
+    else:
+        gap = (top - float(finite[0])) / (len(finite) - 1) if len(finite) > 1 else max(abs(top), 1.0)
+        at, line = top + 1.5 * gap, top + 0.75 * gap
+    return position | {v: at for v in never}, log, line
+
+
+def study_figure(summary: pd.DataFrame, study: Mapping) -> plt.Figure:
     """A study's metric against its first varied setting (x), the second as colour; every seed a point.
 
-    ``study`` is the study's study.json (name, description, metric, vary, ...); ``source`` names the table
-    and rule that produced the figure, printed small under the axes.
+    ``study`` is the study's study.json (name, description, metric, vary, ...).
 
     A numeric setting is a line through the mean over the seeds that learned, with their range as a band; a
     categorical one (clip mode, optimiser, activation) is a point per category with the range as an error bar
-    and no line joining the categories. A metric spanning orders of magnitude gets a log axis. A run that
+    and no line joining the categories, and so is a switched-off setting (no clipping) beside numeric ones. A metric spanning orders of magnitude gets a log axis. A run that
     finished but did not learn (rnnbench.results.outcome) is a hollow grey circle at its value, in no mean or band;
     diverged runs are red crosses on the top edge at their setting. Both are in the legend and counted under
     the title.
@@ -100,7 +127,9 @@ def study_figure(summary: pd.DataFrame, study: Mapping, *, source: str) -> plt.F
     fig, ax = plt.subplots(figsize=(WIDTH, HEIGHT), layout="constrained")
     numeric = _is_numeric(runs[x])
     xs = sorted(runs[x].unique()) if numeric else list(pd.unique(runs[x]))
-    position = {v: (float(v) if numeric else float(i)) for i, v in enumerate(xs)}
+    position, log_x, separator = (
+        _positions(xs, x) if numeric else ({v: float(i) for i, v in enumerate(xs)}, False, None)
+    )
     hues = list(pd.unique(runs[hue])) if hue else [None]
     palette = dict(zip(hues, sns.color_palette("deep", len(hues)), strict=True))
     # Categorical points of different colours sit side by side, not on top of each other.
@@ -115,30 +144,31 @@ def study_figure(summary: pd.DataFrame, study: Mapping, *, source: str) -> plt.F
         group = ok if hue is None else ok[ok[hue] == h]
         if group.empty:
             continue
-        colour, label = palette[h], (f"{hue} = {h}" if hue else None)
+        colour, label = palette[h], (f"{hue} = {setting_value(hue, h) if never_limits(hue, h) else h}" if hue else None)
         stats = group.groupby(x, sort=False)["value"].agg(["mean", "min", "max"])
         stats = stats.loc[[v for v in xs if v in stats.index]]
-        px = np.array([position[v] for v in stats.index]) + dodge[h]
         seeds_x = np.array([position[v] for v in group[x]]) + dodge[h]
-        if numeric:
-            ax.plot(px, stats["mean"], color=colour, marker="o", markersize=4, label=label)
-            if (stats["max"] > stats["min"]).any():
-                ax.fill_between(px, stats["min"], stats["max"], color=colour, alpha=0.2, linewidth=0)
-            ax.scatter(seeds_x, group["value"], color=colour, s=8, alpha=0.6, zorder=3)
-        else:
-            spread = np.vstack([stats["mean"] - stats["min"], stats["max"] - stats["mean"]])
+        on_line = [numeric and not never_limits(x, v) for v in stats.index]
+        line, points = stats[on_line], stats[[not o for o in on_line]]
+        if len(line):
+            px = np.array([position[v] for v in line.index]) + dodge[h]
+            ax.plot(px, line["mean"], color=colour, marker="o", markersize=4, label=label)
+            if (line["max"] > line["min"]).any():
+                ax.fill_between(px, line["min"], line["max"], color=colour, alpha=0.2, linewidth=0)
+        if len(points):
+            spread = np.vstack([points["mean"] - points["min"], points["max"] - points["mean"]])
             ax.errorbar(
-                px,
-                stats["mean"],
+                np.array([position[v] for v in points.index]) + dodge[h],
+                points["mean"],
                 yerr=spread,
                 fmt="o",
                 color=colour,
                 markersize=5,
                 capsize=3,
                 linestyle="none",
-                label=label,
+                label=None if len(line) else label,
             )
-            ax.scatter(seeds_x, group["value"], color=colour, s=10, alpha=0.5, zorder=3)
+        ax.scatter(seeds_x, group["value"], color=colour, s=8 if numeric else 10, alpha=0.6, zorder=3)
 
     # A run that did not learn is shown where it ended, so nothing is hidden, but hollow: not a result.
     for state, rows in failed.groupby("outcome", sort=False):
@@ -192,11 +222,13 @@ def study_figure(summary: pd.DataFrame, study: Mapping, *, source: str) -> plt.F
         )
 
     if numeric:
-        positive = xs[0] > 0 if xs else False
-        if len(xs) > 1 and positive and xs[-1] / xs[0] >= 16:
+        if log_x:
             ax.set_xscale("log", base=2)
-        if len(xs) <= 12:
-            ax.set_xticks([position[v] for v in xs], labels=[f"{v:g}" for v in xs])
+        if separator is not None:  # the numbers' scale ends here; right of it, the setting switched off
+            ax.axvline(separator, color="0.6", linestyle=":", linewidth=1.0)
+            ax.margins(x=0.1)  # room for the label "no clipping" at the axis's end
+        if len(xs) <= 12 or separator is not None:
+            ax.set_xticks([position[v] for v in xs], labels=[setting_value(x, v) for v in xs])
             ax.minorticks_off()
     else:
         ax.set_xticks(range(len(xs)), labels=[str(v) for v in xs])
@@ -221,5 +253,4 @@ def study_figure(summary: pd.DataFrame, study: Mapping, *, source: str) -> plt.F
     if len(missing):
         notes.append(f"{len(missing)} produced no value")
     ax.set_title("\n".join(lines + textwrap.wrap("; ".join(notes), 72)), fontsize=9)
-    add_source_note(fig, source)
     return fig

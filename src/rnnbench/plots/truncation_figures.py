@@ -20,7 +20,7 @@ import pandas as pd
 import seaborn as sns
 
 from rnnbench.findings.truncation import ACCURACY_MARGIN, FULL, interactions, split_gaps
-from rnnbench.plots.style import DIVERGED_COLOR, FAILED_COLOR, HEIGHT, WIDTH, add_source_note, apply_theme
+from rnnbench.plots.style import DIVERGED_COLOR, FAILED_COLOR, HEIGHT, WIDTH, apply_theme
 
 FULL_COLOUR = (0.5, 0.5, 0.5)  # full-sentence BPTT, the control, in grey as in the per-study cut figure
 OFFSET = 0.17  # how far each side of a cut length's position the two designs' pairs sit
@@ -115,7 +115,6 @@ def truncation_figure(
     ptb: pd.DataFrame,
     *,
     metric: str,
-    source: str = "",
 ) -> plt.Figure:
     """``reaches``: a legend name -> a study's reach.csv (rnnbench.results.reach), the first drawn in panel (a),
     every one in panel (b); ``ptb``: one row per PTB run, design (its legend name), bptt, seed, outcome and value
@@ -135,8 +134,4 @@ def truncation_figure(
         designs = list(dict.fromkeys(ptb["design"]))
         tones = sns.color_palette("rocket", len(designs) + 1)
         _ptb(axes["c"], ptb, metric, {d: tones[i] for i, d in enumerate(designs)})
-    add_source_note(fig, source)
-    if source.count("\n"):  # a note of several lines needs room under the lowest panel's axis label
-        foot = 0.025 * (source.count("\n") + 1)
-        fig.get_layout_engine().set(rect=(0, foot, 1, 1 - foot))
     return fig
