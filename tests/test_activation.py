@@ -84,7 +84,7 @@ def test_the_outcome_table_has_a_row_per_setting_and_marks_what_is_missing():
     shown = book.outcome_table(planted())
     assert list(shown["activation"]) == ["tanh", "sigmoid", "relu"]
     assert list(shown["runs"]) == ["1 learned", "1 learned", "1 diverged"]
-    assert list(shown["steps to the common loss"]) == ["400", "600", "–"]
+    assert list(shown["steps to the loss"]) == ["400", "600", "–"]
     assert list(shown["diverged at step"]) == ["–", "–", "12"]
 
 

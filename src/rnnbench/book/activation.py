@@ -31,7 +31,7 @@ from rnnbench.book.findings import findings
 from rnnbench.book.findings import sections as evidence_sections
 from rnnbench.book.format import Markdown, label_slug, share, sig
 from rnnbench.book.results import table
-from rnnbench.metrics import CLIP_NEVER, CLIP_SPIKES, METRIC_LABELS, clip_regime
+from rnnbench.metrics import CLIP_NEVER, CLIP_SPIKES, clip_regime
 from rnnbench.results.activation import ACTIVATIONS, DEFAULT_START
 
 CORPUS_NAMES = {"ptb": "PTB"}  # a table names a corpus so; others by their own name
@@ -146,12 +146,12 @@ def outcome_table(found: pd.DataFrame) -> pd.DataFrame:
                     continue
                 rows.append(
                     {
-                        "corpus (metric)": f"{CORPUS_NAMES.get(corpus, corpus)} ({METRIC_LABELS.get(s.metric, s.metric)})",
-                        "start of U": start,
+                        "corpus": CORPUS_NAMES.get(corpus, corpus),
+                        "start": start,
                         "activation": activation,
                         "runs": outcomes(s),
                         "diverged at step": s.diverged_at,
-                        "steps to the common loss": _mean(s.steps),
+                        "steps to the loss": _mean(s.steps),
                         "metric": _mean(s.value),
                         "silent units": Markdown("–") if math.isnan(s.silent) else share(s.silent),
                         "steps clipped": s.clipped,

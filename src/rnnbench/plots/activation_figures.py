@@ -56,7 +56,7 @@ def activation_figure(table: pd.DataFrame, *, source: str = "") -> plt.Figure:
     apply_theme()
     studies = list(dict.fromkeys(table["study"])) or ["none"]
     fig, axes = plt.subplots(
-        len(studies), 4, figsize=(7.2, 2.3 * len(studies) + 0.5), layout="constrained", squeeze=False
+        len(studies), 4, figsize=(7.2, 1.95 * len(studies) + 0.45), layout="constrained", squeeze=False
     )
     starts = sorted(set(table["start"]), key=lambda s: (s != DEFAULT_START, s)) if len(table) else [DEFAULT_START]
     corpora = list(table.drop_duplicates("study")["corpus"]) if len(table) else []
