@@ -258,14 +258,7 @@ def build_results(results: Path) -> Config:
         paths.book_figure(str(results), paths.ACTIVATION, "png"),
     )
     jobs.activation_figure(
-        {
-            study: {
-                "summary": paths.study_summary(str(results), study),
-                "record": paths.study_record(str(results), study),
-                **{kind: paths.study_extra_table(str(results), study, kind) for kind in ("speed", "units")},
-            }
-            for study in paths.activation_studies(config)
-        },
+        {study: paths.activation_study_files(str(results), study) for study in paths.activation_studies(config)},
         {
             "table": table_file,
             **{ext: paths.book_figure(str(results), paths.ACTIVATION, ext) for ext in paths.FIGURE_FORMATS},

@@ -283,6 +283,16 @@ def activation_studies(config: Config) -> list[str]:
     ]
 
 
+def activation_study_files(results: str, study: str) -> dict[str, str]:
+    """The files of ``study`` the activation table reads, by name (rnnbench.results.activation.STUDY_FILES)."""
+    return {
+        "summary": study_summary(results, study),
+        "record": study_record(results, study),
+        "speed": study_extra_table(results, study, "speed"),
+        "units": study_extra_table(results, study, "units"),
+    }
+
+
 def activation_outputs(config: Config) -> list[str]:
     """The activation table and its figure, where the config has an activation study (activation_studies)."""
     if not activation_studies(config):

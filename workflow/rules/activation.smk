@@ -1,16 +1,7 @@
 # The activation studies side by side (rnnbench.results.activation): every study with the activation_training role
-# whose extra tables count silent units and steps to a common training loss (rnnbench.paths.activation_studies).
+# whose extra tables count silent units and steps to a common training loss (rnnbench.paths.activation_studies), each
+# read from its files by name (rnnbench.paths.activation_study_files).
 ACTIVATION_STUDIES = paths.activation_studies(CFG)
-
-
-def activation_study_files(study):
-    """The files of ``study`` the activation table reads, by name (rnnbench.results.activation.STUDY_FILES)."""
-    return {
-        "summary": paths.study_summary(RESULTS_DIR, study),
-        "record": paths.study_record(RESULTS_DIR, study),
-        "speed": paths.study_extra_table(RESULTS_DIR, study, "speed"),
-        "units": paths.study_extra_table(RESULTS_DIR, study, "units"),
-    }
 
 
 rule activation_figure:
@@ -18,7 +9,7 @@ rule activation_figure:
     share of silent units, its outcome and its share of steps clipped (tables/activation.csv); and the figure of
     them, a row per study (PNG for HTML, PDF for print)."""
     input:
-        [path for study in ACTIVATION_STUDIES for path in activation_study_files(study).values()],
+        [path for study in ACTIVATION_STUDIES for path in paths.activation_study_files(RESULTS_DIR, study).values()],
     output:
         table=report(
             paths.table(RESULTS_DIR, paths.ACTIVATION),
@@ -41,6 +32,6 @@ rule activation_figure:
     conda:
         "../envs/rnnbench.yaml"
     params:
-        studies={study: activation_study_files(study) for study in ACTIVATION_STUDIES},
+        studies={study: paths.activation_study_files(RESULTS_DIR, study) for study in ACTIVATION_STUDIES},
     script:
         "../scripts/activation_figure.py"

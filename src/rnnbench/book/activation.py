@@ -4,13 +4,14 @@ of the analyses the sigmoid's quarter is judged on, and the claims' verdicts.
 
     runs / figure         the table, and its figure staged into the book
     study_of              the first activation study on a corpus (or on any other corpus): the chapter's two kinds
-    setting               one activation from one start in one study: its outcomes counted, its means over the runs
-                          that learned, its share of steps clipped over every run
+    corpus_name / starts  how the prose names a study's corpus; the starts of U trained from
+    setting / outcomes    one activation from one start in one study: its outcomes counted, its means over the runs
+                          that learned, its share of steps clipped over every run; its outcomes as a table cell
     outcome_table         every setting as the chapter's table prints it
-    clip_differs          whether a study's activations fell in different clipping regimes (a confounded comparison)
+    clip_differs          whether the threshold acted differently on a study's activations (a confounded comparison)
     quarter_factors       the per-step factor of the gradient per activation and radius, untrained networks
     verdict / quote       a claim's verdict and the seed's words, from tables/findings.csv
-    sections              the appendix sections of the activation studies, as labels
+    claim_sections / sections   the appendix sections of a claim's evidence, and of the activation studies
 
 Returns numbers, tables and verdict words; the sentences are the chapter's. No torch.
 """
@@ -171,14 +172,6 @@ def clip_differs(found: pd.DataFrame, study: str | None) -> bool:
     here = found[(found["study"] == study) & (found["start"] == DEFAULT_START)]
     regimes = {clip_regime(f) for f in here["clipped_fraction"].dropna()}
     return bool(regimes - RARE) and len({r if r not in RARE else "rare" for r in regimes}) > 1
-
-
-def regime(s: Setting) -> Markdown:
-    """The clipping regime of a setting's runs, from the least to the most clipped (one regime where they agree)."""
-    if math.isnan(s.clip_min):
-        return Markdown("–")
-    low, high = clip_regime(s.clip_min), clip_regime(s.clip_max)
-    return Markdown(low if low == high else f"{low} to {high}")
 
 
 # --------------------------------------------------------------------------------------------------------------
