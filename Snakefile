@@ -55,6 +55,7 @@ include: "workflow/rules/studies.smk"  # each study's summary, record and figure
 include: "workflow/rules/analyses.smk"  # each analysis's curves, rates, record and figure
 include: "workflow/rules/comparison.smk"  # our runs beside the published rows; perplexity against parameters
 include: "workflow/rules/dynamic.smk"  # the comparison's rnn runs under dynamic evaluation
+include: "workflow/rules/activation.smk"  # the activation studies side by side: a table and its figure
 include: "workflow/rules/report.smk"  # the Quarto book
 
 

@@ -17,6 +17,7 @@ import dataclasses
 import json
 import math
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -255,6 +256,21 @@ def build_results(results: Path) -> Config:
         files,
         title="crossover",
         provenance_file=paths.provenance(files[0]),
+        provenance=provenance,
+    )
+    # The activation studies side by side (rule activation_figure), from their summaries and extra tables above.
+    table_file, figure_file = (
+        paths.table(str(results), paths.ACTIVATION),
+        paths.book_figure(str(results), paths.ACTIVATION, "png"),
+    )
+    jobs.activation_figure(
+        {study: paths.activation_study_files(str(results), study) for study in paths.activation_studies(config)},
+        {
+            "table": table_file,
+            **{ext: paths.book_figure(str(results), paths.ACTIVATION, ext) for ext in paths.FIGURE_FORMATS},
+            "table_provenance": paths.provenance(table_file),
+            "figure_provenance": paths.provenance(figure_file),
+        },
         provenance=provenance,
     )
     # Dynamic evaluation (rule dynamic_evaluation): hand-written records, as the runs' metrics are.
@@ -1106,3 +1122,21 @@ def test_the_ablation_sections_word_what_the_studies_measured(fixture, tmp_path,
         "accuracy is at chance (0.5): across a boundary the dependency is not learned."
     )
     assert at_chance in text and "stays above chance" not in text
+
+
+@pytest.mark.parametrize(
+    "planted, words",
+    [("holds", "holds"), ("fails", "fails"), ("inconclusive", "is not decided"), ("partly", "holds in part")],
+)
+def test_the_activation_chapter_words_each_claim_as_its_verdict(fixture, monkeypatch, planted, words):
+    # every claim of the chapter given one verdict: the take-away names each claim with that verdict's words
+    from rnnbench.book import activation
+
+    monkeypatch.setenv(res.RESULTS_ENV, str(fixture.results))
+    monkeypatch.setattr(activation, "verdict", lambda claim, results=None: planted)
+    text = bookcheck.run_chapter(fixture.book / "activation.qmd", cwd=fixture.book).markdown()
+    claims = ("the sigmoid's quarter", "zero-centred states", "dying ReLU units", "ReLU's missing ceiling")
+    said = re.findall(r"the one on (the sigmoid's quarter|zero-centred states|dying ReLU units|ReLU's missing ceiling) "
+                      r"(.+?)(?=,| and the one|\. )", text)  # fmt: skip
+    assert said == [(claim, words) for claim in claims]
+    assert f"That zero-centred states train faster {words}." in text

@@ -53,8 +53,7 @@ def train(run: Mapping[str, Any], out_dir: str, *, threads: int, data_dir: str |
 def dynamic_evaluation(
     run_dir: str, out: str, settings: Mapping[str, Any], *, threads: int, data_dir: str | None, cache_dir: str
 ) -> None:
-    """A run's test split statically and under dynamic evaluation (rnnbench.training.dynamic.evaluate_run), as its record.
-
+    """A run's test split statically and under dynamic evaluation (rnnbench.training.dynamic.evaluate_run), as its record;
     ``settings``: the config's comparison.dynamic_evaluation (rates, valid_tokens, bptt)."""
     import torch
 
@@ -62,14 +61,8 @@ def dynamic_evaluation(
 
     torch.set_num_threads(threads)
     record = evaluate_run(run_dir, **settings, split="test", data_dir=data_dir, cache_dir=cache_dir)
-    log.info(
-        "%s: static %s, dynamic %s at lr %s (%.1f s)",
-        record["run_id"],
-        record.get("static_ppl"),
-        record.get("dynamic_ppl"),
-        record.get("lr"),
-        record["seconds"],
-    )
+    shown = (record["run_id"], *(record.get(k) for k in ("static_ppl", "dynamic_ppl", "lr")), record["seconds"])
+    log.info("%s: static %s, dynamic %s at lr %s (%.1f s)", *shown)
     write_json(out, record)
 
 
@@ -225,6 +218,7 @@ def baseline_tables(
         key: load_corpus(spec["corpus"], data_dir=data_dir, cache_dir=cache_dir, **spec["options"])
         for key, spec in corpora.items()
     }
+    producer = "rnnbench.baselines.tables.baseline_tables"
     for name, frame in compute(loaded, order).items():
         write_csv(outs[name], frame)
         producer = "rnnbench.baselines.tables.baseline_tables"
@@ -462,3 +456,18 @@ def clipping_figure(
     write_provenance(
         provenance_file, producer=producer, inputs=[*studies, *studies.values()], drawn=drawn, **provenance
     )
+
+
+def activation_figure(studies: Mapping[str, Mapping], outs: Mapping[str, str], *, provenance: Mapping) -> None:
+    """The activation studies' table (rnnbench.results.activation) and its figure; ``outs`` and each study's files by name."""
+    from rnnbench.plots.activation_figures import activation_figure as draw
+    from rnnbench.plots.style import save_all
+    from rnnbench.results.activation import read_activation_table
+
+    table = outs["table"]
+    write_csv(table, read_activation_table(studies))
+    inputs = [str(path) for files in studies.values() for path in files.values()]
+    write_provenance(outs["table_provenance"], producer="rnnbench.results.activation", inputs=inputs, **provenance)
+    drawn = save_all(draw(pd.read_csv(table)), [outs[fmt] for fmt in paths.FIGURE_FORMATS])
+    producer = "rnnbench.plots.activation_figures"
+    write_provenance(outs["figure_provenance"], producer=producer, inputs=[table], drawn=drawn, **provenance)

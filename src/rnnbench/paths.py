@@ -283,6 +283,39 @@ def clipping_figure_studies(config: Config) -> list[str]:
     ]
 
 
+# The activation studies side by side (rule activation_figure, rnnbench.results.activation): every study with the role
+# whose extra tables count silent units and steps to a common loss, a row per run, and the figure drawn from it.
+ACTIVATION_ROLE = "activation_training"
+ACTIVATION = "activation"  # tables/activation.csv and figures/activation.{png,pdf}
+
+
+def activation_studies(config: Config) -> list[str]:
+    """The studies the activation table reads: each with ACTIVATION_ROLE and both a units and a speed table."""
+    return [
+        name
+        for name, study in config.studies.items()
+        if ACTIVATION_ROLE in study.roles and {"units", "speed"} <= set(study_extra_kinds(config, name))
+    ]
+
+
+def activation_study_files(results: str, study: str) -> dict[str, str]:
+    """The files of ``study`` the activation table reads, by name (rnnbench.results.activation.STUDY_FILES)."""
+    return {
+        "summary": study_summary(results, study),
+        "record": study_record(results, study),
+        "speed": study_extra_table(results, study, "speed"),
+        "units": study_extra_table(results, study, "units"),
+    }
+
+
+def activation_outputs(config: Config) -> list[str]:
+    """The activation table and its figure, where the config has an activation study (activation_studies)."""
+    if not activation_studies(config):
+        return []
+    results = config.results_dir
+    return [table(results, ACTIVATION), *(book_figure(results, ACTIVATION, fmt) for fmt in FIGURE_FORMATS)]
+
+
 # Each claim of the seeds judged on these results (rule findings_table, rnnbench.findings).
 FINDINGS_TABLE = "findings"
 FINDINGS_PARTS_TABLE = "findings_parts"  # every part of every claim, decided
@@ -388,6 +421,7 @@ def tables_and_figures(config: Config, worked_tables: list[str]) -> list[str]:
     outputs += comparison_outputs(config)
     if clipping_figure_studies(config):
         outputs += [book_figure(results, CLIPPING_FIGURE, fmt) for fmt in FIGURE_FORMATS]
+    outputs += activation_outputs(config)
     outputs += [table(results, FINDINGS_TABLE), table(results, FINDINGS_PARTS_TABLE)]
     records = dict.fromkeys(provenance(p) for p in outputs)  # a figure's formats share one
     return (

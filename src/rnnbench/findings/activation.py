@@ -20,10 +20,10 @@ from rnnbench.findings import policy
 from rnnbench.findings.evidence import Evidence, learned
 from rnnbench.findings.policy import ABOVE, BELOW, MARGINS
 from rnnbench.findings.registry import NOT_SHOWN, Judged, Part, interval, num
-from rnnbench.metrics import LOWER_IS_BETTER, PERPLEXITY_METRICS
+from rnnbench.metrics import LOWER_IS_BETTER
+from rnnbench.results.activation import DEFAULT_START, speed_metric
 
 ZERO_CENTRED, OFF_CENTRE, RELU = "tanh", "sigmoid", "relu"
-DEFAULT_START = "default"  # recurrent_init: the default draw of U, beside the identity start Le et al. (2015) use
 
 
 def default_start(table: pd.DataFrame) -> pd.DataFrame:
@@ -44,12 +44,6 @@ def starts(table: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
         ("" if init == DEFAULT_START else f", {init} start", table[inits == init])
         for init in sorted(inits.unique(), key=lambda i: (i != DEFAULT_START, i))
     ]
-
-
-def speed_metric(metric: str) -> str:
-    """What an activation study's training speed is read on: validation perplexity for a language model (its test
-    perplexity is the study's metric), else the study's metric."""
-    return "valid_ppl" if metric in PERPLEXITY_METRICS else metric
 
 
 def _seeds_note(runs, taken) -> str:

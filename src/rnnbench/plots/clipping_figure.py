@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from rnnbench.metrics import CLIP_EVERY_STEP, CLIP_NEVER, CLIP_OFTEN, CLIP_SPIKES, METRIC_LABELS, clip_regime
+from rnnbench.plots.drawn import ANNOTATION
 from rnnbench.plots.style import DIVERGED_COLOR, FAILED_COLOR, apply_theme
 from rnnbench.results.ablations import per_run
 
@@ -127,6 +128,7 @@ def clipping_figure(runs: pd.DataFrame) -> plt.Figure:
     rng = np.random.default_rng(0)  # the seeds' horizontal spread: the same table draws the same figure
     for column, (corpus, optimizer, lr) in enumerate(panels):
         strip, ax = axes[0][column], axes[1][column]
+        strip.set_gid(ANNOTATION)  # the diverged seeds of the panel below: part of it, not a panel
         here = found[_at(found, corpus, optimizer, lr)].sort_values(["unclipped", "times"])
         positions = [i + (1 if u else 0) for i, u in enumerate(here["unclipped"])]  # a gap before no clipping
         panel = runs[_at(runs, corpus, optimizer, lr)]

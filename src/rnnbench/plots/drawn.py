@@ -22,6 +22,9 @@ from matplotlib.container import BarContainer, ErrorbarContainer
 from matplotlib.figure import Figure
 
 MIN_POINTS = 2  # one point is a number, not a figure: the book shows a table for it
+# An axes that only annotates the panel beside it (a strip of the runs that diverged above a panel of the others'
+# values) carries this gid: it is part of that panel, not a panel of its own, and may draw nothing.
+ANNOTATION = "annotation"
 
 
 def _line_xs(ax: Axes) -> list[np.ndarray]:
@@ -62,8 +65,8 @@ def panel_points(ax: Axes) -> dict[str, int]:
 
 
 def drawn_points(fig: Figure) -> dict[str, Any]:
-    """The points a figure draws, in total and per panel (colour bars are not panels)."""
-    panels = [panel_points(ax) for ax in fig.axes if not hasattr(ax, "_colorbar")]
+    """The points a figure draws, in total and per panel (colour bars and annotation strips are not panels)."""
+    panels = [panel_points(ax) for ax in fig.axes if not hasattr(ax, "_colorbar") and ax.get_gid() != ANNOTATION]
     return {"points": sum(p["points"] for p in panels), "panels": panels}
 
 
