@@ -54,12 +54,6 @@ def test_figures_are_shown_from_inside_the_book(rendered):
     assert images and all(src.startswith("_staged/") and src.endswith(".png") for src in images)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the main text still names studies, analyses and runs (findings, studies, decay, published and reproduce "
-    "chapters); once they stand only in the appendices and the captions this passes, and strict xfail fails: then "
-    "remove this mark",
-)
 def test_the_main_text_names_no_study_analysis_run_or_rule(rendered):
     """The chapters of book: chapters: read as prose (captions, code and navigation aside) name no study or analysis
     key, run id or Snakemake rule: those belong to the appendices (rnnbench.book.prose_check)."""

@@ -708,6 +708,28 @@ def test_a_new_study_appears_with_no_edit(fixture, tmp_path, monkeypatch):
     assert (book / fig.STAGING_DIR / "study-embedding-agreement.pdf").is_file()
 
 
+def test_a_study_added_under_a_role_reaches_the_main_text(fixture, tmp_path, monkeypatch):
+    """The context chapter finds its window study by role (window_width on PTB), not by name: the same study under
+    another name, as a config file would add it, is the one its numbers and its reference come from."""
+    results = tmp_path / "results"
+    shutil.copytree(fixture.results / "tables", results / "tables")
+    shutil.copytree(fixture.results / "studies", results / "studies")
+    old, new = results / "studies" / "ff_context_ptb", results / "studies" / "wider_windows_ptb"
+    old.rename(new)
+    record = json.loads((new / "study.json").read_text(encoding="utf-8")) | {"name": "wider_windows_ptb"}
+    (new / "study.json").write_text(json.dumps(record), encoding="utf-8")
+    summary = pd.read_csv(new / "summary.csv").assign(study="wider_windows_ptb")
+    summary.to_csv(new / "summary.csv", index=False)
+    for provenance in new.glob("*.provenance.json"):  # the figure's record travels with it, as a rule writes it
+        provenance.rename(new / provenance.name)
+    monkeypatch.setenv(res.RESULTS_ENV, str(results))
+    book = copy_book(tmp_path / "reports")
+    text = bookcheck.run_chapter(book / "context.qmd", cwd=book).markdown()
+    # the fixture's study figure draws one setting (its other width diverged), so the chapter points at its table
+    assert "@tbl-study-wider-windows-ptb" in text
+    assert "ff_context_ptb" not in text and "ff-context-ptb" not in text
+
+
 # --------------------------------------------------------------------------------------------------------------
 # (4) files the book names
 

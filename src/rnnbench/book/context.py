@@ -17,7 +17,7 @@ from pathlib import Path
 import pandas as pd
 
 from rnnbench import paths
-from rnnbench.book.figures import STAGING_DIR, stage_figure
+from rnnbench.book.figures import STAGING_DIR, figure_shown, stage_figure
 from rnnbench.book.format import label_slug
 from rnnbench.book.results import results_root, study_about, study_summary
 from rnnbench.book.studies import first_of, studies_with_role
@@ -42,7 +42,12 @@ class Widening:
     highs: tuple[float, ...]
     seeds: int  # seeds per width
     hidden: int | None  # the hidden size every width shares, where the study fixes one
-    figure: str  # the study's figure, staged into the book
+    figure: str | None  # the study's figure, staged into the book; None where it draws too little to be one
+
+    @property
+    def see(self) -> str:
+        """Where a reader sees the widths: this chapter's figure, or where it draws too little, the study's table."""
+        return f"@fig-context-{self.corpus}" if self.figure else f"@tbl-study-{label_slug(self.study)}"
 
     @property
     def lower_is_better(self) -> bool:
@@ -85,9 +90,8 @@ def widening(corpus: str, results: str | Path | None = None, staging: str | Path
     about = study_about(study, results)
     metric = about["metric"]
     table = setting_table(study_summary(study, results), ["context"], [metric]).sort_values("context")
-    figure = stage_figure(
-        paths.study_figure(results_root(results), study, "png"), f"study-{label_slug(study)}", staging
-    )
+    source = paths.study_figure(results_root(results), study, "png")
+    figure = stage_figure(source, f"study-{label_slug(study)}", staging) if figure_shown(source) else None
     return Widening(
         study=study,
         corpus=about["corpus"],
@@ -111,6 +115,11 @@ class BlindWindows:
     widths: tuple[int, ...]
     within: tuple[float, ...]
     beyond: tuple[float, ...]
+    figure: str | None  # the windows' accuracy against distance, staged; None where it draws too little
+
+    @property
+    def see(self) -> str:
+        return "@fig-context-agreement" if self.figure else f"@sec-study-{label_slug(self.study)}"
 
     @property
     def compared(self) -> list[tuple[int, float, float]]:
@@ -129,17 +138,20 @@ class BlindWindows:
         return max((a - b for _, a, b in self.compared), default=math.nan)
 
 
-def blind_windows(results: str | Path | None = None) -> BlindWindows | None:
+def blind_windows(results: str | Path | None = None, staging: str | Path = STAGING_DIR) -> BlindWindows | None:
     """The windows of the window-against-recurrence comparison, or None where there is none."""
     comparison = window_comparison(results)
     if comparison is None:
         return None
     pairs = comparison.pairs.sort_values("context")
+    source = paths.study_extra_figure(results_root(results), comparison.windows, "distance-curves", "png")
+    name = f"study-{label_slug(comparison.windows)}-distance-curves"
     return BlindWindows(
         comparison.windows,
         tuple(int(c) for c in pairs["context"]),
         tuple(float(v) for v in pd.to_numeric(pairs["ff_within"])),
         tuple(float(v) for v in pd.to_numeric(pairs["ff_beyond"])),
+        stage_figure(source, name, staging) if figure_shown(source) else None,
     )
 
 
