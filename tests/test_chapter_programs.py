@@ -18,12 +18,11 @@ REPORTS = Path(__file__).resolve().parents[1] / "reports"
 STILL_TO_CONVERT = {
     "ablations.qmd",
     "analyses.qmd",
-    "claims.qmd",
-    "findings.qmd",
     "gradients.qmd",
-    "matched.qmd",
     "published.qmd",
+    "reproduce.qmd",
     "studies.qmd",
+    "verdicts.qmd",
 }
 
 
