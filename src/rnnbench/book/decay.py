@@ -26,8 +26,8 @@ import pandas as pd
 
 from rnnbench import paths
 from rnnbench.book.figures import STAGING_DIR, stage_figure
-from rnnbench.book.format import Markdown, label_slug, markdown_table, sig, words
-from rnnbench.book.results import analysis_names, analysis_record, analysis_table, results_root
+from rnnbench.book.format import Markdown, integer, label_slug, markdown_table, sig, words
+from rnnbench.book.results import analysis_names, analysis_record, analysis_table, results_root, table
 from rnnbench.results.decay_rates import SEP, backward_h, distinct_networks, network_rates, setting_rates
 
 # What stands beside a measured rate (rnnbench.decay.rates): two upper bounds on it, and the chapter's eigenvalue
@@ -260,6 +260,49 @@ def lstm_beside_elman(untrained: pd.DataFrame) -> list[tuple[pd.Series, pd.DataF
         ]
         pairs.append((lstm, elman))
     return pairs
+
+
+def lstm_display(untrained: pd.DataFrame) -> pd.DataFrame:
+    """lstm_beside_elman as a table: each untrained LSTM's hidden size, measured rate and per-step factor, and the
+    rates of the untrained tanh Elman networks of its size, each at its spectral radius."""
+    rows = [
+        {
+            "H": integer(lstm["hidden"]),
+            "LSTM rate": sig(lstm["measured"]),
+            "LSTM per-step factor": sig(np.exp(lstm["measured"])),
+            "tanh Elman rate, at ρ(U)": words([f"{sig(e.measured)} at {sig(e.radius)}" for e in elman.itertuples()])
+            or Markdown("–"),
+        }
+        for lstm, elman in lstm_beside_elman(untrained)
+    ]
+    return pd.DataFrame(rows, columns=["H", "LSTM rate", "LSTM per-step factor", "tanh Elman rate, at ρ(U)"])
+
+
+@dataclass(frozen=True)
+class Passage:
+    """The chapter's passage through a trained PTB network: its evidence word, how far back it is in PTB's tokens,
+    the share of the last word's gradient that reaches it at each snapshot, and the chapter's powers over its words."""
+
+    word: Markdown
+    distance: Markdown
+    reaching: Markdown  # "at initialisation 0.0123 and at the end of training 0.0456"
+    powers: Markdown  # "$0.9^{47}$ = 0.00708 and ..."
+
+
+def passage_values(results: str | Path | None = None) -> Passage:
+    """passage_rows() and the chapter's powers as values; every one "–" where no analysis reads the passage."""
+    rows = passage_rows(results)
+    if rows.empty:
+        return Passage(*([Markdown("–")] * 4))
+    chapter = table("decay_47_words", results)
+    chapter = chapter[chapter["distance"] == PASSAGE_WORDS]
+    first = rows.iloc[0]
+    return Passage(
+        word=Markdown(str(first["word"])),
+        distance=integer(first["distance"]),
+        reaching=words([f"{snapshot_name(r.snapshot)} {sig(r.h_relative)}" for r in rows.itertuples()]),
+        powers=words([f"${r.factor:g}^{{{PASSAGE_WORDS}}}$ = {sig(r.computed)}" for r in chapter.itertuples()]),
+    )
 
 
 # ----------------------------------------------------------------------------------------------------------
