@@ -8,19 +8,12 @@ import pandas as pd
 import pytest
 from test_report import fixture  # noqa: F401  (the results folder every chapter test reads)
 
-from rnnbench.book import clipping_chapter
+from rnnbench.book import answers, clipping_chapter
 from rnnbench.book import results as res
 from rnnbench.findings.policy import VERDICTS
 
-# How the chapter says each verdict; typed here, apart from the chapter's own table of words.
-SAID = {
-    "holds": "holds",
-    "fails": "fails",
-    "partly": "holds in part",
-    "inconclusive": "is not decided",
-    "not shown": "could not be tested",
-    "true by construction": "is true by construction",
-}
+# How the chapter says each verdict: the book's one choice of words (rnnbench.book.answers).
+SAID = {verdict: str(answers.says(verdict)) for verdict in VERDICTS}
 
 
 def _chapter(fixture, monkeypatch, verdicts: dict[str, str] | None = None) -> str:  # noqa: F811

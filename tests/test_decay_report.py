@@ -190,6 +190,9 @@ def write_probe(results: Path, trained: float, attracted: float) -> None:
     pd.DataFrame(rows).to_csv(paths.analysis_table(root, name, "probe"), index=False)
     for fmt in paths.FIGURE_FORMATS:
         Path(paths.analysis_figure(root, name, fmt)).write_bytes(b"figure")
+    # its record, as the figure rule writes it: three panels of three distances each (rnnbench.plots.drawn)
+    drawn = {"points": 36, "panels": [{"points": 12, "positions": 3}] * 3}
+    Path(paths.provenance(paths.analysis_figure(root, name, "png"))).write_text(json.dumps({"drawn": drawn}))
     Path(paths.study_summary(root, "s")).parent.mkdir(parents=True)
     pd.DataFrame({"run_id": ["r1", "r2"], "outcome": ["learned", "learned"]}).to_csv(paths.study_summary(root, "s"))
 

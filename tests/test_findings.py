@@ -32,7 +32,7 @@ from rnnbench import jobs
 from rnnbench.config.files import ConfigError, merge_config_files
 from rnnbench.config.schema import schema
 from rnnbench.config.settings import load_config
-from rnnbench.findings import findings_table
+from rnnbench.findings import findings_table, window
 from rnnbench.findings import policy as stats
 from rnnbench.findings.catalog import CLAIMS, ROLES
 from rnnbench.findings.evidence import Evidence, Roles
@@ -713,3 +713,50 @@ def test_activation_runs_are_read_per_start_of_u_and_the_speed_claim_reads_the_d
     assert default_start(table)["activation"].tolist() == ["a", "c", "d"]
     older = table.drop(columns="recurrent_init")  # a study that never varied the start: one group, every row
     assert [len(group) for _, group in starts(older)] == [4] and len(default_start(older)) == 4
+
+
+def _reference_rows(rnn_ppl: tuple[float, ...], ff_ppl: tuple[float, ...]) -> pd.DataFrame:
+    """tables/comparison.csv's runs trained to convergence: windows n-1 = 4 (1,000 parameters) and RNNs H = 8
+    (900: within the matching tolerance), one row per seed, and a dynamically evaluated row that must be left out."""
+    rows = [
+        {
+            "origin": "ours",
+            "scale": "reference",
+            "corpus": "ptb",
+            "family": "ff",
+            "model": f"ff-{i}",
+            "n": 5,
+            "hidden": 16,
+            "parameters": 1000,
+            "test_ppl": v,
+        }
+        for i, v in enumerate(ff_ppl)
+    ] + [
+        {
+            "origin": "ours",
+            "scale": "reference",
+            "corpus": "ptb",
+            "family": "rnn",
+            "model": f"rnn-{i}",
+            "n": None,
+            "hidden": 8,
+            "parameters": 900,
+            "test_ppl": v,
+        }
+        for i, v in enumerate(rnn_ppl)
+    ]
+    dynamic = {**rows[-1], "model": "rnn-0 dynamic", "test_ppl": 1.0}  # would win any test if it were read
+    return pd.DataFrame([*rows, dynamic])
+
+
+def test_the_recurrence_against_the_window_trained_to_convergence_is_a_test_over_seeds():
+    # RNN 120, 121 against windows 140, 141: a difference of -20 [well below], far past the 2% margin (2.8)
+    (ahead,) = window.at_convergence(_reference_rows((120.0, 121.0), (140.0, 141.0)))
+    assert ahead.verdict == "tested" and ahead.tests[0].interval.estimate == pytest.approx(-20.0)
+    assert "trained to convergence, n−1 = 4 (1,000) against H = 8 (900)" in ahead.label
+    # the same runs the other way round: the recurrence is measurably worse, so the part can fail
+    (behind,) = window.at_convergence(_reference_rows((140.0, 141.0), (120.0, 121.0)))
+    assert behind.tests[0].interval.estimate == pytest.approx(20.0) and behind.tests[0].p_refutes < 0.05
+    # one seed a side is no test
+    (alone,) = window.at_convergence(_reference_rows((120.0,), (140.0, 141.0)))
+    assert alone.verdict == "not shown" and "needs two each" in alone.note

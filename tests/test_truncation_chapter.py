@@ -8,18 +8,13 @@ import pandas as pd
 import pytest
 import test_report
 
+from rnnbench.book import answers
 from rnnbench.book import results as res
 from rnnbench.book import truncation_chapter as tc
 
 CHAPTER = "truncation.qmd"
-# The chapter's VERDICT_WORDS, as a reader sees them after "the claim ...".
-WORDS = {
-    "holds": "holds",
-    "fails": "fails",
-    "partly": "holds only in part",
-    "inconclusive": "is left undecided by these seeds",
-    "not shown": "cannot be judged on these results",
-}
+# The book's words for each verdict (rnnbench.book.answers), as a reader sees them after "the claim ...".
+WORDS = {verdict: str(answers.says(verdict)) for verdict in ("holds", "fails", "partly", "inconclusive", "not shown")}
 
 
 @pytest.fixture(scope="module")

@@ -27,7 +27,7 @@ import pandas as pd
 
 from rnnbench import paths
 from rnnbench.book.decay import untrained_rates
-from rnnbench.book.figures import STAGING_DIR, book_figure
+from rnnbench.book.figures import STAGING_DIR, book_figure, book_figure_shown
 from rnnbench.book.findings import findings
 from rnnbench.book.findings import sections as evidence_sections
 from rnnbench.book.format import Markdown, label_slug, share, sig
@@ -44,9 +44,17 @@ def runs(results: str | Path | None = None) -> pd.DataFrame:
     return table(paths.ACTIVATION, results)
 
 
-def figure(results: str | Path | None = None, staging: str | Path = STAGING_DIR) -> Markdown:
-    """figures/activation (rule activation_figure), staged into the book: the path an image's markdown names."""
-    return Markdown(book_figure(paths.ACTIVATION, results, staging))
+def figure(results: str | Path | None = None, staging: str | Path = STAGING_DIR) -> str | None:
+    """figures/activation (rule activation_figure), staged into the book: the path an image's markdown names; None
+    where it draws too little to be a figure (rnnbench.book.figures.figure_shown), and the chapter's table stands."""
+    if not book_figure_shown(paths.ACTIVATION, results):
+        return None
+    return book_figure(paths.ACTIVATION, results, staging)
+
+
+def see(results: str | Path | None = None) -> Markdown:
+    """Where a reader sees every run: the chapter's figure, or where it is not shown, its table of outcomes."""
+    return Markdown("@fig-activation" if book_figure_shown(paths.ACTIVATION, results) else "@tbl-activation-outcomes")
 
 
 def study_of(found: pd.DataFrame, corpus: str | None) -> str | None:

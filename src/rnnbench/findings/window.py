@@ -21,7 +21,9 @@ from rnnbench.findings.evidence import Evidence, learned
 from rnnbench.findings.policy import ABOVE, BELOW, MARGINS
 from rnnbench.findings.registry import BY_CONSTRUCTION, NOT_SHOWN, Judged, Part, interval, num
 from rnnbench.metrics import LOWER_IS_BETTER
+from rnnbench.results.beside_published import DYNAMIC_SUFFIX
 from rnnbench.results.matching import TOLERANCE, matched_pairs
+from rnnbench.results.runs import SCALES
 
 ACCURACY_MARGIN = MARGINS["accuracy"].size
 
@@ -95,6 +97,9 @@ def no_cliff(ev: Evidence) -> Judged:
     return Judged(tuple(read), tuple(parts))
 
 
+REFERENCE_SCALE = SCALES[0]  # tables/comparison.csv's scale of the runs trained to convergence (reference/)
+
+
 def _sizes(runs: pd.DataFrame, setting: str) -> pd.DataFrame:
     return runs.groupby(setting, sort=True, as_index=False)["parameters"].first()
 
@@ -134,17 +139,51 @@ def beats(ev: Evidence) -> Judged:
                 value = f"{metric}, recurrence − window {interval(test.interval)}"
                 parts.append(Part.tested(label, (test,), value))
     if parts and ev.roles.comparison:
-        read.append("tables/ranking_by_epoch.csv")
+        read += ["tables/comparison.csv", "tables/ranking_by_epoch.csv"]
+        parts += at_convergence(ev.table("comparison"))
         parts += converged(ev.table("ranking_by_epoch"))
     reason = "" if read else "no matched_window and matched_recurrence study on the same corpus and metric"
     return Judged(tuple(dict.fromkeys(read)), tuple(parts), reason)
 
 
+def at_convergence(comparison: pd.DataFrame) -> list[Part]:
+    """The recurrence against the window at matched size among the runs trained to convergence (tables/
+    comparison.csv's reference runs, statically evaluated): each feed-forward size paired with the nearest RNN size
+    by the one matching rule, test perplexity compared over seeds as the short runs' parts are."""
+    ours = comparison[(comparison["origin"] == "ours") & (comparison["scale"] == REFERENCE_SCALE)]
+    ours = ours[~ours["model"].astype(str).str.endswith(DYNAMIC_SUFFIX)]
+    parts = []
+    for corpus, rows in ours.groupby("corpus", sort=False):
+        ff = rows[rows["family"] == "ff"].assign(context=lambda r: pd.to_numeric(r["n"]).astype(int) - 1)
+        rnn = rows[rows["family"] == "rnn"].assign(hidden=lambda r: pd.to_numeric(r["hidden"]).astype(int))
+        if ff.empty or rnn.empty:
+            continue
+        for pair in matched_pairs(_sizes(ff, "context"), _sizes(rnn, "hidden")).itertuples(index=False):
+            label = (
+                f"{corpus}, trained to convergence, n−1 = {pair.context} ({int(pair.ff_parameters):,}) "
+                f"against H = {pair.hidden} ({int(pair.rnn_parameters):,})"
+            )
+            if not pair.matched:
+                note = f"parameter counts {num(pair.ratio)}× apart, beyond {TOLERANCE}×: not matched"
+                parts.append(Part(label, NOT_SHOWN, note=note))
+                continue
+            a = pd.to_numeric(rnn.loc[rnn["hidden"] == pair.hidden, "test_ppl"]).dropna()
+            b = pd.to_numeric(ff.loc[ff["context"] == pair.context, "test_ppl"]).dropna()
+            if min(len(a), len(b)) < 2:
+                note = f"{len(a)} recurrence and {len(b)} window seeds trained to convergence; needs two each"
+                parts.append(Part(label, NOT_SHOWN, note=note))
+                continue
+            test = policy.effect(a, b, BELOW, _margin("test_ppl", b))
+            parts.append(Part.tested(label, (test,), f"test_ppl, recurrence − window {interval(test.interval)}"))
+    return parts
+
+
 def converged(ranking: pd.DataFrame) -> list[Part]:
     """How the matched ranking depends on training, from the comparison's runs epoch by epoch (tables/
     ranking_by_epoch.csv: after each epoch, at how many matched windows the recurrence has the lower validation
-    perplexity), for the runs trained to convergence: a part not shown, since each model there is one seed, whose
-    note says where the ranking stood and the epoch from which it held."""
+    perplexity), for the runs trained to convergence: a part not shown, since a ranking of each epoch's best model is
+    a description of training, not a test over seeds; its note says where the ranking stood and the epoch from which
+    it held."""
     parts = []
     for (corpus, scale), group in ranking.groupby(["corpus", "scale"], sort=False):
         group = group[group["matched"] > 0].sort_values("epoch")
@@ -156,7 +195,7 @@ def converged(ranking: pd.DataFrame) -> list[Part]:
             since -= 1
         last = group.iloc[-1]
         note = (
-            f"one seed a model, so no test: after epoch {int(last['epoch'])} the recurrence is lower at "
+            f"a ranking by epoch, not a test over seeds: after epoch {int(last['epoch'])} the recurrence is lower at "
             f"{int(last['rnn_leads'])} of {int(last['matched'])} matched windows, as it has been since epoch "
             f"{int(group['epoch'].iloc[since])}"
         )

@@ -44,6 +44,7 @@ from rnnbench.results.runs import float_or_nan
 VOCAB_TOLERANCE = 0.05  # relative difference of |V| up to which two perplexities are set against each other
 CORPUS_ORDER = ("ptb", "brown")
 DYNAMIC_MODEL = "RNN LM, dynamic evaluation"  # the published row a dynamically evaluated run stands beside
+DYNAMIC_SUFFIX = " dynamic"  # a dynamically evaluated run's model name: its run id and this
 # Runs whose test perplexity is set against our Kneser-Ney model's: measured on the whole test split, and current.
 ON_THE_WHOLE_SPLIT = ("converged", "epoch cap")
 
@@ -232,7 +233,7 @@ def _dynamic_rows(mine: list[dict], ours: pd.DataFrame, published: pd.DataFrame,
         rows.append(
             {
                 **row,
-                "model": f"{row['model']} dynamic",
+                "model": f"{row['model']}{DYNAMIC_SUFFIX}",
                 "description": f"{row['description']}, dynamic evaluation (SGD rate {record.get('lr')})",
                 "test_ppl": float_or_nan(value),
                 "valid_ppl": math.nan,
