@@ -185,7 +185,13 @@ def section(corpus: str, results: str | Path | None = None) -> Clipping | None:
     studies = clipping_studies(corpus, results)
     if not studies:
         return None
-    traced = [s for s in studies if Path(paths.study_extra_table(results_root(results), s, "trace")).is_file()]
+    # a norm trace is drawn where a study wrote one, and shown where it draws enough (rnnbench.book.figures)
+    traced = [
+        s
+        for s in studies
+        if Path(paths.study_extra_table(results_root(results), s, "trace")).is_file()
+        and extra_shown(s, "norm-trace", results)
+    ]
     return Clipping(corpus, tuple(studies), clipping_table(studies, results), tuple(traced))
 
 

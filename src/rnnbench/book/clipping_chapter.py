@@ -21,7 +21,7 @@ from rnnbench import paths
 from rnnbench.book import clipping_outcomes as outcomes_of
 from rnnbench.book import recipe_clipping
 from rnnbench.book.clipping import CLIPPING_ROLE, Clipping, clipping_table, relative_thresholds, update_turn
-from rnnbench.book.figures import STAGING_DIR, stage_figure
+from rnnbench.book.figures import STAGING_DIR, figure_shown, stage_figure
 from rnnbench.book.findings import findings, sections
 from rnnbench.book.format import Markdown, between, counted, escape, label_slug, share, sig, words
 from rnnbench.book.results import results_root, study_about
@@ -253,10 +253,17 @@ def _sections(claims: pd.DataFrame, claim: str, results: str | Path | None) -> M
     return words(f"@{label}" for label in labels) or NONE
 
 
-def figure(results: str | Path | None = None, staging: str | Path = STAGING_DIR) -> Markdown:
-    """The clipping figure (rule clipping_figure), staged into the book: its path, as an image's target."""
+def figure(results: str | Path | None = None, staging: str | Path = STAGING_DIR) -> str | None:
+    """The clipping figure (rule clipping_figure), staged into the book: its path, as an image's target; None where
+    it draws too little to be a figure (rnnbench.book.figures.figure_shown)."""
     source = paths.book_figure(results_root(results), paths.CLIPPING_FIGURE, "png")
-    return Markdown(stage_figure(source, "clipping", staging))
+    return stage_figure(source, "clipping", staging) if figure_shown(source) else None
+
+
+def see(results: str | Path | None = None) -> Markdown:
+    """Where a reader sees every run: the chapter's figure, or where it is not shown, the appendix's table."""
+    source = paths.book_figure(results_root(results), paths.CLIPPING_FIGURE, "png")
+    return Markdown("@fig-clipping-outcomes" if figure_shown(source) else "@tbl-clipping-ptb")
 
 
 def figure_sources(results: str | Path | None = None) -> Markdown:

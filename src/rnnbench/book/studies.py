@@ -21,7 +21,7 @@ import pandas as pd
 
 from rnnbench import paths
 from rnnbench.book.figures import STAGING_DIR, figure_shown, stage_figure
-from rnnbench.book.format import Markdown, counted, fixed, integer, label_slug, percent, sig
+from rnnbench.book.format import Markdown, counted, fixed, integer, label_slug, percent, sig, words
 from rnnbench.book.results import missing_result, results_root, study_about, study_names, study_summary
 from rnnbench.results.ablations import per_run, setting_table
 from rnnbench.results.outcome import COUNT_COLUMNS
@@ -125,8 +125,20 @@ def extra_file(study: str, name: str, kind: str = "png") -> str:
 def distance_figures(
     study: str, results: str | Path | None = None, staging: str | Path = STAGING_DIR
 ) -> dict[str, str]:
-    """A study's distance-heatmap and distance-curves figures, staged into the book: name -> image path."""
-    return {name: extra_figure(study, name, results, staging) for name in ("distance-heatmap", "distance-curves")}
+    """A study's distance-heatmap and distance-curves figures that draw enough to be shown (extra_shown), staged
+    into the book: name -> image path."""
+    names = [n for n in ("distance-heatmap", "distance-curves") if extra_shown(study, n, results)]
+    return {name: extra_figure(study, name, results, staging) for name in names}
+
+
+def distance_references(study: str, results: str | Path | None = None) -> Markdown:
+    """Where a reader sees a study's accuracy per distance: its shown distance figures, else its section's table."""
+    shown = [
+        f"@fig-{label_slug(study)}-{n}"
+        for n in ("distance-heatmap", "distance-curves")
+        if extra_shown(study, n, results)
+    ]
+    return words(shown) if shown else Markdown(f"@tbl-study-{label_slug(study)}")
 
 
 # Table cells every section prints.
