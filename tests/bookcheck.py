@@ -408,8 +408,10 @@ def check_rendered(book: str | Path, chapters: Sequence[str], titles: Mapping[st
     )
     if "?@" in text:
         problems.append(f"{pdf}: unresolved reference")
+    curly = str.maketrans({"’": "'", "‘": "'", "“": '"', "”": '"'})  # Typst sets quotes typographically
+    text = text.translate(curly)
     for chapter, title in titles.items():
-        if title not in text:
+        if title.translate(curly) not in text:
             problems.append(f"{pdf}: no chapter title {title!r} ({chapter})")
     return problems
 
