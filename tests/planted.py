@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from rnnbench import paths
 from rnnbench.findings.catalog import CLAIMS
 from rnnbench.findings.evidence import Roles
 
@@ -181,6 +182,45 @@ def lm_size_folder(root, rnn_ppl, window_ppl=(160.0, 161.0, 159.0)):
         ],
     )
     return Roles(studies={"matched_window": ("windows_ptb",), "matched_recurrence": ("rnns_ptb",)})
+
+
+def matched_agreement_folder(root, rnn_accuracy, window_accuracy, window_near=(1.0, 1.0), rnn_near=(1.0, 1.0)):
+    """Agreement windows of n-1 = 2 (34,521 parameters) and Elman RNNs at H = 60 (34,689: their match), three learned
+    seeds a side with the study metric given; each run's accuracy 1.0 at distances 1-2 but where ``window_near`` or
+    ``rnn_near`` say otherwise, 0.5 at 3-4 (100 probes a distance); the nearest-noun rule right at 1-2 (no noun between
+    head and verb), 0.75 at 3-4, in tables/agreement_baselines.csv."""
+    options = {"attractor_prob": 0.25}
+    sides = (
+        ("windows", "w", "context", 2, 34_521, window_accuracy, window_near),
+        ("rnns", "r", "hidden", 60, 34_689, rnn_accuracy, rnn_near),
+    )
+    for name, prefix, setting, value, parameters, metric, near in sides:
+        about = {**WINDOW_ABOUT, "family": "ff" if prefix == "w" else "rnn", "vary": [setting]}
+        runs = [
+            {
+                "run_id": f"{prefix}{s}",
+                "seed": s,
+                setting: value,
+                "outcome": "learned",
+                "metrics": {"agreement_accuracy": a, "parameters": parameters},
+            }
+            for s, a in enumerate(metric, start=1)
+        ]
+        write_study(root, name, about, runs)
+        for run in runs:
+            write_accuracy(root, run["run_id"], {1: near[0], 2: near[1], 3: 0.5, 4: 0.5})
+            write_run_config(root, run["run_id"], {"corpus": "agreement", "corpus_options": options})
+    key = paths.corpus_key("agreement", options)
+    rule = [(1, 1.0), (2, 1.0), (3, 0.75), (4, 0.75)]
+    write_table(
+        root,
+        "agreement_baselines",
+        [
+            {"corpus_key": key, "split": "test", "distance": d, "heuristic": "nearest_noun", "accuracy": a, "n": 100}
+            for d, a in rule
+        ],
+    )
+    return Roles(studies={"matched_window": ("windows",), "matched_recurrence": ("rnns",)})
 
 
 # --------------------------------------------------------------------------------------------------------------

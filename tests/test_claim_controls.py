@@ -21,6 +21,7 @@ from planted import (
     cost_folder,
     divergence_folder,
     lm_size_folder,
+    matched_agreement_folder,
     probe_folder,
     radius_folder,
     reach_table,
@@ -36,7 +37,7 @@ from planted import (
 from rnnbench.findings.catalog import CLAIMS
 from rnnbench.findings.clipping import RESCALING
 from rnnbench.findings.evidence import Evidence
-from rnnbench.findings.registry import BY_CONSTRUCTION, FAILS, HOLDS, INCONCLUSIVE, judge
+from rnnbench.findings.registry import BY_CONSTRUCTION, FAILS, HOLDS, INCONCLUSIVE, NOT_SHOWN, judge
 
 # --------------------------------------------------------------------------------------------------------------
 # The window and the recurrence
@@ -411,3 +412,34 @@ def test_clipping_within_two_percent_on_tight_seeds_holds_by_the_equivalence_tes
     assert finding.verdict == HOLDS
     assert "test_ppl 101 against 100, +1% [" in finding.value and "(margin 2%)" in finding.value
     assert "(p = 0.035, Holm)" in finding.value
+
+
+def test_the_recurrence_beats_a_window_on_agreement_where_both_learned_what_the_window_sees(tmp_path):
+    # the recurrence at 0.9 + (0.01, -0.01, 0) against the window's 0.75 + (0.01, -0.01, 0): +0.15, se
+    # sqrt(0.0001/3 + 0.0001/3) = 0.00816, t = 18; within n-1 = 2 the window scores (1.0 + 0.98) / 2 = 0.99, 0.01 below
+    # the nearest-noun rule's 1.0, inside the 0.02 margin: trained to what it sees, so the pair is read
+    def plant(root):
+        return matched_agreement_folder(root, spread(0.9, 0.01), spread(0.75, 0.01), window_near=(1.0, 0.98))
+
+    finding = _judge("recurrence_beats_window", plant, tmp_path)
+    assert finding.verdict == HOLDS, (finding.value, finding.reason)
+    assert "agreement_accuracy, recurrence − window +0.15" in finding.value
+
+
+@pytest.mark.parametrize("side", ["window", "recurrence"])
+def test_a_matched_agreement_pair_with_a_side_under_the_nearest_noun_rule_is_not_read(tmp_path, side):
+    # the same seeds, but one side scores (1.0 + 0.9) / 2 = 0.95 within n-1 = 2, 0.05 below the rule's 1.0: it has
+    # not learned what the window sees, and the recurrence's +0.15 would measure training: the pair is not shown
+    under = {"window_near": (1.0, 0.9)} if side == "window" else {"rnn_near": (0.9, 1.0)}
+
+    def plant(root):
+        return matched_agreement_folder(root, spread(0.9, 0.01), spread(0.75, 0.01), **under)
+
+    finding = _judge("recurrence_beats_window", plant, tmp_path)
+    assert finding.verdict == NOT_SHOWN, (finding.value, finding.reason)
+    window, recurrence = ("0.95", "1") if side == "window" else ("1", "0.95")
+    assert finding.reason == (
+        "agreement, n−1 = 2 (34,521) against H = 60 (34,689): "
+        f"{side} below the nearest-noun rule within n−1 = 2 by more than 0.02: window {window}, recurrence "
+        f"{recurrence}, rule 1; not trained to what it sees"
+    )

@@ -643,11 +643,13 @@ def test_every_shipped_config_loads():
 
 
 def test_the_windows_train_with_a_rate_and_length_their_sweep_measured():
-    # config/window-rate.yaml is the evidence for window_agreement's rate and epochs: each chosen run is one of its runs
+    # config/window-rate.yaml is the evidence for window_agreement's rate, epochs and dropout: each chosen run is one
+    # of its runs
     sweep = load_config(merge_config_files([REPO / "config" / "config.yaml", REPO / "config" / "window-rate.yaml"]))
-    swept = {cfg.run_id for _, cfg in sweep.study_runs("window_rate_agreement")}
-    chosen = {cfg.run_id for point, cfg in sweep.study_runs("window_agreement") if point["seed"] in (1, 2)}
-    assert len(chosen) == 8 and chosen <= swept
+    sweeps = ("window_rate_agreement", "window_dropout_agreement")
+    swept = {cfg.run_id for name in sweeps for _, cfg in sweep.study_runs(name)}
+    chosen = {cfg.run_id for _, cfg in sweep.study_runs("window_agreement")}
+    assert len(chosen) == 12 and chosen <= swept
 
 
 # --- config files: one loader for every file, refusing duplicates, naming file and line ------------------

@@ -4,7 +4,9 @@
     no_cliff     the recurrence's accuracy falls measurably between no two adjacent distances
     beats        at matched parameter counts the recurrence is measurably better than the window, on every corpus
                  that has both (roles matched_window and matched_recurrence): more accurate on agreement, lower
-                 perplexity on a language model's text
+                 perplexity on a language model's text. On agreement a pair is read only where both sides learned
+                 the distances the window sees: there each scores at least the nearest-noun rule (tables/
+                 agreement_baselines.csv) less the accuracy margin, or the pair would measure training, not reach
     widening     each word of context adds d x H weights (true by construction: the count of W_h), and the
                  widest window is no better than the next by more than the metric's margin
 
@@ -14,8 +16,11 @@ Every accuracy per distance is one seed's, from its run's agreement.csv (test sp
 
 from __future__ import annotations
 
+import math
+
 import pandas as pd
 
+from rnnbench import paths
 from rnnbench.findings import policy
 from rnnbench.findings.evidence import Evidence, learned
 from rnnbench.findings.policy import ABOVE, BELOW, MARGINS
@@ -130,6 +135,12 @@ def beats(ev: Evidence) -> Judged:
                     continue
                 a = learned(rnn[rnn["hidden"] == pair.hidden])[metric].dropna()
                 b = learned(ff[ff["context"] == pair.context])[metric].dropna()
+                if policy.quantity(metric) == "accuracy" and len(a) and len(b):
+                    read.append("tables/agreement_baselines.csv")
+                    short = _short_of_the_rule(ev, ff, rnn, pair.context, pair.hidden)
+                    if short:
+                        parts.append(Part(label, NOT_SHOWN, note=short))
+                        continue
                 better = BELOW if metric in LOWER_IS_BETTER else ABOVE
                 test = policy.effect(a, b, better, _margin(metric, b)) if len(b) else None
                 if test is None:
@@ -176,6 +187,47 @@ def at_convergence(comparison: pd.DataFrame) -> list[Part]:
             test = policy.effect(a, b, BELOW, _margin("test_ppl", b))
             parts.append(Part.tested(label, (test,), f"test_ppl, recurrence − window {interval(test.interval)}"))
     return parts
+
+
+def _within(ev: Evidence, runs: pd.DataFrame, width: int) -> float:
+    """The seed mean of each run's accuracy over the probes at head-verb distances up to ``width``."""
+    means = []
+    for run_id in runs["run_id"]:
+        table = ev.accuracy(run_id)
+        near = table[table["distance"] <= width]
+        means.append(float((near["accuracy"] * near["n"]).sum() / near["n"].sum()) if near["n"].sum() else math.nan)
+    return float(pd.Series(means).mean())
+
+
+def _short_of_the_rule(ev: Evidence, ff: pd.DataFrame, rnn: pd.DataFrame, width: int, hidden: int) -> str:
+    """Why a matched agreement pair is not read ('' where it is): within the window's width the window sees the
+    head, so a side scoring below the nearest-noun rule there by more than the margin has not learned what it can,
+    and the pair would measure how far each was trained. No rule to read (no run settings, baseline table or rows
+    for the corpus): ''."""
+    a, b = learned(ff[ff["context"] == width]), learned(rnn[rnn["hidden"] == hidden])
+    try:
+        run = ev.run_config(a["run_id"].iloc[0])
+        table = ev.table("agreement_baselines")
+    except FileNotFoundError:
+        return ""
+    key = paths.corpus_key(run["corpus"], run.get("corpus_options", {}))
+    rule = table[
+        (table["corpus_key"] == key)
+        & (table["split"] == "test")
+        & (table["heuristic"] == "nearest_noun")
+        & (table["distance"] <= width)
+    ]
+    if not rule["n"].sum():
+        return ""
+    floor = float((rule["accuracy"] * rule["n"]).sum() / rule["n"].sum())
+    window, recurrence = _within(ev, a, width), _within(ev, b, width)
+    below = [side for side, v in (("window", window), ("recurrence", recurrence)) if v < floor - ACCURACY_MARGIN]
+    if not below:
+        return ""
+    return (
+        f"{' and '.join(below)} below the nearest-noun rule within n−1 = {width} by more than {num(ACCURACY_MARGIN)}: "
+        f"window {num(window)}, recurrence {num(recurrence)}, rule {num(floor)}; not trained to what it sees"
+    )
 
 
 def converged(ranking: pd.DataFrame) -> list[Part]:
