@@ -8,18 +8,21 @@ import math
 
 import pandas as pd
 import pytest
-from planted import UNCLIPPED, clipping_folder
+from planted import UNCLIPPED, clipping_folder, write_analysis
 
 from rnnbench.book import answers
+from rnnbench.book.decay import PASSAGE_WORDS
 from rnnbench.findings import findings_tables
 from rnnbench.findings.catalog import CLAIMS
 from rnnbench.findings.evidence import Roles
 from rnnbench.findings.headline import deciding, headline
 from rnnbench.findings.registry import (
+    BY_CONSTRUCTION,
     COLUMNS,
     FAILS,
     HOLDS,
     INCONCLUSIVE,
+    PART_COLUMNS,
     PARTLY,
     QUESTIONS,
     VERDICTS,
@@ -123,13 +126,20 @@ def test_the_headline_of_a_judged_claim_is_its_failing_parts_number(tmp_path):
 
 
 # --------------------------------------------------------------------------------------------------------------
-# The answers read their words from the verdict
+# The answers read their words from the verdict, and a claim that holds in part from its parts
+
+# window_blind's parts as planted: (label, verdict, value). Its verdict is what combine() makes of them.
+HOLDING = ("window_agreement, n−1 = 4", HOLDS, "accuracy at distance 4 − at 5: +0.19 [+0.10, +0.28] (p = 0.04, Holm)")
+FAILING = ("window_agreement, n−1 = 8", FAILS, "accuracy at distance 8 − at 9: −0.02 [−0.04, −0.01]")
+UNDECIDED = ("window_agreement, n−1 = 16", INCONCLUSIVE, "accuracy at distance 16 − at 17: +0.1 [−0.3, +0.5]")
+PART_SETS = {HOLDS: (HOLDING,), FAILS: (FAILING,), INCONCLUSIVE: (UNDECIDED,)}
 
 
-def _planted_findings(root, verdict):
-    """tables/findings.csv with every claim undecided but window_blind, which has ``verdict``; one arithmetic claim
-    right and one wrong."""
-    rows = []
+def _planted_findings(root, verdict, parts=None):
+    """tables/findings.csv with every claim undecided but window_blind, which has ``verdict`` (and ``parts``, by
+    default one part of that verdict); one arithmetic claim right and one wrong."""
+    parts = PART_SETS.get(verdict, ()) if parts is None else parts
+    rows, part_rows = [], []
     for c in CLAIMS:
         decided = c.id == "window_blind"
         rows.append(
@@ -140,13 +150,18 @@ def _planted_findings(root, verdict):
                 "title": c.title,
                 "question": c.question,
                 "quote": c.quote,
+                "evidence": "studies/window_agreement" if decided else "",
                 "verdict": verdict if decided else INCONCLUSIVE,
                 "headline": "n−1 = 4: gap +0.19 [+0.10, +0.28]" if decided else "",
             }
         )
+        for label, part_verdict, value in parts if decided else ():
+            part_rows.append({**dict.fromkeys(PART_COLUMNS, ""), "id": c.id, "part": label, "verdict": part_verdict,
+                              "value": value})  # fmt: skip
     tables = root / "tables"
     tables.mkdir(parents=True, exist_ok=True)
     pd.DataFrame(rows, columns=list(COLUMNS)).to_csv(tables / "findings.csv", index=False)
+    pd.DataFrame(part_rows, columns=list(PART_COLUMNS)).to_csv(tables / "findings_parts.csv", index=False)
     arithmetic = pd.DataFrame(
         [
             {"seed": "chapter", "where": "A", "title": "Four is two squared", "claim": "2^2 = 4", "claimed": "4",
@@ -161,7 +176,7 @@ def _planted_findings(root, verdict):
 
 @pytest.mark.parametrize(
     ("verdict", "words"),
-    [(HOLDS, "holds"), (FAILS, "fails"), (PARTLY, "holds in part"), (INCONCLUSIVE, "is inconclusive")],
+    [(HOLDS, "holds"), (FAILS, "fails"), (INCONCLUSIVE, "is inconclusive")],
 )
 def test_the_answers_say_what_the_verdict_says(tmp_path, verdict, words):
     _planted_findings(tmp_path, verdict)
@@ -169,6 +184,10 @@ def test_the_answers_say_what_the_verdict_says(tmp_path, verdict, words):
     assert found.says("window_blind") == f"*{words}*"
     assert found.said("window_blind") == f"*{words}* (n−1 = 4: gap +0.19 \\[+0.10, +0.28\\])"
     assert found.said("relu_dies") == "*is inconclusive*"  # no number: no empty brackets
+    verdicts = found.verdicts("context")
+    assert verdicts == (
+        f"A window cannot see past its width: *{answers.cell(verdict)}*; Widening the window is no fix: *inconclusive*"
+    )
     errata = answers.errata(tmp_path)
     assert "**Nine is two cubed:** “The vanilla RNN” says 9, the computation gives 8 — 2 x 2 x 2." in errata
     # a measured claim is an erratum exactly when its verdict is fails
@@ -176,7 +195,7 @@ def test_the_answers_say_what_the_verdict_says(tmp_path, verdict, words):
     ledger = answers.ledger({"B": "sec-b"}, tmp_path).set_index("claim")
     assert ledger.loc["A window cannot see past its width", "verdict"] == answers.cell(verdict)
     assert ledger.loc["Nine is two cubed", "verdict"] == "fails"
-    assert ledger.loc["Nine is two cubed", "number"] == "8; the seed: 9"
+    assert ledger.loc["Nine is two cubed", "number"] == "8; the source: 9"
     assert list(ledger.loc[["Nine is two cubed", "Four is two squared"], "see"]) == ["@sec-b", "–"]
     # the chapter's table: one row per claim, its columns as wide as LEDGER_WIDTHS says
     lines = answers.ledger_table({"B": "sec-b"}, tmp_path).splitlines()
@@ -184,9 +203,89 @@ def test_the_answers_say_what_the_verdict_says(tmp_path, verdict, words):
     assert [len(cell) for cell in lines[1].strip("|").split("|")] == list(answers.LEDGER_WIDTHS.values())
 
 
+@pytest.mark.parametrize(
+    ("parts", "reading", "words", "cell"),
+    [
+        ((HOLDING, FAILING), answers.MIXED, "holds in part and fails in part", "mixed"),
+        ((HOLDING, FAILING, UNDECIDED), answers.MIXED, "holds in part and fails in part", "mixed"),
+        ((HOLDING, UNDECIDED), answers.PARTLY_DECIDED, "holds in part, the rest undecided", "partly decided"),
+        ((FAILING, UNDECIDED), answers.PARTLY_REFUTED, "fails in part, the rest undecided", "partly refuted"),
+    ],
+)
+def test_a_claim_that_holds_in_part_is_read_from_its_parts(tmp_path, parts, reading, words, cell):
+    assert combine([_part(label, v, value) for label, v, value in parts])[0] == PARTLY  # as the registry decides
+    _planted_findings(tmp_path, PARTLY, parts)
+    found = answers.Answers(tmp_path)
+    assert found.reading("window_blind") == reading
+    assert found.says("window_blind") == f"*{words}*"
+    assert answers.ledger({}, tmp_path).set_index("claim").loc["A window cannot see past its width", "verdict"] == cell
+    assert found.tally(["window_blind", "relu_dies"]) == f"1 is {cell} and 1 is inconclusive"
+    # an erratum exactly where a part fails: that part's setting and number, without the study's name
+    errata = answers.errata_items(tmp_path)["refuted in part"]
+    if FAILING in parts:
+        assert errata == [
+            "- **A window cannot see past its width:** the chapter says so, and the measurements refute it for "
+            "n−1 = 8: accuracy at distance 8 − at 9: −0.02 \\[−0.04, −0.01\\] (@sec-claim-window-blind)."
+        ]
+    else:
+        assert errata == []
+
+
+def test_a_chapter_with_only_the_verdict_still_has_its_words():
+    # a chapter that reads only findings.csv's verdict says "holds in part"; the readings are words of their own
+    assert answers.says(PARTLY) == "holds in part"
+    assert {answers.cell(r) for r in answers.READINGS} == {"mixed", "partly decided", "partly refuted"}
+    assert answers.reading(HOLDS, [FAILS]) == HOLDS  # only a claim that holds in part is read from its parts
+    assert answers.reading(PARTLY, [BY_CONSTRUCTION, INCONCLUSIVE]) == answers.PARTLY_DECIDED
+
+
+def _planted_passage(root, distance):
+    """One passage analysis: the evidence word "partner" ``distance`` tokens back, at two snapshots."""
+    rows = [{"run_id": "r", "family": "rnn", "hidden": 8, "seed": 1, "snapshot": snap, "position": 7,
+             "word": "partner", "token": "partner", "distance": distance, "h_norm": 1e-5, "h_relative": 1e-5,
+             "x_norm": 1e-5, "x_relative": 1e-5, "evidence": True} for snap in ("0", "final")]  # fmt: skip
+    write_analysis(root, "decay_passage", {"kind": "passage", "network": "trained"}, {"passage": rows})
+
+
+@pytest.mark.parametrize(("distance", "listed"), [(39, True), (PASSAGE_WORDS, False)])
+def test_the_passage_is_an_erratum_where_its_measured_distance_is_not_the_chapters(tmp_path, distance, listed):
+    _planted_findings(tmp_path, HOLDS)
+    _planted_passage(tmp_path, distance)
+    assert answers.passage_distance(tmp_path) == distance
+    items = answers.errata_items(tmp_path)["passage"]
+    assert bool(items) == listed
+    if listed:
+        assert "“partner” 47 words back" in items[0] and "39 tokens back" in items[0]
+
+
+def test_without_a_passage_analysis_no_distance_is_claimed(tmp_path):
+    _planted_findings(tmp_path, HOLDS)
+    assert answers.passage_distance(tmp_path) is None
+    assert answers.errata_items(tmp_path)["passage"] == []
+
+
+@pytest.mark.parametrize(("metric", "best"), [("valid_ppl", ("tanh", "default", 100.0)),
+                                              ("agreement_accuracy", ("relu", "identity", 300.0))])  # fmt: skip
+def test_the_best_activation_is_the_best_mean_of_the_runs_that_learned(metric, best):
+    runs = pd.DataFrame(
+        [
+            {"study": "s", "activation": "tanh", "start": "default", "outcome": "learned", "value": v, "metric": metric}
+            for v in (90.0, 110.0)
+        ]
+        + [{"study": "s", "activation": "relu", "start": "identity", "outcome": "learned", "value": 300.0,
+            "metric": metric},
+           {"study": "s", "activation": "relu", "start": "default", "outcome": "diverged", "value": 1.0,
+            "metric": metric}]
+    )  # fmt: skip
+    assert answers.best_activation(runs, "s") == best  # the diverged run's value is never a mean
+    assert answers.best_activation(runs, "other") is None
+
+
 def test_every_verdict_has_words_and_a_count_agrees_in_number():
     assert {v: bool(answers.says(v)) for v in VERDICTS} == dict.fromkeys(VERDICTS, True)
+    assert set(answers.ORDER) == set(answers.SAYS) == set(answers.CELLS) == set(answers.COUNTED)  # none left out
     assert answers.tally([HOLDS, HOLDS, FAILS, INCONCLUSIVE]) == "2 hold, 1 fails and 1 is inconclusive"
+    assert answers.tally([answers.MIXED, answers.MIXED, HOLDS]) == "1 holds and 2 are mixed"
     with pytest.raises(ValueError, match="verdict 'maybe'"):
         answers.says("maybe")
 
