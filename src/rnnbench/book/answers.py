@@ -35,7 +35,7 @@ import pandas as pd
 
 from rnnbench.book import decay, findings
 from rnnbench.book import format as fmt
-from rnnbench.book.results import table
+from rnnbench.book.results import study_about, table
 from rnnbench.findings.headline import number as part_number
 from rnnbench.findings.headline import setting as part_setting
 from rnnbench.findings.registry import (
@@ -234,15 +234,19 @@ def _sentence_case(text: str) -> str:
 ERRATA_KINDS = ("arithmetic", "passage", "refuted", "refuted in part")
 
 
-def _failing_parts(row, parts: pd.DataFrame) -> str:
+def _failing_parts(row, parts: pd.DataFrame, results: str | Path | None = None) -> str:
     """A claim's failing parts as "setting: number" (headline.setting and headline.number: no study names)."""
     read = [r.strip() for r in str(row.evidence).split(";") if r.strip()]
     failing = parts[parts["verdict"] == FAILS]
     settings = [part_setting(str(label), read) for label in failing.index]
     said = []
     for (label, part), where in zip(failing.iterrows(), settings, strict=True):
-        # Two parts alike but for what they read (one design against another) keep their full labels.
-        where = str(label) if settings.count(where) > 1 else where
+        # Two parts alike but for what they read (one design against another): each named by its study's description.
+        if settings.count(where) > 1:
+            studies = [
+                r.split("/", 1)[-1] for r in read if r.startswith("studies/") and r.split("/", 1)[-1] in str(label)
+            ]
+            where = f"{where} ({study_about(studies[0], results)['description']})" if studies else where
         value = part_number(SimpleNamespace(verdict=part["verdict"], value=part["value"], note=part["note"]))
         said.append(f"{where}: {value}" if where and value else where or value)
     return "; ".join(said)
@@ -280,7 +284,7 @@ def errata_items(results: str | Path | None = None) -> dict[str, list[str]]:
         elif row.verdict == PARTLY and found.reading(row.id) in (MIXED, PARTLY_REFUTED):
             items["refuted in part"].append(
                 f"- **{title}:** {seed_name(row.seed)} says so, and the measurements refute it "
-                f"for {fmt.escape(_failing_parts(row, found.parts(row.id)))} (@{claim_label(row.id)})."
+                f"for {fmt.escape(_failing_parts(row, found.parts(row.id), results))} (@{claim_label(row.id)})."
             )
     measured = passage_distance(results)
     if measured is not None and measured != decay.PASSAGE_WORDS:
