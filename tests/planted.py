@@ -329,11 +329,20 @@ UNCLIPPED = (100.5, 99.5, 100.0)
 
 
 def clipping_folder(
-    root, clipped_ppl, *, none_study="clipping_ptb", outcome="learned", unclipped=UNCLIPPED, cosines=None, clipped=0.05
+    root,
+    clipped_ppl,
+    *,
+    none_study="clipping_ptb",
+    outcome="learned",
+    unclipped=UNCLIPPED,
+    cosines=None,
+    clipped=0.05,
+    times=2.0,
 ):
-    """Unclipped runs at rate 0.5 (perplexities ``unclipped``) and norm clipping at 0.25 at the same rate with the
-    perplexities given, the share ``clipped`` of their steps clipped (5%: rare spikes, the chapter's regime). ``cosines``: each clipped seed's mean update cosine, measured by a
-    stateful optimiser (Adam, named in the run's own config.json as the study's record does not say it); None: no
+    """Unclipped runs at rate 0.5 (perplexities ``unclipped``) and norm clipping at the same rate, its threshold 0.25
+    set as ``times`` the reference's median norm (2: above it, the chapter's regime, a priori), with the perplexities
+    given, the share ``clipped`` of their steps clipped. ``cosines``: each clipped seed's mean update cosine, measured
+    by a stateful optimiser (Adam, named in the run's own config.json as the study's record does not say it); None: no
     update cosine was measured (plain SGD's update is the gradient's, scaled)."""
     write_study(
         root,
@@ -350,20 +359,22 @@ def clipping_folder(
         if cosines is not None:
             metrics["update_cosine_mean"] = cosines[s - 1]
             write_run_config(root, f"norm-{s}", {"optimizer": "adam", "lr": 0.5, "clip_mode": "norm", "clip": 0.25})
-        norm.append({"run_id": f"norm-{s}", "seed": s, "clip": 0.25, "outcome": outcome, "metrics": metrics})
+        row = {"run_id": f"norm-{s}", "seed": s, "clip": 0.25, "clip_times_median": times, "outcome": outcome}
+        norm.append({**row, "metrics": metrics})
     write_study(
         root,
         "clip_threshold_ptb",
-        {**CLIPPING_ABOUT, "vary": ["clip"], "fixed": {"lr": 0.5, "clip_mode": "norm"}},
+        {**CLIPPING_ABOUT, "vary": ["clip", "clip_times_median"], "fixed": {"lr": 0.5, "clip_mode": "norm"}},
         norm,
     )
     return Roles(studies={"clipping": (none_study, "clip_threshold_ptb")})
 
 
-def divergence_folder(root, counts, lr=1.0, clipped=0.05):
+def divergence_folder(root, counts, lr=1.0, clipped=0.05, reference=0.5):
     """One clipping study at rate ``lr``: ``counts`` clip -> (diverged, runs), clip None for unclipped runs (clip
-    15, mode none); a run that diverged says so in its outcome and its metric. Every clipped run clipped the share
-    ``clipped`` of its steps (5%: rare spikes, the chapter's regime)."""
+    15, mode none); a run that diverged says so in its outcome and its metric. Every clipped run's threshold is set as
+    a multiple of a reference's median norm ``reference`` (clip 1: twice it, the chapter's regime, a priori; None: a
+    threshold given as a number) and it clipped the share ``clipped`` of its steps."""
     runs = []
     for clip, (blown, n) in counts.items():
         for s in range(1, n + 1):
@@ -374,11 +385,12 @@ def divergence_folder(root, counts, lr=1.0, clipped=0.05):
                     "seed": s,
                     "clip_mode": "none" if clip is None else "norm",
                     "clip": 15.0 if clip is None else clip,
+                    "clip_times_median": math.inf if clip is None else clip / reference if reference else None,
                     "outcome": "diverged" if gone else "learned",
                     "metrics": {"diverged": float(gone), "clipped_fraction": 0.0 if clip is None else clipped},
                 }
             )
-    about = {**CLIPPING_ABOUT, "vary": ["clip_mode", "clip"], "fixed": {"lr": lr}}
+    about = {**CLIPPING_ABOUT, "vary": ["clip_mode", "clip", "clip_times_median"], "fixed": {"lr": lr}}
     write_study(root, "clips", about, runs)
     return Roles(studies={"clipping": ("clips",)})
 
@@ -463,14 +475,20 @@ def trained_decay_folder(root, rates, *, rho=0.9, wobble=0.0, name="trained", ro
     geometric-mean norms over distances 0 to 30, exp(rate d) times exp(``wobble``) at odd distances and
     exp(-``wobble``) at even ones (``wobble`` 0: a straight line in log-norm, R² 1). ``settings``: the study's
     settings of each run (a list, one dict per run), for a clipping study's."""
-    settings = settings or [{} for _ in rates]
+    settings = settings or [{} for _ in rates]  # a setting's "metrics": what its run measured beside its accuracy
     runs = [
-        {"run_id": f"r{s}", "seed": s, **setting, "outcome": "learned", "metrics": {"agreement_accuracy": 0.9}}
+        {
+            "run_id": f"r{s}",
+            "seed": s,
+            **{k: v for k, v in setting.items() if k != "metrics"},
+            "outcome": "learned",
+            "metrics": {"agreement_accuracy": 0.9, **setting.get("metrics", {})},
+        }
         for s, setting in enumerate(settings, start=1)
     ]
     about = {"family": "rnn", "corpus": "agreement", "metric": "agreement_accuracy"}
     if settings[0]:
-        about["vary"] = list(settings[0])
+        about["vary"] = [k for k in settings[0] if k != "metrics"]
     write_study(root, "agree", about, runs)
     rate_rows, curve_rows = [], []
     for s, rate in enumerate(rates, start=1):

@@ -590,9 +590,10 @@ def test_every_extra_figure_is_drawn_by_a_function_of_ablation_figures_from_a_kn
 
 
 def test_the_cost_of_clipping_is_judged_by_the_findings_rule_on_the_seeds(tmp_path):
-    """At rate 0.5 no unclipped run diverged: seeds 344, 345, 346. Clipped at 0.25 (every step): 439, 440, 441;
-    at 1 (30% of the steps): 344.5, 345.5, 346.5; at 2 (5%, rare spikes) 344.8, 345, 345.2; at 5 no step was
-    clipped. Welch, 0.25 against none: difference 95, each side's variance 1, se = sqrt(1/3 + 1/3) = 0.8165 on 4
+    """At rate 0.5 no unclipped run diverged: seeds 344, 345, 346. The thresholds are 0.25, 1, 2 and 5 times a
+    reference's median norm of 1 (ordinary steps at 0.25 and 1, rare spikes above, a priori). Clipped at 0.25 (every
+    step): 439, 440, 441; at 1 (30% of the steps): 344.5, 345.5, 346.5; at 2 (5%) 344.8, 345, 345.2; at 5 no step
+    was clipped. Welch, 0.25 against none: difference 95, each side's variance 1, se = sqrt(1/3 + 1/3) = 0.8165 on 4
     degrees of freedom, t = 2.776: 95 ± 2.267, or relative to 345, +27.5% [+26.9%, +28.2%]: measurably worse.
     At 1: 0.5 ± 2.267, inside the margin of 2% of 345 = 6.9 (one-sided: t = (0.5 - 6.9) / 0.8165 = -7.8): within
     the margin, by that setting's own test, since the claim reads rare spikes only. At 2, a rare-spike setting:
@@ -618,28 +619,28 @@ def test_the_cost_of_clipping_is_judged_by_the_findings_rule_on_the_seeds(tmp_pa
     ):
         for seed, v in zip((1, 2, 3), values, strict=True):
             run = f"norm{clip:g}-{seed}"
-            thresholds.append((run, {"clip": clip, "lr": 0.5, "seed": seed}))
+            thresholds.append((run, {"clip": clip, "clip_times_median": clip, "lr": 0.5, "seed": seed}))
             metrics[run] = ppl_metrics(v, 350.0) | {"clipped_fraction": fraction}
     about = {
         "family": "rnn",
         "corpus": "ptb",
         "metric": "test_ppl",
-        "vary": ["clip", "lr"],
+        "vary": ["clip", "clip_times_median", "lr"],
         "fixed": {"clip_mode": "norm", "optimizer": "sgd"},
         "roles": ["clipping"],
     }
     write_study(tmp_path, "thresholds_by_any_name", about, thresholds, metrics)
     write_findings_parts(tmp_path, ("clipping_ptb", "thresholds_by_any_name"))
     parts = pd.read_csv(tmp_path / "tables" / "findings_parts.csv").set_index("part")
-    assert parts.loc["ptb, rate 0.5, norm ≤ 2", "verdict"] == "holds"
+    assert parts.loc["ptb, rate 0.5, norm ≤ 2× median (2)", "verdict"] == "holds"
     [cost] = clip_outcomes.clipping_cost(clip_values.section("ptb", tmp_path), tmp_path)
     assert (cost.lr, cost.unclipped_mean, cost.unclipped_min, cost.unclipped_max) == (0.5, 345.0, 344.0, 346.0)
     judged = {t.clip: (t.verdict, t.mean, t.difference, t.regime) for t in cost.thresholds}
-    assert judged[0.25] == (clip_outcomes.WORSE, 440.0, "+27.5% [+26.9%, +28.2%]", "every step")
-    assert judged[1.0] == (clip_outcomes.WITHIN_MARGIN, 345.5, "+0.145% [−0.512%, +0.802%]", "often")
+    assert judged[0.25] == (clip_outcomes.WORSE, 440.0, "+27.5% [+26.9%, +28.2%]", "ordinary steps")
+    assert judged[1.0] == (clip_outcomes.WITHIN_MARGIN, 345.5, "+0.145% [−0.512%, +0.802%]", "ordinary steps")
     assert judged[2.0][0] == clip_outcomes.WITHIN_MARGIN and judged[2.0][3] == "rare spikes"
     assert judged[5.0][0] == clip_outcomes.NEVER_CLIPPED and math.isnan(judged[5.0][1])
-    assert judged[5.0][3] == "never"
+    assert judged[5.0][3] == "rare spikes"  # set to clip spikes, whatever it did
 
 
 def test_sections_find_their_studies_by_role_not_by_name(window_results, tmp_path):
@@ -771,47 +772,50 @@ def test_a_relative_threshold_is_shown_as_the_threshold_it_resolved_to(relative_
     assert table.loc[("none", 0.5), "unclipped"] and table.loc[("none", 0.5), "regime"] == ""
     assert table.loc[("norm, 0.5 × median", 0.5), "clip"] == pytest.approx(0.2)
     assert table.loc[("norm, 2 × median", 1.0), "clip_threshold_mean"] == pytest.approx(0.8)
-    # The share of steps clipped is every run's, a diverged one's too; the regime follows from it.
+    # The share of steps clipped is every run's, a diverged one's too; the regime is the multiple's, set before
+    # training: twice the median stays in the rare-spike regime at rate 5, where its 97% contradicts it (flagged)
     assert table.loc[("norm, 2 × median", 5.0), ["seeds_learned", "clipped_fraction_mean"]].tolist() == [0, 0.97]
-    assert table.loc[("norm, 2 × median", 5.0), "regime"] == "every step"
-    assert table.loc[("norm, 2 × median", 1.0), "regime"] == "rare spikes"
+    assert table.loc[("norm, 2 × median", 5.0), ["regime", "contradicted"]].tolist() == ["rare spikes", True]
+    assert table.loc[("norm, 2 × median", 1.0), ["regime", "contradicted"]].tolist() == ["rare spikes", False]
+    assert table.loc[("norm, 0.5 × median", 1.0), ["regime", "contradicted"]].tolist() == ["ordinary steps", False]
     relative = clip_values.relative_thresholds(section, relative_results)
     assert (relative.median, relative.thresholds) == (pytest.approx(0.4), pytest.approx((0.2, 0.8)))
     assert (relative.reference_lr, relative.reference_seed, relative.multiples) == (0.5, 1.0, (0.5, 2.0))
     assert (relative.rates, relative.seeds) == ((0.5, 1.0, 5.0), 2)
     shown = clip_values.clipping_display(section).set_index(["clipping", "lr"])
-    assert shown.loc[("norm, 2 × median", "5"), ["threshold", "steps clipped"]].tolist() == ["0.8", "97%, every step"]
+    assert shown.loc[("norm, 2 × median", "5"), ["threshold", "steps clipped"]].tolist() == [
+        "0.8",
+        "97%, rare spikes (contradicted)",
+    ]
     assert shown.loc[("norm, 2 × median", "0.5"), "steps clipped"] == "1%, rare spikes"
 
 
 def test_divergence_and_cost_are_read_by_regime(relative_results):
     outcomes = clip_outcomes.outcomes("ptb", relative_results)
     assert outcomes.unclipped == clip_outcomes.UnclippedDivergence((1.0, 5.0), 4, 4, 3.0, 12.0)
-    spikes, every = outcomes.at_divergence["rare spikes"], outcomes.at_divergence["every step"]
-    assert (spikes.settings, spikes.runs, spikes.diverged, spikes.share_min) == (
-        ("norm, 2 × median at rate 1",),
+    # at the diverging rates 1 and 5: twice the median is in the rare-spike regime at both, whatever it clipped
+    spikes, every = outcomes.at_divergence["rare spikes"], outcomes.at_divergence["ordinary steps"]
+    assert (spikes.settings, spikes.runs, spikes.diverged, spikes.share_min, spikes.share_max) == (
+        ("norm, 2 × median at rate 1", "norm, 2 × median at rate 5"),
+        4,
         2,
-        0,
         0.03,
+        0.97,
     )
-    assert (every.runs, every.diverged, every.share_min, every.share_max) == (6, 2, 0.97, 1.0)
-    assert outcomes.shifts[["lr", "regime"]].values.tolist() == [
-        [0.5, "rare spikes"],
-        [1.0, "rare spikes"],
-        [5.0, "every step"],
-    ]
+    assert (every.runs, every.diverged, every.share_min, every.share_max) == (4, 0, 1.0, 1.0)
+    assert outcomes.contradicted[["lr", "regime", "share"]].values.tolist() == [[5.0, "rare spikes", 0.97]]
     # At rate 0.5: 2 x (rare spikes) against unclipped, 346 against 345, se sqrt(2/2 + 2/2) = 1.414 on 2 degrees of
     # freedom: +1 +- 6.09, inside the margin of 2% of 345 = 6.9 by the one-sided test (t = (1 - 6.9) / 1.414 = -4.2,
-    # p = 0.026): the findings' verdict, within the margin; 0.5 x (every step) +96: measurably worse.
+    # p = 0.026): the findings' verdict, within the margin; 0.5 x (ordinary steps) +96: measurably worse.
     [cost] = outcomes.costs
     judged = {t.clipping: (t.regime, t.verdict) for t in cost.thresholds}
     assert judged == {
-        "norm, 0.5 × median": ("every step", clip_outcomes.WORSE),
+        "norm, 0.5 × median": ("ordinary steps", clip_outcomes.WORSE),
         "norm, 2 × median": ("rare spikes", clip_outcomes.WITHIN_MARGIN),
     }
     assert [t.clipping for _, t in clip_outcomes.costs_in(outcomes.costs, "rare spikes")] == ["norm, 2 × median"]
     shown = clip_outcomes.cost_display(outcomes)
-    assert shown["steps clipped"].tolist() == ["100%, every step", "1%, rare spikes"]
+    assert shown["steps clipped"].tolist() == ["100%, ordinary steps", "1%, rare spikes"]
 
 
 def test_the_default_recipes_clipping_is_counted_by_regime(tmp_path):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 
+import pandas as pd
 import pytest
 from planted import (
     UNCLIPPED,
@@ -246,17 +247,12 @@ def quality_false(root):
     return clipping_folder(root, [p * 1.2 for p in UNCLIPPED])
 
 
+# Clipped at twice the reference's median norm (the chapter's regime, a priori), 5% of steps clipped; unclipped: none.
 CLIPPED_RUNS = [
-    {"clip_mode": mode, "clip": clip, "lr": 0.5}
-    for mode, clip in (
-        ("none", math.inf),
-        ("none", math.inf),
-        ("none", math.inf),
-        ("norm", 1.0),
-        ("norm", 1.0),
-        ("norm", 1.0),
-    )
-]
+    {"clip_mode": "none", "clip": math.inf, "clip_times_median": math.inf, "lr": 0.5},
+] * 3 + [
+    {"clip_mode": "norm", "clip": 1.0, "clip_times_median": 2.0, "lr": 0.5, "metrics": {"clipped_fraction": 0.05}},
+] * 3
 
 
 def vanishing_true(root):
@@ -383,7 +379,9 @@ def test_an_interval_that_crosses_the_margin_is_inconclusive(tmp_path):
     finding = _judge("clip_quality", lambda root: clipping_folder(root, wide, unclipped=wide), tmp_path)
     assert finding.verdict == INCONCLUSIVE
     assert "+0% [−4.53%, +4.53%] (margin 2%)" in finding.value
-    assert finding.reason == "inconclusive for ptb, rate 0.5, norm ≤ 0.25 (not decided at 95% (p = 0.14, Holm))"
+    assert finding.reason == (
+        "inconclusive for ptb, rate 0.5, norm ≤ 2× median (0.25) (not decided at 95% (p = 0.14, Holm))"
+    )
 
 
 def test_the_gradients_direction_is_true_by_construction_where_no_stateful_optimiser_was_measured(tmp_path):
@@ -443,3 +441,60 @@ def test_a_matched_agreement_pair_with_a_side_under_the_nearest_noun_rule_is_not
         f"{side} below the nearest-noun rule within n−1 = 2 by more than 0.02: window {window}, recurrence "
         f"{recurrence}, rule 1; not trained to what it sees"
     )
+
+
+# --------------------------------------------------------------------------------------------------------------
+# The regime a threshold is in, set before training: its observed share of steps clipped is a check, never the rule
+
+
+BELOW_MEDIAN = {  # each claim's planted false folder with its threshold at half the median, clipping 5% of steps
+    "clip_direction": lambda root: clipping_folder(root, list(UNCLIPPED), cosines=spread(0.9, 0.01), times=0.5),
+    "clip_divergence": lambda root: divergence_folder(root, {None: (1, 6), 1.0: (6, 6)}, reference=2.0),
+    "clip_quality": lambda root: clipping_folder(root, [p * 1.2 for p in UNCLIPPED], times=0.5),
+    "clip_vanishing": lambda root: trained_decay_folder(
+        root,
+        [*spread(-0.2, 0.001), *spread(-0.05, 0.001)],
+        role="clipping_decay",
+        settings=[{**run, "clip_times_median": 0.5} if run["clip_mode"] == "norm" else run for run in CLIPPED_RUNS],
+    ),
+}
+
+
+@pytest.mark.parametrize("claim_id", sorted(BELOW_MEDIAN))
+def test_a_threshold_below_the_median_is_not_read_whatever_its_share_of_steps_clipped(claim_id, tmp_path):
+    # half the median clips ordinary steps, a priori; that it clipped only 5% of them (the rare-spike share) does not
+    # put it in the chapter's regime: the false folder that fails at twice the median says nothing here
+    finding = _judge(claim_id, BELOW_MEDIAN[claim_id], tmp_path)
+    assert finding.verdict == "not shown", (finding.value, finding.reason)
+    assert "0.5× the unclipped median norm: ordinary steps" in finding.reason or "chapter's regime" in finding.reason
+
+
+def test_a_share_of_steps_clipped_that_contradicts_the_regime_is_flagged_and_the_setting_kept(tmp_path):
+    # twice the median clipped 95% of steps: still read in the chapter's regime (the quality holds as at 5%), flagged
+    plant = lambda root: clipping_folder(root, list(UNCLIPPED), clipped=0.95)  # noqa: E731
+    finding = _judge("clip_quality", plant, tmp_path / "above")
+    assert finding.verdict == HOLDS
+    assert "95% of steps clipped, contradicting its regime (rare spikes)" in finding.value
+    # half the median clipped 5%: not read, and its note says the share contradicts ordinary steps
+    finding = _judge("clip_quality", lambda root: clipping_folder(root, list(UNCLIPPED), times=0.5), tmp_path / "below")
+    assert "5% of steps clipped, contradicting its regime (ordinary steps)" in finding.reason
+
+
+def test_a_threshold_given_as_a_number_is_set_against_its_studys_unclipped_median_at_its_rate(tmp_path):
+    # unclipped median norms 0.4, 0.5, 0.6 at rate 1 (median 0.5) and 9.0 for one that diverged (not a typical norm):
+    # 0.25 is 0.5× the median (ordinary steps, not read), 1.0 is 2× (the chapter's regime, read)
+    def folder(root):
+        roles = divergence_folder(root, {None: (1, 4), 0.25: (0, 3), 1.0: (0, 3)}, reference=None)
+        summary = root / "studies" / "clips" / "summary.csv"
+        table = pd.read_csv(summary)
+        medians = {"none-1": 9.0, "none-2": 0.4, "none-3": 0.5, "none-4": 0.6}
+        extra = [
+            {**table[table["run_id"] == run].iloc[0].to_dict(), "metric": "grad_norm_median", "value": m}
+            for run, m in medians.items()
+        ]
+        pd.concat([table, pd.DataFrame(extra)], ignore_index=True).to_csv(summary, index=False)
+        return roles
+
+    finding = _judge("clip_divergence", folder, tmp_path)
+    assert "ptb, rate 1, norm ≤ 0.25: 0.5× the unclipped median norm: ordinary steps" in finding.reason
+    assert "ptb, rate 1, norm ≤ 1: unclipped 1/4 diverged, clipped 0/3 (5% of steps clipped)" in finding.value

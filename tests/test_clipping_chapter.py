@@ -39,9 +39,12 @@ def test_the_chapter_states_the_fixture_design_and_places_its_figure(fixture, mo
     assert "Each is crossed with the rates 0.5 and 5, 2 seeds per setting" in text
     # no unclipped fixture run diverges (the one diverged run is another study's), so no regime has a divergence
     assert "Without clipping, the runs that diverged were 0 of 2 at rate 0.5 and 0 of 2 at rate 5." in text
-    assert "rare spikes diverged in no run (no setting was in that regime there)" in text
-    # every fixture run clips a quarter of its steps (often); run i learned at 20 - 0.5 i, run 1 did not learn
-    assert "their settings clipped 25% of the steps (often)" in text
+    assert "set to clip rare spikes, diverged in no run (no setting was in that regime there)" in text
+    # every fixture run clips a quarter of its steps whatever its threshold: 5 x median stays in the rare-spike regime
+    # it was set in, flagged at both rates; 0.5 x median clips ordinary steps, as set (run i learned at 20 - 0.5 i,
+    # run 1 did not learn)
+    assert "contradicts their regime are 5 × median at rate 0.5, 25% of the steps (rare spikes); 5 × median" in text
+    assert "their settings clipped 25% of the steps (rare spikes and ordinary steps)" in text
     assert "](_staged/clipping){#fig-clipping-outcomes}" in text
     assert (fixture.book / "_staged" / "clipping.pdf").is_file()
     # Fisher's exact test on two runs a side, all against none: 1 / C(4, 2) = 1/6

@@ -14,7 +14,7 @@ import pytest
 from rnnbench import paths
 from rnnbench.book.clipping import CLIPPING_ROLE
 from rnnbench.findings.clipping import ROLE
-from rnnbench.metrics import CLIP_EVERY_STEP, CLIP_OFTEN, CLIP_SPIKES
+from rnnbench.metrics import CLIP_ORDINARY, CLIP_SPIKES
 from rnnbench.plots import clipping_figure as cf
 from rnnbench.plots.style import DIVERGED_COLOR
 
@@ -38,7 +38,7 @@ def _summary(runs: list[dict]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-# Rate 1: 0.5 x median clips every step (both seeds learn, 30 and 32), 2 x median clips rare spikes (2% and 6%,
+# Rate 1: 0.5 x median clips ordinary steps, every one (both seeds learn, 30 and 32), 2 x median rare spikes (2% and 6%,
 # mean 4%; 24 and 26), unclipped learns (20 and 22, mean 21). Rate 5: 2 x median clips half the steps and one seed
 # diverges; unclipped diverges twice.
 RUNS = [
@@ -70,14 +70,14 @@ def test_relative_runs_reads_the_studies_with_thresholds_from_a_measured_norm(ru
     assert runs["value"].iloc[0] == 30.0 and math.isnan(runs["value"].iloc[6])  # a diverged run has no perplexity
 
 
-def test_each_setting_is_in_the_regime_of_its_share_of_steps_clipped(runs):
+def test_each_setting_is_in_the_regime_its_multiple_of_the_median_sets_whatever_it_clipped(runs):
     found = cf.settings(runs).set_index(["lr", "times"])
-    assert found.loc[(1.0, 0.5), "regime"] == CLIP_EVERY_STEP
+    assert found.loc[(1.0, 0.5), "regime"] == CLIP_ORDINARY
     assert found.loc[(1.0, 2.0), "share"] == pytest.approx(0.04)  # (2% + 6%) / 2
     assert found.loc[(1.0, 2.0), "regime"] == CLIP_SPIKES
-    # over every run, the diverged one's too: (60% + 40%) / 2
+    # over every run, the diverged one's too: (60% + 40%) / 2; twice the median stays in the rare-spike regime
     assert found.loc[(5.0, 2.0), "share"] == pytest.approx(0.5)
-    assert found.loc[(5.0, 2.0), "regime"] == CLIP_OFTEN
+    assert found.loc[(5.0, 2.0), "regime"] == CLIP_SPIKES
     assert found.loc[(5.0, math.inf), "regime"] == cf.UNCLIPPED
     assert found.loc[(5.0, math.inf), ["runs", "diverged"]].tolist() == [2, 2]
 
@@ -122,12 +122,15 @@ def test_the_figure_reads_the_studies_the_config_gives_the_role_and_a_relative_t
     def study(roles, vary, fixed=None):  # what clipping_figure_studies reads of a config's study
         return SimpleNamespace(roles=tuple(roles), vary=vary, fixed=fixed or {})
 
+    sgd = {"optimizer": "sgd"}
     config = SimpleNamespace(
+        run={"optimizer": "adam"},
         studies={
-            "relative": study([ROLE], {"clip_times_median": (0.5, math.inf), "lr": (1.0, 5.0)}),
-            "fixed_multiple": study([ROLE], {"lr": (1.0, 5.0)}, {"clip_times_median": 2.0}),
-            "typed": study([ROLE], {"clip": (0.25, math.inf)}),
-            "unjudged": study([], {"clip_times_median": (0.5, math.inf)}),  # no role: not evidence about clipping
-        }
+            "relative": study([ROLE], {"clip_times_median": (0.5, math.inf), "lr": (1.0, 5.0)}, sgd),
+            "fixed_multiple": study([ROLE], {"lr": (1.0, 5.0)}, {"clip_times_median": 2.0, **sgd}),
+            "typed": study([ROLE], {"clip": (0.25, math.inf)}, sgd),
+            "unjudged": study([], {"clip_times_median": (0.5, math.inf)}, sgd),  # no role: not evidence about clipping
+            "adam": study([ROLE], {"clip_times_median": (0.5, math.inf)}),  # the run block's Adam: not the figure's
+        },
     )
     assert paths.clipping_figure_studies(config) == ["relative", "fixed_multiple"]

@@ -266,7 +266,7 @@ def test_clipping_that_costs_a_fifth_of_the_perplexity_fails_costs_nothing(tmp_p
     finding = judge(claim("clip_quality"), Evidence(tmp_path, roles))
     assert finding.verdict == FAILS
     # difference 20, each side's sd 0.5 and 0.6 over three seeds: the interval is far from 0
-    assert "+20%" in finding.value and "ptb, rate 0.5, norm ≤ 0.25" in finding.value
+    assert "+20%" in finding.value and "ptb, rate 0.5, norm ≤ 2× median (0.25)" in finding.value
     assert "measurably worse (p = " in finding.reason
     assert finding.evidence == "studies/clipping_ptb; studies/clip_threshold_ptb"
 
@@ -281,7 +281,7 @@ def test_clipping_with_the_unclipped_perplexities_holds_costs_nothing(tmp_path):
     direction = judge(claim("clip_direction"), Evidence(tmp_path, roles))
     assert (
         direction.verdict == HOLDS
-        and "ptb, adam's update, rate 0.5, norm ≤ 0.25: mean cosine +0.999 [" in direction.value
+        and "ptb, adam's update, rate 0.5, norm ≤ 2× median (0.25): mean cosine +0.999 [" in direction.value
     )
     assert (
         "true by construction: ptb, the gradient (a positive rescaling keeps a vector's direction" in direction.reason
@@ -323,11 +323,13 @@ def test_divergence_prevented_at_one_threshold_and_not_at_another_is_partly(tmp_
     roles = divergence_folder(tmp_path, {None: (4, 4), 1.0: (0, 4), 25.0: (4, 4)})
     finding = judge(claim("clip_divergence"), Evidence(tmp_path, roles))
     assert finding.verdict == PARTLY
-    assert "ptb, rate 1, norm ≤ 1: unclipped 4/4 diverged, clipped 0/4 (5% of steps clipped) (p = 0.029, Holm)" in (
-        finding.value
+    assert (
+        "ptb, rate 1, norm ≤ 2× median (1): unclipped 4/4 diverged, clipped 0/4 (5% of steps clipped) (p = 0.029, Holm)"
+        in finding.value
     )
     assert finding.reason == (
-        "holds for ptb, rate 1, norm ≤ 1; inconclusive for ptb, rate 1, norm ≤ 25 (not decided at 95% (p = 1, Holm))"
+        "holds for ptb, rate 1, norm ≤ 2× median (1); inconclusive for ptb, rate 1, norm ≤ 50× median (25) "
+        "(not decided at 95% (p = 1, Holm))"
     )
 
 
@@ -695,13 +697,17 @@ def test_relu_units_are_not_counted_when_every_relu_run_diverged(tmp_path):
     )
 
 
-def test_a_threshold_that_clips_every_step_is_reported_outside_the_chapters_regime(tmp_path):
-    # the unclipped perplexities against clipped ones 20% worse, but every step clipped (100%): normalised SGD, not
-    # the rescaling of rare spikes the chapter means, so no part is tested and the claim is not shown
-    roles = clipping_folder(tmp_path, [120.0, 121.0, 119.0], clipped=1.0)
+def test_a_threshold_below_the_median_is_reported_outside_the_chapters_regime(tmp_path):
+    # the unclipped perplexities against clipped ones 20% worse, the threshold half the median norm: it clips ordinary
+    # steps (here every one, 100%), normalised SGD, not the rescaling of rare spikes the chapter means, so no part is
+    # tested and the claim is not shown
+    roles = clipping_folder(tmp_path, [120.0, 121.0, 119.0], clipped=1.0, times=0.5)
     finding = judge(claim("clip_quality"), Evidence(tmp_path, roles))
     assert finding.verdict == NOT_SHOWN
-    assert "100% of steps clipped: every step, not the rare spikes the chapter clips" in finding.reason
+    assert (
+        "0.5× the unclipped median norm: ordinary steps, not the rare spikes the chapter clips "
+        "(100% of steps clipped)" in finding.reason
+    )
 
 
 def test_activation_runs_are_read_per_start_of_u_and_the_speed_claim_reads_the_default_start():

@@ -414,7 +414,7 @@ def study_extra_table(
     elif kind == "update":
         inputs, producer = [run_files[r] for r in runs["run_id"]], "rnnbench.results.update_direction.update_table"
         steps = {r: pd.read_csv(run_files[r]) for r in runs["run_id"]}
-        table = update_direction.update_table(runs, steps, vary, record.get("fixed", {}))
+        table = update_direction.update_table(runs, steps, vary, record.get("fixed", {}), run_files)
     elif kind == "units":
         table = silent_units.unit_table(
             runs, silent_units.silent_units_by_run(runs, run_files, data_dir=data_dir, cache_dir=cache_dir), vary

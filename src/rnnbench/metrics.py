@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -106,6 +107,47 @@ def clip_regime(clipped_fraction: float) -> str:
     if clipped_fraction < CLIP_SPIKES_BELOW:
         return CLIP_SPIKES
     return CLIP_EVERY_STEP if clipped_fraction >= CLIP_EVERY_STEP_FROM else CLIP_OFTEN
+
+
+# The regime a threshold is in, set before any run trains: the threshold against the median pre-clip norm of the
+# unclipped runs of its study (its reference: for a multiple of the median, clip_times_median, the run that set it;
+# for a threshold given as a number, the study's unclipped runs at the same rate that did not diverge). Above the
+# median the ordinary step passes and only a larger one is rescaled: the rare exploding steps Pascanu et al. (2013)
+# clip, the chapter's regime (CLIP_SPIKES). At or below it at least half the ordinary steps are rescaled
+# (CLIP_ORDINARY), on the way to normalised SGD, another optimiser. The share of steps a setting clipped is the check
+# beside it (regime_contradicted), never what puts it in a regime: read from the outcome, the regime would be post hoc.
+CLIP_ORDINARY = "ordinary steps"
+CLIP_SPIKES_ABOVE = 1.0  # the multiple of the reference's median norm a threshold must exceed to clip only spikes
+
+
+def threshold_regime(
+    threshold: float, times: float, unclipped_medians: Iterable[float] = ()
+) -> tuple[str | None, float]:
+    """A norm threshold's a-priori regime and its multiple of the reference's median norm: CLIP_NEVER for an infinite
+    threshold, else CLIP_SPIKES above CLIP_SPIKES_ABOVE times the median, CLIP_ORDINARY at or below. ``times``: the
+    setting's clip_times_median (NaN where the threshold is a number); ``unclipped_medians``: for such a number, the
+    median norms (grad_norm_median) of its study's unclipped runs at its rate that did not diverge, whose median is the
+    reference. None (and NaN) where there is no reference to set the threshold against."""
+    if threshold == math.inf or times == math.inf:
+        return CLIP_NEVER, math.inf
+    if math.isnan(times):
+        norms = sorted(m for m in unclipped_medians if math.isfinite(m) and m > 0)
+        if not norms:
+            return None, math.nan
+        half = len(norms) // 2
+        reference = norms[half] if len(norms) % 2 else (norms[half - 1] + norms[half]) / 2
+        times = threshold / reference
+    return (CLIP_SPIKES if times > CLIP_SPIKES_ABOVE else CLIP_ORDINARY), times
+
+
+def regime_contradicted(regime: str | None, clipped_fraction: float) -> bool:
+    """Whether a setting's share of steps clipped says otherwise than its a-priori regime: a threshold above the median
+    that clipped CLIP_SPIKES_BELOW of the steps or more, or one at or below it that clipped fewer. Reported beside the
+    setting, which stays in its regime; no step measured (NaN) contradicts nothing."""
+    if math.isnan(clipped_fraction):
+        return False
+    rare = clipped_fraction < CLIP_SPIKES_BELOW
+    return (regime == CLIP_SPIKES and not rare) or (regime == CLIP_ORDINARY and rare)
 
 
 # How a model family reads: as a noun, in a table or a sentence ("a feed-forward n-gram network, n - 1 = 4"), and as

@@ -1,6 +1,8 @@
 """The clipping sections' values (reports/studies.qmd, one section per corpus): every clipping setting of the
 studies with the clipping role, per learning rate, with its seeds and what clipping measured; each setting read by
-its regime, how often its threshold acted (rnnbench.metrics.clip_regime: rare spikes, often, every step); where
+its regime, set before training from its threshold against the unclipped median norm (rnnbench.findings.clipping.
+with_regimes, the findings' rule: rare spikes above it, ordinary steps at or below), beside how often its threshold
+acted, flagged where that contradicts the regime; where
 unclipped training diverges and which settings stop it, per regime; and what each threshold costs where it does not,
 with the verdict the sentences pick their wording from (the findings' rule, so that the section and the findings
 agree).
@@ -27,7 +29,8 @@ from rnnbench.book.figures import STAGING_DIR
 from rnnbench.book.format import fixed, label_slug, share, sig
 from rnnbench.book.results import results_root, study_about, study_summary
 from rnnbench.book.studies import count_of, extra_figure, extra_shown, extra_table, measured_cell, studies_with_role
-from rnnbench.metrics import CLIP_NEVER, METRIC_LABELS, UPDATE_COSINE_EVERY, clip_regime
+from rnnbench.findings.clipping import with_regimes
+from rnnbench.metrics import METRIC_LABELS, UPDATE_COSINE_EVERY, regime_contradicted
 from rnnbench.results.ablations import setting_table
 
 # Measurements of the clipping table, in its column order.
@@ -59,29 +62,45 @@ def clipping_studies(corpus: str, results: str | Path | None = None) -> list[str
 def clipping_table(studies: list[str], results: str | Path | None = None) -> pd.DataFrame:
     """Every clipping setting of ``studies`` per learning rate: its runs, how many learned, failed and diverged, the
     metric and the clipping measurements over the seeds that learned (diverged_step over the runs that diverged; the
-    share of steps clipped, and the threshold, over every run), whether it is unclipped, and its regime.
+    share of steps clipped, and the threshold, over every run), whether it is unclipped, its a-priori regime (""
+    for no norm threshold, or none to set it against), its threshold's multiple of the median (times) and whether its
+    share of steps clipped contradicts the regime.
 
-        clipping, clip_mode, clip, clip_times_median, lr, optimizer, study, metric, unclipped, regime,
-        runs, seeds_learned, seeds_failed, diverged_runs, <metric>_mean/_min/_max, <CLIP_METRICS>_mean/_min/_max
+        clipping, clip_mode, clip, clip_times_median, lr, optimizer, study, metric, unclipped, regime, times,
+        contradicted, runs, seeds_learned, seeds_failed, diverged_runs, <metric>_mean/_min/_max,
+        <CLIP_METRICS>_mean/_min/_max
     """
     frames = []
     for study in studies:
         about, summary = _clipping_summary(study, results)
         table = setting_table(summary, list(SETTING_KEYS), [about["metric"], *CLIP_METRICS], every_run=EVERY_RUN)
+        table = table.merge(_regimes(study, summary), on=list(SETTING_KEYS), how="left")
         frames.append(table.assign(study=study, metric=about["metric"], optimizer=_optimizer(study, results)))
     # A setting two studies share is the same runs: listed once.
     table = pd.concat(frames, ignore_index=True).drop_duplicates([*SETTING_KEYS, "optimizer"])
     table["unclipped"] = table["clip_mode"].eq("none") | table["clip"].eq(math.inf)
     table["clipping"] = [_clip_label(row) for _, row in table.iterrows()]
-    table["regime"] = [
-        ""
-        if row["unclipped"] or math.isnan(row["clipped_fraction_mean"])
-        else clip_regime(row["clipped_fraction_mean"])
-        for _, row in table.iterrows()
+    table["regime"] = table["regime"].fillna("")
+    table["contradicted"] = [
+        regime_contradicted(r, f) for r, f in zip(table["regime"], table["clipped_fraction_mean"], strict=True)
     ]
     kind = table["clip_mode"].map({"norm": 1, "value": 2}).where(~table["unclipped"], 0)
     table = table.assign(_kind=kind).sort_values(["_kind", "clip", "lr"]).drop(columns="_kind")
     return table.reset_index(drop=True)
+
+
+def _regimes(study: str, summary: pd.DataFrame) -> pd.DataFrame:
+    """Each setting of ``study`` (SETTING_KEYS) with its a-priori regime and multiple of the median, by the findings'
+    rule over its runs (rnnbench.findings.clipping.with_regimes)."""
+    runs = summary.drop_duplicates("run_id")[["run_id", *SETTING_KEYS, "outcome"]]
+    norms = summary[summary["metric"] == "grad_norm_median"].set_index("run_id")["value"]
+    runs = runs.assign(
+        study=study,
+        diverged=runs["outcome"].eq("diverged"),
+        grad_norm_median=pd.to_numeric(runs["run_id"].map(norms), errors="coerce").astype(float),
+    )
+    found = with_regimes(runs)
+    return found.drop_duplicates(list(SETTING_KEYS))[[*SETTING_KEYS, "regime", "times"]]
 
 
 def _clipping_summary(study: str, results: str | Path | None = None) -> tuple[dict, pd.DataFrame]:
@@ -219,11 +238,16 @@ class RelativeThresholds:
 
 
 def relative_thresholds(section: Clipping, results: str | Path | None = None) -> RelativeThresholds | None:
-    """None where no setting of the section has a threshold relative to a measured norm."""
+    """Of one study of the section that sets thresholds relative to a measured norm, the first with plain SGD (the
+    clipping figure's, rnnbench.paths.clipping_figure_studies) if there is one: each study has its own reference, so
+    two are never averaged. None where no setting of the section has such a threshold."""
     rows = clipping_rows(section.table, "norm")
     rows = rows[rows["clip_times_median"].notna()]
     if rows.empty:
         return None
+    sgd = set(rows.loc[rows["optimizer"] == paths.CLIPPING_FIGURE_OPTIMIZER, "study"])
+    found = [s for s in section.studies if s in set(rows["study"])]
+    rows = rows[rows["study"] == sorted(found, key=lambda s: s not in sgd)[0]]
     by_multiple = rows.groupby("clip_times_median", sort=True)["clip_threshold_mean"].mean()
     first = study_about(str(rows["study"].iloc[0]), results)
     reference = {
@@ -276,7 +300,7 @@ class Idle:
 
 
 def idle_settings(table: pd.DataFrame) -> Idle | None:
-    rows = table[~table["unclipped"] & (table["regime"] == CLIP_NEVER)]
+    rows = table[~table["unclipped"] & table["clipped_fraction_mean"].eq(0)]
     if rows.empty:
         return None
     said = tuple(f"{c} at rate {lr:g}" for c, lr in zip(rows["clipping"], rows["lr"], strict=True))
@@ -288,9 +312,7 @@ def clipping_display(section: Clipping) -> pd.DataFrame:
     and its regime, and what clipping measured."""
     table, metric = section.table, section.metric
     optimizers = rate_optimizers(table)
-    regimes = [
-        f"{share(f)}, {r}" if r else "–" for f, r in zip(table["clipped_fraction_mean"], table["regime"], strict=True)
-    ]
+    regimes = [_steps_clipped(row) for _, row in table.iterrows()]
     return pd.DataFrame(
         {
             "clipping": table["clipping"],
@@ -307,6 +329,16 @@ def clipping_display(section: Clipping) -> pd.DataFrame:
             "median norm": [sig(v, plain=True) for v in table["grad_norm_median_mean"]],
         }
     )
+
+
+def _steps_clipped(row: pd.Series) -> str:
+    """A setting's share of steps clipped beside its a-priori regime, flagged where the share contradicts it."""
+    if row["unclipped"] or math.isnan(row["clipped_fraction_mean"]):
+        return "–"
+    said = share(row["clipped_fraction_mean"])
+    if row["regime"]:
+        said += f", {row['regime']}" + (" (contradicted)" if row["contradicted"] else "")
+    return said
 
 
 def norm_traces(

@@ -1,7 +1,8 @@
 """The values of the clipping chapter (reports/clipping.qmd): does clipping help, and what does it cost?
 
 The chapter is answered on the clipping studies whose norm thresholds are multiples of a measured median norm
-(rnnbench.paths.clipping_figure_studies, found here by their record), read by regime (rnnbench.metrics.clip_regime):
+(rnnbench.paths.clipping_figure_studies, found here by their record), read by the regime each threshold is set in
+before training (rnnbench.metrics.threshold_regime; the share of steps clipped beside it, as a check):
 its figure (rule clipping_figure), the design, each regime's divergences where unclipped training diverges, what
 each threshold cost where it does not (rnnbench.book.clipping_outcomes), how far Adam's update turned, the verdicts
 and quotes of the four claims, and how often the other studies' default recipe clipped (rnnbench.book.recipe_clipping).
@@ -27,14 +28,7 @@ from rnnbench.book.format import Markdown, between, counted, escape, label_slug,
 from rnnbench.book.results import results_root, study_about
 from rnnbench.book.studies import studies_with_role
 from rnnbench.findings import policy
-from rnnbench.metrics import (
-    CLIP_EVERY_STEP,
-    CLIP_EVERY_STEP_FROM,
-    CLIP_OFTEN,
-    CLIP_SPIKES,
-    CLIP_SPIKES_BELOW,
-    clip_regime,
-)
+from rnnbench.metrics import CLIP_ORDINARY, CLIP_SPIKES, CLIP_SPIKES_BELOW, clip_regime
 
 CLAIMS = ("clip_divergence", "clip_quality", "clip_direction", "clip_vanishing")
 CORPUS_WORDS = {"ptb": "PTB", "brown": "Brown", "agreement": "the agreement corpus"}
@@ -42,12 +36,18 @@ NONE = Markdown("–")
 
 
 def relative_studies(results: str | Path | None = None) -> list[str]:
-    """The clipping studies here whose norm threshold is a multiple of a measured median norm."""
-    return [
-        s
-        for s in studies_with_role(CLIPPING_ROLE, results)
-        if "clip_times_median" in {*study_about(s, results)["vary"], *study_about(s, results).get("fixed", {})}
-    ]
+    """The clipping studies here the figure is drawn from (rnnbench.paths.clipping_figure_studies): a norm threshold
+    that is a multiple of a measured median norm, with plain SGD."""
+    found = []
+    for s in studies_with_role(CLIPPING_ROLE, results):
+        about = study_about(s, results)
+        fixed = about.get("fixed", {})
+        if (
+            "clip_times_median" in {*about["vary"], *fixed}
+            and fixed.get("optimizer") == paths.CLIPPING_FIGURE_OPTIMIZER
+        ):
+            found.append(s)
+    return found
 
 
 def _outcomes(corpus: str, studies: list[str], results: str | Path | None) -> outcomes_of.Outcomes:
@@ -60,7 +60,7 @@ def _outcomes(corpus: str, studies: list[str], results: str | Path | None) -> ou
         relative_thresholds(section, results),
         outcomes_of.unclipped_divergence(table),
         outcomes_of.divergence_by_regime(table),
-        outcomes_of.regime_shifts(table),
+        outcomes_of.contradictions(table),
         outcomes_of.clipping_cost(section, results),
     )
 
@@ -73,6 +73,16 @@ def _at_divergence(found: outcomes_of.Outcomes, regime: str) -> Markdown:
         return Markdown("no run (no setting was in that regime there)")
     clipped = between(at.share_min, at.share_max, share)
     return Markdown(f"{at.diverged} of {counted(at.runs, 'run')} (clipping {clipped} of the steps)")
+
+
+def _contradicted(found: outcomes_of.Outcomes) -> Markdown:
+    """The settings whose share of steps clipped contradicts their regime, each kept in it ("2 × median at rate 5,
+    83.8% of the steps (rare spikes)")."""
+    said = [
+        f"{r.clip_times_median:g} × median at rate {r.lr:g}, {share(r.share)} of the steps ({r.regime})"
+        for r in found.contradicted.itertuples()
+    ]
+    return Markdown("; ".join(said)) if said else Markdown("none")
 
 
 def _costs(found: outcomes_of.Outcomes, regime: str) -> Markdown:
@@ -100,15 +110,14 @@ class ClippingChapter:
     thresholds: Markdown
     rates: Markdown
     seeds: int
-    spikes_below: Markdown
-    every_from: Markdown
+    spikes_below: Markdown  # the share of steps below which a threshold's clipping agrees with the rare-spike regime
     # divergence, at the rates where unclipped runs diverged
     unclipped_by_rate: Markdown  # "0 of 3 at rate 0.5, 3 of 3 at rate 1 and 3 of 3 at rate 5"
     spikes: Markdown  # "0 of 6 runs (clipping 0.26% to 2% of the steps)"
-    often: Markdown
-    every: Markdown
+    every: Markdown  # the same, of the thresholds at or below the median (ordinary steps)
+    contradicted: Markdown  # the settings whose share of steps clipped contradicts their regime
     spike_metric: Markdown  # the metric of the rare-spike settings' seeds that learned there, per rate
-    every_metric: Markdown  # and of the every-step settings'
+    every_metric: Markdown  # and of the settings at or below the median'
     fisher_min_p: Markdown  # the smallest one-sided p Fisher's test gives with ``seeds`` runs a side
     # cost, at the rates where unclipped runs trained
     unclipped_metric: Markdown  # mean (range) there
@@ -167,7 +176,6 @@ def chapter(results: str | Path | None = None) -> ClippingChapter:
         rates=words(f"{r:g}" for r in relative.rates),
         seeds=relative.seeds,
         spikes_below=share(CLIP_SPIKES_BELOW),
-        every_from=share(CLIP_EVERY_STEP_FROM),
         unclipped_by_rate=words(
             f"{at.unclipped_diverged} of {at.unclipped_runs} at rate {at.lr:g}"
             for at in outcomes_of.divergence_by_rate(table)
@@ -175,17 +183,17 @@ def chapter(results: str | Path | None = None) -> ClippingChapter:
         )
         or NONE,
         spikes=_at_divergence(found, CLIP_SPIKES),
-        often=_at_divergence(found, CLIP_OFTEN),
-        every=_at_divergence(found, CLIP_EVERY_STEP),
+        every=_at_divergence(found, CLIP_ORDINARY),
+        contradicted=_contradicted(found),
         spike_metric=_metric_at(table, found.section.metric, CLIP_SPIKES, unclipped.rates),
-        every_metric=_metric_at(table, found.section.metric, CLIP_EVERY_STEP, unclipped.rates),
+        every_metric=_metric_at(table, found.section.metric, CLIP_ORDINARY, unclipped.rates),
         fisher_min_p=sig(policy.more_often(relative.seeds, relative.seeds, 0, relative.seeds).p_supports, 2),
         unclipped_metric=words(
             f"{sig(c.unclipped_mean)} ({between(c.unclipped_min, c.unclipped_max, sig)}) at rate {c.lr:g}" for c in calm
         )
         or NONE,
         spike_costs=_costs(found, CLIP_SPIKES),
-        every_costs=_costs(found, CLIP_EVERY_STEP),
+        every_costs=_costs(found, CLIP_ORDINARY),
         margin=Markdown(str(policy.MARGINS[policy.quantity(str(table["metric"].iloc[0]))])),
         **update,
         recipe_runs=counted(recipe.runs, "run") if recipe else Markdown("no run"),
@@ -232,7 +240,7 @@ def _update(results: str | Path | None) -> dict:
     turn = update_turn(results)
     table = clipping_table(studies_with_role(CLIPPING_ROLE, results), results)
     measured = table[table["update_cosine_mean_mean"].notna() & ~table["unclipped"]]
-    regimes = [r for r in (CLIP_SPIKES, CLIP_OFTEN, CLIP_EVERY_STEP) if r in set(measured["regime"])]
+    regimes = [r for r in (CLIP_SPIKES, CLIP_ORDINARY) if r in set(measured["regime"])]
     return {
         "update_runs": turn.learned,
         "update_low": sig(turn.mean_low),

@@ -1,7 +1,9 @@
-"""What the clipping settings of a section did, each read by its regime (rnnbench.metrics.clip_regime): at every
-rate, how many unclipped and clipped runs diverged; over the rates at which unclipped runs diverged, each regime's
-divergences; and at the rates at which they trained, what each norm threshold cost, by the findings' rule, so that
-the section (reports/studies.qmd) and the findings agree. The settings are rnnbench.book.clipping's table.
+"""What the clipping settings of a section did, each read in its regime, set before training (rnnbench.book.clipping:
+the findings' rule, rnnbench.metrics.threshold_regime): at every rate, how many unclipped and clipped runs diverged;
+over the rates at which unclipped runs diverged, each regime's divergences; the settings whose share of steps
+clipped contradicts their regime; and at the rates at which they trained, what each norm threshold cost, by the
+findings' rule, so that the section (reports/studies.qmd) and the findings agree. The settings are
+rnnbench.book.clipping's table.
 
 Reads results only (rnnbench.book.results); no torch.
 """
@@ -151,21 +153,20 @@ def unclipped_divergence(table: pd.DataFrame) -> UnclippedDivergence:
     )
 
 
-def regime_shifts(table: pd.DataFrame) -> pd.DataFrame:
-    """The norm thresholds set as one multiple of the median whose regime differs between rates: the same threshold,
-    rare spikes at one rate and every step at another. clip_times_median, clip, lr, regime, share, one row per rate."""
+def contradictions(table: pd.DataFrame) -> pd.DataFrame:
+    """The norm thresholds whose share of steps clipped contradicts their a-priori regime (rnnbench.metrics.
+    regime_contradicted), each kept in its regime: clip_times_median, clip, lr, regime, share, one row per rate."""
     rows = clipping_rows(table, "norm")
-    rows = rows[rows["clip_times_median"].notna() & rows["regime"].ne("")]
-    shifting = rows.groupby("clip_times_median")["regime"].transform("nunique") > 1
-    shown = rows.loc[shifting, ["clip_times_median", "clip", "lr", "regime", "clipped_fraction_mean"]]
+    rows = rows[rows["regime"].ne("") & rows["contradicted"]]
+    shown = rows[["clip_times_median", "clip", "lr", "regime", "clipped_fraction_mean"]]
     return shown.rename(columns={"clipped_fraction_mean": "share"}).reset_index(drop=True)
 
 
 # What norm clipping at a threshold cost, by the one statistical policy (rnnbench.findings.policy): worse than no
 # clipping by less than the perplexity margin (the one-sided equivalence test), measurably worse, or neither. A
 # setting that clips rare spikes takes the findings' own verdict (tables/findings_parts.csv, clip_quality: Holm over
-# every threshold the claim tests), so that this section and the findings agree; another regime, which the claim
-# does not test, its single test's.
+# every threshold the claim tests), so that this section and the findings agree; a threshold that clips ordinary
+# steps, which the claim does not test, its single test's.
 WITHIN_MARGIN, WORSE, UNDECIDED, NEVER_CLIPPED = (
     "within the margin",
     "measurably worse",
@@ -263,14 +264,14 @@ def costs_in(costs: list[CostAtRate], regime: str) -> list[tuple[float, Threshol
 class Outcomes:
     """What a corpus's clipping section states: its settings (None where no clipping study has results here), the
     thresholds set from a measured norm (None where none is), the unclipped runs' divergence, each regime's settings
-    at the rates where those diverged, the multiples whose regime differs between rates, and the cost at each rate
-    where unclipped training did not diverge."""
+    at the rates where those diverged, the settings whose share of steps clipped contradicts their regime, and the
+    cost at each rate where unclipped training did not diverge."""
 
     section: Clipping | None
     relative: RelativeThresholds | None
     unclipped: UnclippedDivergence
     at_divergence: dict[str, RegimeAtDivergence]
-    shifts: pd.DataFrame
+    contradicted: pd.DataFrame
     costs: list[CostAtRate]
 
 
@@ -284,7 +285,7 @@ def outcomes(corpus: str, results: str | Path | None = None) -> Outcomes:
         relative_thresholds(found, results),
         unclipped_divergence(found.table),
         divergence_by_regime(found.table),
-        regime_shifts(found.table),
+        contradictions(found.table),
         clipping_cost(found, results),
     )
 

@@ -96,8 +96,11 @@ def _number(value: Any) -> float | None:
 
 
 def _plain(value: Any) -> Any:
-    """A key as JSON holds it: numpy scalars as Python ones, NaN (a key an LSTM does not have) as null."""
+    """A key as JSON holds it: numpy scalars as Python ones, NaN (a key an LSTM does not have) as null, an infinite
+    one (clip_times_median .inf: never clips) as "inf", the text a run's config.json writes it as."""
     value = value.item() if hasattr(value, "item") else value
+    if isinstance(value, float) and math.isinf(value):
+        return "inf" if value > 0 else "-inf"
     return None if isinstance(value, float) and math.isnan(value) else value
 
 

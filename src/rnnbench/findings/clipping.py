@@ -7,10 +7,13 @@ norm exceeds it), judged on the studies with role ``clipping``, grouped by corpu
     divergence   at a rate where unclipped runs diverge, norm-clipped runs diverge measurably less often
     quality      at a rate where unclipped runs train, norm clipping costs no more than the perplexity margin
 
-Divergence and quality read the settings that clip in the chapter's sense, rare spikes (rnnbench.metrics.clip_regime
-of the setting's share of steps clipped): a threshold that rescales every step is normalised SGD, reported as a part
-not shown with its share, and one that never acted says nothing.
     vanishing    clipping does not make the gradient decay more slowly (analyses with role clipping_decay)
+
+Every claim reads only the settings in the chapter's regime, set before training (rnnbench.metrics.threshold_regime:
+a threshold above the median norm of its study's unclipped runs clips the rare spike); a threshold at or below it
+clips ordinary steps, another optimiser, and is reported as a part not shown, as is one in the regime that never
+acted. A setting's share of steps clipped is reported beside it, and flagged where it contradicts its regime
+(rnnbench.metrics.regime_contradicted); it never moves the setting to another regime.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from rnnbench.findings import policy
 from rnnbench.findings.evidence import Evidence, learned
 from rnnbench.findings.policy import ABOVE, BELOW, MARGINS
 from rnnbench.findings.registry import BY_CONSTRUCTION, NOT_SHOWN, Judged, Part, interval, num
-from rnnbench.metrics import CLIP_NEVER, CLIP_SPIKES, LOWER_IS_BETTER, clip_regime
+from rnnbench.metrics import CLIP_SPIKES, LOWER_IS_BETTER, regime_contradicted, threshold_regime
 
 ROLE = "clipping"
 SETTINGS = ("clip_mode", "clip", "lr")
@@ -33,34 +36,62 @@ UPDATE_COSINE = "update_cosine_mean"  # per run: mean over clipped steps of cos(
 
 
 def clipping_runs(ev: Evidence, role: str = ROLE) -> tuple[pd.DataFrame, tuple[str, ...]]:
-    """Every run of the role's studies, once (two studies may share one): corpus, metric, value (the study's
-    metric), clip_mode, clip, lr, seed, outcome, diverged and the clipping measurements; and the studies read."""
+    """Every run of the role's studies, once (two studies may share one): study, corpus, metric, value (the study's
+    metric), clip_mode, clip, clip_times_median, lr, seed, outcome, diverged, the clipping measurements, and its
+    setting's a-priori regime and multiple of the reference's median norm (with_regimes); and the studies read."""
     frames, read = [], []
     for name in ev.studies(role):
-        record = ev.study(name)
-        runs = ev.runs(name)
-        for key in SETTINGS:  # a setting neither varied nor fixed by the study: the run's own config.json
-            if key not in runs.columns:
-                runs[key] = [ev.run_config(r)[key] for r in runs["run_id"]]
-        metric = record["metric"]
-        runs = runs.assign(
-            corpus=record["corpus"],
-            metric=metric,
-            value=runs.get(metric, math.nan),
-            diverged=runs.get("diverged", pd.Series(0.0, index=runs.index)).fillna(0).gt(0)
-            | runs["outcome"].eq("diverged"),
-        )
-        for column in ("clipped_fraction", "clip_cosine_mean", UPDATE_COSINE, "clip_times_median"):
-            if column not in runs:
-                runs[column] = math.nan
-        frames.append(runs)
+        frames.append(study_runs(ev, name))
         read.append(f"studies/{name}")
     if not frames:
         return pd.DataFrame(), ()
     table = pd.concat(frames, ignore_index=True).drop_duplicates("run_id")
-    table["clip"] = table["clip"].astype(float)
-    table["lr"] = table["lr"].astype(float)
     return table.reset_index(drop=True), tuple(read)
+
+
+def study_runs(ev: Evidence, name: str) -> pd.DataFrame:
+    """The runs of study ``name`` as clipping_runs lists them, each with its setting's regime."""
+    record = ev.study(name)
+    runs = ev.runs(name)
+    for key in SETTINGS:  # a setting neither varied nor fixed by the study: the run's own config.json
+        if key not in runs.columns:
+            runs[key] = [ev.run_config(r)[key] for r in runs["run_id"]]
+    if "clip_times_median" not in runs.columns:  # only a study can set it, so its record names it where it is set
+        runs["clip_times_median"] = math.nan
+    metric = record["metric"]
+    runs = runs.assign(
+        study=name,
+        corpus=record["corpus"],
+        metric=metric,
+        value=runs.get(metric, math.nan),
+        diverged=runs.get("diverged", pd.Series(0.0, index=runs.index)).fillna(0).gt(0)
+        | runs["outcome"].eq("diverged"),
+    )
+    for column in ("clipped_fraction", "clip_cosine_mean", UPDATE_COSINE, "grad_norm_median"):
+        if column not in runs:
+            runs[column] = math.nan
+    for key in ("clip", "clip_times_median", "lr"):  # "inf" as config.json writes it, None where not set: numbers
+        runs[key] = pd.to_numeric(runs[key].replace({"inf": math.inf}), errors="coerce").astype(float)
+    return with_regimes(runs)
+
+
+def with_regimes(runs: pd.DataFrame) -> pd.DataFrame:
+    """``runs`` (of one study or several: study, lr, clip_mode, clip, clip_times_median, diverged, grad_norm_median)
+    with regime and times: each norm-clipped run's a-priori regime and its threshold's multiple of the reference's
+    median norm (rnnbench.metrics.threshold_regime; a threshold given as a number against the unclipped runs of its
+    study at its rate that did not diverge); "" and NaN for a run that does not clip by norm."""
+    free = runs[_unclipped(runs) & ~runs["diverged"]]
+    regimes, times = [], []
+    for _, run in runs.iterrows():
+        if not (run["clip_mode"] == "norm" and run["clip"] < math.inf):
+            regimes.append("")
+            times.append(math.nan)
+            continue
+        beside = free[(free["study"] == run["study"]) & (free["lr"] == run["lr"])]["grad_norm_median"]
+        regime, multiple = threshold_regime(float(run["clip"]), float(run["clip_times_median"]), beside.astype(float))
+        regimes.append(regime or "")
+        times.append(multiple)
+    return runs.assign(regime=regimes, times=times)
 
 
 def threshold(clip: float, runs: pd.DataFrame) -> str:
@@ -80,20 +111,40 @@ def part_label(corpus: str, lr: float, clip: float, times: float = math.nan) -> 
     return f"{corpus}, rate {lr:g}, {threshold_words(clip, times)}"
 
 
-def _regime(runs: pd.DataFrame) -> tuple[str, str]:
-    """The setting's regime and its share of steps clipped, over every run of it (diverged ones over the steps they
-    took), as a part says it."""
+def _share(runs: pd.DataFrame) -> str:
+    """The setting's share of steps clipped, over every run of it (diverged ones over the steps they took)."""
     share = float(runs["clipped_fraction"].mean())
-    if math.isnan(share):
-        return CLIP_NEVER, "no step measured"
-    return clip_regime(share), f"{100 * share:.3g}% of steps clipped"
+    return "no step measured" if math.isnan(share) else f"{100 * share:.3g}% of steps clipped"
 
 
-def _outside(label: str, regime: str, share: str) -> Part:
-    """A part for a setting outside the chapter's regime: reported, not tested."""
-    if regime == CLIP_NEVER:
-        return Part(label, NOT_SHOWN, note="no step was clipped")
-    return Part(label, NOT_SHOWN, note=f"{share}: {regime}, not the rare spikes the chapter clips")
+def _check(runs: pd.DataFrame) -> str:
+    """The share of steps clipped as a part reports it beside its a-priori regime, flagged where it contradicts it."""
+    share = float(runs["clipped_fraction"].mean())
+    regime = str(runs["regime"].iloc[0])
+    flag = f", contradicting its regime ({regime})" if regime_contradicted(regime, share) else ""
+    return f"{_share(runs)}{flag}"
+
+
+def _outside(label: str, runs: pd.DataFrame) -> Part | None:
+    """None for a setting in the chapter's regime whose threshold acted; else the part that reports it, not tested:
+    a threshold with no reference norm, one at or below the median (clipping ordinary steps), one that never acted."""
+    regime, times = str(runs["regime"].iloc[0]), float(runs["times"].iloc[0])
+    if regime == "":
+        return Part(label, NOT_SHOWN, note="no unclipped run of its study at this rate trained to set it against")
+    if regime != CLIP_SPIKES:
+        return Part(
+            label,
+            NOT_SHOWN,
+            note=f"{times:.3g}× the unclipped median norm: {regime}, not the rare spikes the chapter clips "
+            f"({_check(runs)})",
+        )
+    if not runs["clipped_fraction"].gt(0).any():
+        return Part(
+            label,
+            NOT_SHOWN,
+            note=f"{times:.3g}× the unclipped median norm, in the chapter's regime: no step was clipped",
+        )
+    return None
 
 
 def _unclipped(runs: pd.DataFrame) -> pd.Series:
@@ -105,38 +156,58 @@ def _norm(runs: pd.DataFrame) -> pd.Series:
 
 
 def direction(ev: Evidence) -> Judged:
-    """Per corpus: the gradient's direction (true by construction, wherever a norm-clipped run had a step
-    clipped), then per optimiser setting with a measured update cosine, that cosine against 1 (no turn beyond the
-    margin) over the learned seeds."""
+    """Per corpus, over the settings in the chapter's regime whose threshold acted: the gradient's direction (true by
+    construction), then per optimiser setting with a measured update cosine, that cosine against 1 (no turn beyond
+    the margin) over the learned seeds. A setting outside the regime with a measured cosine is reported, not tested."""
     runs, read = clipping_runs(ev)
     margin = MARGINS["update cosine"].size
     parts = []
     for corpus, group in runs.groupby("corpus", sort=False):
-        acted = group[_norm(group) & group["clipped_fraction"].gt(0)]
-        if acted.empty:
-            parts.append(Part(corpus, NOT_SHOWN, note="no norm-clipped run had a step clipped"))
-            continue
-        parts.append(Part(f"{corpus}, the gradient", BY_CONSTRUCTION, note=RESCALING))
-        measured = acted[acted[UPDATE_COSINE].notna()]
-        if "optimizer" not in measured.columns:  # a setting the study neither varies nor records: the run's own
-            measured = measured.assign(optimizer=[ev.run_config(r)["optimizer"] for r in measured["run_id"]])
-        for (optimizer, lr, clip), at in measured.groupby(["optimizer", "lr", "clip"], sort=True):
+        clipped = group[_norm(group)]
+        if "optimizer" not in clipped.columns:  # neither varied nor recorded by the study: the run's own
+            clipped = clipped.assign(optimizer=[_optimizer(ev, r) for r in clipped["run_id"]])
+        inside, outside = [], []
+        for (optimizer, lr, clip), at in clipped.groupby(["optimizer", "lr", "clip"], sort=True):
             label = f"{corpus}, {optimizer}'s update, rate {lr:g}, {threshold(clip, at)}"
+            part = _outside(label, at)
+            if part is None:
+                inside.append((label, at))
+            elif at[UPDATE_COSINE].notna().any():
+                outside.append(part)
+        if not inside:
+            parts.append(
+                Part(corpus, NOT_SHOWN, note="no norm-clipped setting in the chapter's regime had a step clipped")
+            )
+        else:
+            parts.append(Part(f"{corpus}, the gradient", BY_CONSTRUCTION, note=RESCALING))
+        for label, at in inside:
+            if at[UPDATE_COSINE].isna().all():
+                if str(at["optimizer"].iloc[0]) not in ("", "sgd"):  # measures the update, on sampled steps
+                    parts.append(Part(label, NOT_SHOWN, note=f"no clipped step's update was measured ({_share(at)})"))
+                continue  # plain SGD's update follows the gradient: the gradient's part says it
             taken = learned(at)[UPDATE_COSINE].dropna()
             test = policy.no_effect(taken, None, BELOW, margin, against=1.0)
             if test is None:
-                parts.append(Part(label, NOT_SHOWN, note=f"{len(taken)} of {len(at)} runs learned; needs two"))
+                parts.append(
+                    Part(
+                        label,
+                        NOT_SHOWN,
+                        note=f"{len(taken)} of {len(at)} runs learned with a measured update; needs two",
+                    )
+                )
                 continue
-            value = (
-                f"mean cosine {interval(test.interval, digits=4)} over {len(taken)} seeds, "
-                f"{_clip_rate(at)} of steps clipped"
-            )
+            value = f"mean cosine {interval(test.interval, digits=4)} over {len(taken)} seeds, {_check(at)}"
             parts.append(Part.tested(label, (test,), value))
+        parts.extend(outside)
     return Judged(read, tuple(parts))
 
 
-def _clip_rate(runs: pd.DataFrame) -> str:
-    return f"{100 * float(runs['clipped_fraction'].mean()):.0f}%"
+def _optimizer(ev: Evidence, run_id: str) -> str:
+    """A run's optimiser from its config.json; "" where the results hold none."""
+    try:
+        return str(ev.run_config(run_id)["optimizer"])
+    except FileNotFoundError:
+        return ""
 
 
 def divergence(ev: Evidence) -> Judged:
@@ -158,11 +229,10 @@ def divergence(ev: Evidence) -> Judged:
             for clip, runs_at in clipped.groupby("clip", sort=True):
                 n, bad = len(runs_at), int(runs_at["diverged"].sum())
                 label = f"{corpus}, rate {lr:g}, {threshold(clip, runs_at)}"
-                regime, share = _regime(runs_at)
-                if regime != CLIP_SPIKES:
-                    parts.append(_outside(label, regime, share))
+                if (part := _outside(label, runs_at)) is not None:
+                    parts.append(part)
                     continue
-                value = f"{base}, clipped {bad}/{n} ({share})"
+                value = f"{base}, clipped {bad}/{n} ({_check(runs_at)})"
                 parts.append(Part.tested(label, (policy.more_often(blown, len(free), bad, n),), value))
     reason = "" if parts else "no unclipped run diverged at any rate: there was no divergence to prevent"
     return Judged(read, tuple(parts), reason)
@@ -180,9 +250,8 @@ def quality(ev: Evidence) -> Judged:
             clipped = at[_norm(at)]
             for clip, runs_at in clipped.groupby("clip", sort=True):
                 label = f"{corpus}, rate {lr:g}, {threshold(clip, runs_at)}"
-                regime, share = _regime(runs_at)
-                if regime != CLIP_SPIKES:
-                    parts.append(_outside(label, regime, share))
+                if (part := _outside(label, runs_at)) is not None:
+                    parts.append(part)
                     continue
                 taken = learned(runs_at)["value"].dropna()
                 metric = str(runs_at["metric"].iloc[0])
@@ -199,7 +268,7 @@ def quality(ev: Evidence) -> Judged:
                 )
                 value = (
                     f"{metric} {num(float(taken.mean()))} against {num(float(base.mean()))}, "
-                    f"{shown} (margin {margin}), {share}"
+                    f"{shown} (margin {margin}), {_check(runs_at)}"
                 )
                 parts.append(Part.tested(label, (test,), value))
     reason = "" if parts else "no rate at which the unclipped runs trained without diverging beside norm-clipped runs"
@@ -207,8 +276,8 @@ def quality(ev: Evidence) -> Judged:
 
 
 def vanishing(ev: Evidence) -> Judged:
-    """The decay rate of dL/dh in runs of a clipping study, clipped against unclipped at the same rate: clipping
-    rescales a step; it cannot make the per-step factor of the backward pass larger."""
+    """The decay rate of dL/dh in runs of a clipping study, clipped in the chapter's regime against unclipped at the
+    same rate: clipping rescales a step; it cannot make the per-step factor of the backward pass larger."""
     from rnnbench.findings.decay import backward_rates
 
     parts, read = [], []
@@ -218,20 +287,19 @@ def vanishing(ev: Evidence) -> Judged:
         if record.get("study") is None:
             parts.append(Part(name, NOT_SHOWN, note="measures untrained networks, not a clipping study's runs"))
             continue
-        runs = ev.runs(record["study"])
+        runs = study_runs(ev, record["study"])
         rates = backward_rates(ev, name)
-        rates = rates[rates["snapshot"].astype(str) == "final"].merge(
-            runs[["run_id", "outcome", *[s for s in SETTINGS if s in runs]]], on="run_id", how="left"
-        )
-        rates = rates[rates["outcome"] == "learned"]
-        for key in SETTINGS:
-            if key not in rates:
-                rates[key] = [ev.run_config(r)[key] for r in rates["run_id"]]
-        rates["clip"] = rates["clip"].astype(float)
+        rates = rates[rates["snapshot"].astype(str) == "final"].drop(columns=[*SETTINGS], errors="ignore")
+        rates = rates.merge(runs, on="run_id", how="inner", suffixes=("_decay", ""))
         for lr, at in rates.groupby("lr", sort=True):
-            free = at[_unclipped(at)]["rate"]
+            free = learned(at[_unclipped(at)])["rate"]
             for clip, group in at[~_unclipped(at)].groupby(["clip_mode", "clip"], sort=True):
-                label = f"{name}, rate {lr:g}, {clip[0]} ≤ {clip[1]:g}"
+                said = threshold(clip[1], group) if clip[0] == "norm" else f"{clip[0]} ≤ {clip[1]:g}"
+                label = f"{name}, rate {lr:g}, {said}"
+                if clip[0] == "norm" and (part := _outside(label, group)) is not None:
+                    parts.append(part)
+                    continue
+                group = learned(group)
                 test = policy.no_effect(group["rate"], free, ABOVE, MARGINS["decay rate"].size)
                 if test is None:
                     parts.append(Part(label, NOT_SHOWN, note=_seeds_note(len(group), len(free))))

@@ -6,8 +6,9 @@ position per multiple and one for no clipping, its own labelled position rather 
     clipping_figure   the figure: above, the seeds that diverged (a red cross each); below, the metric of those
                       that did not, coloured by the setting's regime; under each position its share of steps clipped
 
-A setting's regime (rnnbench.metrics.clip_regime) is read off its share of steps clipped over every one of its runs,
-a diverged run's over the steps it took, as the book's clipping tables read it (rnnbench.book.clipping).
+A setting's regime is set before training by its multiple of the median (rnnbench.metrics.threshold_regime: rare
+spikes above 1, ordinary steps at or below), as the findings and the book's clipping tables read it; its share of
+steps clipped over every one of its runs (a diverged run's over the steps it took) is printed under it as the check.
 """
 
 from __future__ import annotations
@@ -19,7 +20,12 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from rnnbench.metrics import CLIP_EVERY_STEP, CLIP_NEVER, CLIP_OFTEN, CLIP_SPIKES, METRIC_LABELS, clip_regime
+from rnnbench.metrics import (
+    CLIP_ORDINARY,
+    CLIP_SPIKES,
+    METRIC_LABELS,
+    threshold_regime,
+)
 from rnnbench.plots.drawn import ANNOTATION
 from rnnbench.plots.style import DIVERGED_COLOR, FAILED_COLOR, apply_theme
 from rnnbench.results.ablations import per_run
@@ -30,9 +36,7 @@ RELATIVE = "clip_times_median"
 UNCLIPPED = "unclipped"  # a setting's regime where it never clips by design: clip_mode none, or an infinite multiple
 REGIME_COLORS = {
     CLIP_SPIKES: "#1b7837",
-    CLIP_OFTEN: "#e08214",
-    CLIP_EVERY_STEP: "#762a83",
-    CLIP_NEVER: "0.55",
+    CLIP_ORDINARY: "#762a83",
     UNCLIPPED: "black",
 }
 OPTIMIZER_NAMES = {"sgd": "SGD", "adam": "Adam"}
@@ -80,7 +84,8 @@ def settings(runs: pd.DataFrame) -> pd.DataFrame:
     for values, group in runs.groupby(keys, sort=True, dropna=False):
         share = float(group["clipped_fraction"].mean())
         unclipped = bool(values[-1])
-        regime = UNCLIPPED if unclipped else (clip_regime(share) if not math.isnan(share) else CLIP_NEVER)
+        threshold = float(group["clip_threshold"].astype(float).mean())
+        regime = UNCLIPPED if unclipped else threshold_regime(threshold, float(values[keys.index("times")]))[0]
         diverged = int(group["outcome"].eq("diverged").sum())
         rows.append({**dict(zip(keys, values, strict=True)), "runs": len(group), "diverged": diverged, "share": share})
         rows[-1]["regime"] = regime
@@ -206,10 +211,8 @@ def _legend(fig: plt.Figure, found: pd.DataFrame, runs: pd.DataFrame) -> None:
     from matplotlib.lines import Line2D
 
     words = {
-        CLIP_SPIKES: "clipped rare spikes",
-        CLIP_OFTEN: "clipped often",
-        CLIP_EVERY_STEP: "clipped every step",
-        CLIP_NEVER: "never clipped",
+        CLIP_SPIKES: "above the median: rare spikes",
+        CLIP_ORDINARY: "at or below the median: ordinary steps",
         UNCLIPPED: "no clipping",
     }
     present = set(found["regime"])

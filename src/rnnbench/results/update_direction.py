@@ -12,8 +12,10 @@ them. Pure pandas, no torch: the table job and the book both import this.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 import pandas as pd
 
@@ -24,7 +26,11 @@ CLIP_SETTINGS = ("clip_mode", "clip")
 
 
 def update_table(
-    runs: pd.DataFrame, steps: Mapping[str, pd.DataFrame], vary: Sequence[str], fixed: Mapping[str, object]
+    runs: pd.DataFrame,
+    steps: Mapping[str, pd.DataFrame],
+    vary: Sequence[str],
+    fixed: Mapping[str, object],
+    step_files: Mapping[str, str] | None = None,
 ) -> pd.DataFrame:
     """Every clipped step whose update was measured, of every run of the study, long:
 
@@ -33,7 +39,8 @@ def update_table(
 
     ``runs``: rnnbench.results.ablations.runs_frame; ``steps``: run_id -> its steps.csv; ``fixed``: the study's
     fixed settings (study.json), where clip_mode and clip come from when the study does not vary them (NaN where
-    neither says). The step at which a diverged run stopped is left out, as its statistics leave it out: its update
+    neither says); ``step_files``: run_id -> the path of its steps.csv, beside which its config.json holds the
+    threshold a multiple of the median norm resolved to (clip_times_median: no study varies or fixes that number). The step at which a diverged run stopped is left out, as its statistics leave it out: its update
     was never counted. A run that did not learn or diverged keeps its rows, marked by outcome and diverged.
     """
     vary = list(vary)
@@ -50,12 +57,23 @@ def update_table(
         if measured.empty:
             continue
         settings = {k: getattr(run, k) if k in vary or k == "seed" else fixed.get(k, math.nan) for k in keys}
+        if "clip" not in vary and "clip" not in fixed and step_files is not None:
+            settings["clip"] = _resolved_clip(step_files[run.run_id])
         frames.append(
             measured[list(STEP_COLUMNS)].assign(
                 run_id=run.run_id, **settings, outcome=run.outcome, diverged=run.diverged
             )
         )
     return pd.concat(frames, ignore_index=True)[columns] if frames else pd.DataFrame(columns=columns)
+
+
+def _resolved_clip(steps_file: str) -> float:
+    """The threshold a run clipped at, from the config.json beside its steps.csv (NaN where there is none)."""
+    path = Path(steps_file).parent / "config.json"
+    if not path.is_file():
+        return math.nan
+    clip = json.loads(path.read_text(encoding="utf-8")).get("clip")
+    return float(clip) if clip is not None else math.nan  # float("inf") reads JSON's "inf"
 
 
 def _flag(column: pd.Series) -> pd.Series:
