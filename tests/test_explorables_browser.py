@@ -186,7 +186,7 @@ def test_a_changed_weight_is_recomputed_in_the_page(page):
 
 
 def test_the_parameter_count_is_the_table_at_every_context(page, results):
-    root = open_explorable(page, "worked.html", "params")
+    root = open_explorable(page, "context.html", "params")
     totals = pd.read_csv(paths.table(str(results), "params_totals"))
     shapes = pd.read_csv(paths.table(str(results), "params_ff_vs_rnn"))
     first = shapes[(shapes["model"] == "rnn") & (shapes["context"] == 1)].set_index("tensor")["shape"]
@@ -201,7 +201,7 @@ def test_the_parameter_count_is_the_table_at_every_context(page, results):
 
 
 def test_changing_h_moves_the_crossover_as_the_grid_says(page, results):
-    root = open_explorable(page, "worked.html", "params")
+    root = open_explorable(page, "context.html", "params")
     grid = pd.read_csv(paths.table(str(results), "crossover_grid"))
     crossover = root.locator('[data-role="crossover-context"]')
     assert crossover.inner_text() == "7"  # d = 100, H = 500: a tie at 1 + 500/100 = 6, FF larger from 7
@@ -250,7 +250,7 @@ def plot_axis(root) -> dict:
 
 
 def test_each_radius_draws_its_curve_from_curves_csv(page, results):
-    root = open_explorable(page, "decay.html", "decay")
+    root = open_explorable(page, "gradients.html", "decay")
     choose(root, "activation", "tanh")
     choose(root, "snapshot", "untrained")
     radii = root.locator('[data-role="radius"] option').evaluate_all("options => options.map(o => o.value)")
@@ -283,7 +283,7 @@ def test_each_radius_draws_its_curve_from_curves_csv(page, results):
 
 
 def test_the_chapters_factors_are_drawn_beside_the_measured_curve(page, results):
-    root = open_explorable(page, "decay.html", "decay")
+    root = open_explorable(page, "gradients.html", "decay")
     chapter = pd.read_csv(paths.table(str(results), "decay_47_words"))
     powers = pd.read_csv(paths.table(str(results), "decay")).set_index(["factor", "distance"])["value"]
     factors = root.locator("polyline.explorable-factor")
@@ -321,7 +321,7 @@ def every_network(results: Path) -> dict[tuple, tuple]:
 def test_every_network_of_every_decay_analysis_can_be_picked(page, results):
     """Activation, then snapshot, then radius: every combination offered draws a measured line, and every
     network the analyses measured is drawn for one of them (one measured twice, identically, is drawn once)."""
-    root = open_explorable(page, "decay.html", "decay")
+    root = open_explorable(page, "gradients.html", "decay")
     reached = set()
 
     def options(role):
