@@ -667,7 +667,7 @@ def test_a_state_the_probe_reads_at_chance_where_the_gradient_has_faded_fails_fo
     finding = judge(claim("forward_carries"), Evidence(tmp_path, same))
     assert finding.verdict == FAILS and "measurably short of the margin (p = 0.00083, Holm)" in finding.reason
     assert (
-        "at distance 10 (gradient 1e−05 of its size at the verb), sentences whose nearest noun has the other number: "
+        "at distance 10 (gradient 1 × 10⁻⁵ of its size at the verb), sentences whose nearest noun has the other number: "
         "accuracy 0.5 against chance 0.5"
     ) in finding.value
     assert "above chance +0 [−0.00248, +0.00248] over 3 seeds" in finding.value

@@ -5,6 +5,7 @@ alike; and no module over 480 lines (one that long holds two concerns)."""
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -14,10 +15,10 @@ PACKAGE = Path(__file__).resolve().parents[1] / "src" / "rnnbench"
 # Lowest first. A name is a module or a package (then every module in it); the longest name that holds a module
 # decides its layer.
 LAYERS = [
-    # what every layer shares: atomic writes, the metric vocabulary, published rows, the results layout, the record
+    # what every layer shares: atomic writes, numbers as text, the metric vocabulary, published rows, the results layout, the record
     # beside each output, Snakemake's locks; the folders read and written, the YAML loader and the schema (every
     # setting's type, range and default, which the corpus options read too)
-    ["rnnbench.io", "rnnbench.metrics", "rnnbench.published", "rnnbench.paths", "rnnbench.provenance",
+    ["rnnbench.io", "rnnbench.numbers", "rnnbench.metrics", "rnnbench.published", "rnnbench.paths", "rnnbench.provenance",
      "rnnbench.locks", "rnnbench.config.locations", "rnnbench.config.files", "rnnbench.config.schema"],
     ["rnnbench.data"],  # corpora read, verified, cached; batching
     ["rnnbench.config", "rnnbench.params"],  # the settings, checked against the corpora, and the sizes they imply
@@ -110,6 +111,29 @@ def test_no_module_is_over_the_line_limit(path):
 def test_the_layer_rule_finds_an_upward_import(tmp_path):
     """The check itself: a module of the lowest layer that imports the book is caught."""
     bad = tmp_path / "bad.py"
-    bad.write_text("def f():\n    from rnnbench.book import format\n")  # noqa: the file is read, never run
+    bad.write_text("def f():\n    from rnnbench.book import format\n")  # the file is read, never run
     assert "rnnbench.book.format" in imported_modules(bad)
     assert layer_of("rnnbench.book.format") > layer_of("rnnbench.io")
+
+
+CONTRIBUTING = PACKAGE.parents[1] / "CONTRIBUTING.md"
+
+
+def named_in_the_module_table(text: str) -> set[str]:
+    """The paths CONTRIBUTING.md's module table names in its first column: `training/loop.py`, or `decay/` for a
+    whole package."""
+    named = set()
+    for line in text.splitlines():
+        if line.startswith("| `"):
+            named.update(re.findall(r"`([^`]+)`", line.split("|")[1]))
+    return named
+
+
+def test_the_contributing_module_table_matches_the_tree():
+    named = named_in_the_module_table(CONTRIBUTING.read_text(encoding="utf-8"))
+    relative = [path.relative_to(PACKAGE).as_posix() for path in MODULES if path.name != "__init__.py"]
+    unnamed = [rel for rel in relative if rel not in named and rel.split("/")[0] + "/" not in named]
+    assert not unnamed, f"modules CONTRIBUTING.md's table does not name: {unnamed}"
+    in_the_package = [name for name in named if name.endswith((".py", "/")) and not name.startswith("workflow/")]
+    gone = [name for name in in_the_package if not (PACKAGE / name).exists()]
+    assert not gone, f"CONTRIBUTING.md's table names what the tree no longer has: {gone}"

@@ -31,8 +31,8 @@ from rnnbench.book.studies import spread
 from rnnbench.findings import policy
 from rnnbench.findings.clipping import part_label
 from rnnbench.findings.policy import ABOVE, BELOW, FAILS, HOLDS, INCONCLUSIVE, MARGINS
-from rnnbench.findings.registry import interval
 from rnnbench.metrics import CLIP_SPIKES, LOWER_IS_BETTER
+from rnnbench.numbers import interval
 
 
 @dataclass(frozen=True)

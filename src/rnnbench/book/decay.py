@@ -28,6 +28,7 @@ from rnnbench import paths
 from rnnbench.book.figures import STAGING_DIR, stage_figure
 from rnnbench.book.format import Markdown, integer, label_slug, markdown_table, sig, words
 from rnnbench.book.results import analysis_names, analysis_record, analysis_table, results_root, table
+from rnnbench.numbers import plural
 from rnnbench.results.decay_rates import SEP, backward_h, distinct_networks, network_rates, setting_rates
 
 # What stands beside a measured rate (rnnbench.decay.rates): two upper bounds on it, and the chapter's eigenvalue
@@ -151,7 +152,7 @@ def analysis_section(name: str, results: str | Path | None = None, staging: str 
         corpus = f"the {measure['corpus']} corpus"
     else:
         what = (
-            f"the run{'s' if len(record['run_ids']) != 1 else ''} {words(f'`{r}`' for r in record['run_ids'])} of study "
+            f"the {plural(len(record['run_ids']), 'run')} {words(f'`{r}`' for r in record['run_ids'])} of study "
             f"`{record['study']}`, {words(snapshot_name(s) for s in record['snapshots'])}"
         )
         corpus = "the corpus each run was trained on"

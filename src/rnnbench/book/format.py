@@ -20,6 +20,8 @@ import numpy as np
 import pandas as pd
 from tabulate import tabulate
 
+from rnnbench import numbers
+
 
 class Markdown(str):
     """Text that Quarto inserts as markdown: inline (`{python} x`) or as a cell's output."""
@@ -37,17 +39,13 @@ def integer(value: Any) -> Markdown:
 
 
 def counted(n: int, noun: str) -> Markdown:
-    """A count and its noun, plural unless the count is one: counted(1, "run") -> 1 run, counted(0, "seed") -> 0
-    seeds, counted(1200, "step") -> 1,200 steps."""
-    return Markdown(f"{integer(n)} {noun}{'' if int(n) == 1 else 's'}")
+    """A count and its noun, plural unless the count is one (rnnbench.numbers.counted)."""
+    return Markdown(numbers.counted(n, noun))
 
 
 def fixed(value: Any, digits: int = 2) -> Markdown:
     """A fixed number of decimals: fixed(0.6336, 2) -> 0.63."""
-    return Markdown(f"{float(value):.{digits}f}")
-
-
-SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+    return Markdown(f"{float(value):.{digits}f}".replace("-", numbers.MINUS))
 
 
 def sci(value: Any, digits: int = 1, *, plain: bool = False) -> Markdown:
@@ -57,23 +55,21 @@ def sci(value: Any, digits: int = 1, *, plain: bool = False) -> Markdown:
     v = float(value)
     if v == 0 or not math.isfinite(v):
         return Markdown(f"{v:g}" if plain else f"${v:g}$")
-    mantissa, exponent = f"{v:.{digits}e}".split("e")
+    mantissa, exponent = numbers.scientific(v, digits)
     if plain:
-        return Markdown(f"{mantissa} × 10{str(int(exponent)).translate(SUPERSCRIPT)}")
-    return Markdown(f"${mantissa} \\times 10^{{{int(exponent)}}}$")
+        return Markdown(f"{mantissa} × 10{str(exponent).translate(numbers.SUPERSCRIPT)}")
+    return Markdown(f"${mantissa.replace(numbers.MINUS, '-')} \\times 10^{{{exponent}}}$")
 
 
 def sig(value: Any, digits: int = 3, *, plain: bool = False) -> Markdown:
-    """Significant digits; scientific below 0.001 or from a million up (math, or text with ``plain``);
-    NaN as an en dash."""
+    """Significant digits as rnnbench.numbers writes them; in prose, scientific notation as math."""
     v = float(value)
-    if math.isnan(v):
-        return Markdown("–")
-    if v != 0 and (abs(v) < 1e-3 or abs(v) >= 1e6):
-        return sci(v, digits - 1, plain=plain)
-    if abs(v) >= 10 ** (digits - 1):  # whole digits carry the precision: 5,266 rather than 5.27e+03
-        return Markdown(f"{v:,.0f}")
-    return Markdown(f"{v:.{digits}g}")
+    text = numbers.significant(v, digits)
+    if not plain and math.isfinite(v) and numbers.in_scientific_range(v):  # the same digits, as math
+        mantissa, exponent = text.split(" × 10")
+        power = exponent.translate(str.maketrans("⁻⁰¹²³⁴⁵⁶⁷⁸⁹", "-0123456789"))
+        return Markdown(f"${mantissa.replace(numbers.MINUS, '-')} \\times 10^{{{power}}}$")
+    return Markdown(text)
 
 
 def cell_sig(value: Any, digits: int = 3) -> Markdown:

@@ -38,6 +38,7 @@ from rnnbench.book.format import (
 )
 from rnnbench.book.results import results_root, study_about, study_summary
 from rnnbench.metrics import COUNT_METRICS, FAMILY_LABELS, METRIC_LABELS, read_metrics
+from rnnbench.numbers import plural
 from rnnbench.results.ablations import setting_table
 from rnnbench.results.outcome import CHANCE_Z, LEARNED_FRACTION, UNKNOWN, require_outcome
 from rnnbench.results.selection import SELECTED_ON, best_and_worst, selection_metric
@@ -129,7 +130,7 @@ def study_section(study: str, results: str | Path | None = None, staging: str | 
         f"{about['description'][0].upper()}{about['description'][1:]}.",
         f"The study trains {counted(n_runs, family + ' run')} on the "
         f"{about['corpus']} corpus, varying {words([f'`{v}`' for v in vary]) if vary else 'only the seed'}, "
-        f"with seed{'s' if len(seeds) != 1 else ''} {words([integer(s) for s in seeds])}.",
+        f"with {plural(len(seeds), 'seed')} {words([integer(s) for s in seeds])}.",
         "",
     ]
     cite = (

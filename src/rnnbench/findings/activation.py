@@ -19,8 +19,9 @@ import pandas as pd
 from rnnbench.findings import policy
 from rnnbench.findings.evidence import Evidence, learned
 from rnnbench.findings.policy import ABOVE, BELOW, MARGINS
-from rnnbench.findings.registry import NOT_SHOWN, Judged, Part, interval, num
+from rnnbench.findings.registry import NOT_SHOWN, Judged, Part
 from rnnbench.metrics import LOWER_IS_BETTER
+from rnnbench.numbers import interval, significant
 from rnnbench.results.activation import DEFAULT_START, speed_metric
 
 ZERO_CENTRED, OFF_CENTRE, RELU = "tanh", "sigmoid", "relu"
@@ -72,7 +73,7 @@ def zero_centred(ev: Evidence) -> Judged:
             continue
         means = {act: float(values.mean()) for act, values in taken.items()}
         value = (
-            f"{metric} {num(means[OFF_CENTRE])} against {num(means[ZERO_CENTRED])}, "
+            f"{metric} {significant(means[OFF_CENTRE])} against {significant(means[ZERO_CENTRED])}, "
             f"{OFF_CENTRE} − {ZERO_CENTRED} {interval(test.interval)}{_learned(at, taken)}"
         )
         parts.append(Part.tested(label, (test,), value))
@@ -104,7 +105,7 @@ def _steps_to_target(ev: Evidence, name: str) -> Part:
     means = {act: float(values.mean()) for act, values in taken.items()}
     target = float(table["target_ppl"].iloc[0])
     value = (
-        f"steps to training perplexity {num(target)}: {num(means[OFF_CENTRE])} against {num(means[ZERO_CENTRED])}, "
+        f"steps to training perplexity {significant(target)}: {significant(means[OFF_CENTRE])} against {significant(means[ZERO_CENTRED])}, "
         f"{OFF_CENTRE} − {ZERO_CENTRED} {interval(test.interval)}{_learned(at, taken)}"
     )
     return Part.tested(label, (test,), value)

@@ -20,7 +20,8 @@ import pandas as pd
 from rnnbench.findings import policy
 from rnnbench.findings.evidence import Evidence, learned
 from rnnbench.findings.policy import ABOVE, MARGINS
-from rnnbench.findings.registry import NOT_SHOWN, Judged, Part, interval, num
+from rnnbench.findings.registry import NOT_SHOWN, Judged, Part
+from rnnbench.numbers import interval, significant
 
 ROLE = "state_carries"
 FINAL = "final"
@@ -59,7 +60,7 @@ def forward_carries(ev: Evidence) -> Judged:
             continue
         distance = far_distance(true)
         if distance is None:
-            note = f"in some network the gradient falls {num(FALL)}-fold at no distance measured"
+            note = f"in some network the gradient falls {significant(FALL)}-fold at no distance measured"
             parts.append(Part(name, NOT_SHOWN, note=note))
             continue
         at = true[true["distance"] == distance]
@@ -67,8 +68,8 @@ def forward_carries(ev: Evidence) -> Judged:
         carries = policy.effect(at["accuracy"] - at["chance"], None, ABOVE, ACCURACY_MARGIN)
         tests = [carries]
         value = (
-            f"at distance {distance} (gradient {num(float(at['gradient_relative'].mean()))} of its size at the verb), "
-            f"sentences whose nearest noun has the other number: accuracy {num(float(at['accuracy'].mean()))} against chance {num(float(at['chance'].mean()))}, "
+            f"at distance {distance} (gradient {significant(float(at['gradient_relative'].mean()))} of its size at the verb), "
+            f"sentences whose nearest noun has the other number: accuracy {significant(float(at['accuracy'].mean()))} against chance {significant(float(at['chance'].mean()))}, "
             f"above chance {interval(carries.interval)} over {len(at)} seeds"
         )
         # The control must not read above chance; below it is no leak (a label-blind probe scores p^2 + (1-p)^2,

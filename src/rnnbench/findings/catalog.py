@@ -7,7 +7,8 @@ from __future__ import annotations
 from rnnbench.findings import activation, carrying, clipping, decay, truncation, window
 from rnnbench.findings.evidence import Evidence
 from rnnbench.findings.policy import LEVEL, MARGINS
-from rnnbench.findings.registry import CHAPTER, FAILS, HOLDS, LESSON_001, LESSON_003, Claim, Judged, Need, Part, num
+from rnnbench.findings.registry import CHAPTER, FAILS, HOLDS, LESSON_001, LESSON_003, Claim, Judged, Need, Part
+from rnnbench.numbers import significant
 from rnnbench.results.ablations import SPEED_WINDOW
 from rnnbench.results.matching import TOLERANCE
 
@@ -42,7 +43,7 @@ def lesson_reach(ev: Evidence) -> Judged:
     shown = ", ".join(f"T = {int(t)}: {v:.1e}" for t, v in zip(reach["length"], values, strict=True))
     rises = [int(t) for t, a, b in zip(reach["length"].iloc[1:], values[:-1], values[1:], strict=True) if not b < a]
     note = "" if falls else "does not fall at T = " + ", ".join(map(str, rises))
-    ratio = f"; {num(values[0] / values[-1])}× smaller from T = {int(reach['length'].iloc[0])} to {int(reach['length'].iloc[-1])}"
+    ratio = f"; {significant(values[0] / values[-1])}× smaller from T = {int(reach['length'].iloc[0])} to {int(reach['length'].iloc[-1])}"
     return Judged(
         (f"tables/{LESSON_REACH}.csv",), (Part("nn.RNN(8, 32)", HOLDS if falls else FAILS, shown + ratio, note),)
     )

@@ -25,8 +25,9 @@ import pandas as pd
 from rnnbench.findings import policy
 from rnnbench.findings.evidence import Evidence, learned
 from rnnbench.findings.policy import ABOVE, BELOW, MARGINS
-from rnnbench.findings.registry import BY_CONSTRUCTION, NOT_SHOWN, Judged, Part, interval, num
+from rnnbench.findings.registry import BY_CONSTRUCTION, NOT_SHOWN, Judged, Part
 from rnnbench.metrics import CLIP_SPIKES, LOWER_IS_BETTER, regime_contradicted, threshold_regime
+from rnnbench.numbers import interval, significant
 
 ROLE = "clipping"
 SETTINGS = ("clip_mode", "clip", "lr")
@@ -103,7 +104,7 @@ def threshold(clip: float, runs: pd.DataFrame) -> str:
 
 def threshold_words(clip: float, times: float = math.nan) -> str:
     """threshold's words from the numbers: the resolved threshold and its multiple of the median (NaN: none)."""
-    return f"norm ≤ {times:g}× median ({num(clip)})" if not math.isnan(times) else f"norm ≤ {clip:g}"
+    return f"norm ≤ {times:g}× median ({significant(clip)})" if not math.isnan(times) else f"norm ≤ {clip:g}"
 
 
 def part_label(corpus: str, lr: float, clip: float, times: float = math.nan) -> str:
@@ -267,7 +268,7 @@ def quality(ev: Evidence) -> Judged:
                     else interval(test.interval)
                 )
                 value = (
-                    f"{metric} {num(float(taken.mean()))} against {num(float(base.mean()))}, "
+                    f"{metric} {significant(float(taken.mean()))} against {significant(float(base.mean()))}, "
                     f"{shown} (margin {margin}), {_check(runs_at)}"
                 )
                 parts.append(Part.tested(label, (test,), value))

@@ -21,7 +21,8 @@ import pandas as pd
 from rnnbench.findings import policy
 from rnnbench.findings.evidence import Evidence
 from rnnbench.findings.policy import ABOVE, BELOW, EITHER, MARGINS
-from rnnbench.findings.registry import FAILS, HOLDS, NOT_SHOWN, Judged, Part, interval, num
+from rnnbench.findings.registry import FAILS, HOLDS, NOT_SHOWN, Judged, Part
+from rnnbench.numbers import interval, significant
 
 # A curve is geometric when a straight line explains this much of log-norm's variance over the fitted distances.
 GEOMETRIC_R2 = 0.9
@@ -91,7 +92,7 @@ def _rate_part(label: str, networks: pd.DataFrame, side: str, extra: str = "") -
         return Part(label, NOT_SHOWN, note=ONE_NETWORK if len(networks) == 1 else "no finite rate")
     value = (
         f"rate {interval(test.interval)} over {len(networks)} seeds, "
-        f"per-step factor {num(math.exp(test.interval.estimate))}{extra}"
+        f"per-step factor {significant(math.exp(test.interval.estimate))}{extra}"
     )
     return Part.tested(label, (test,), value)
 
@@ -115,7 +116,7 @@ def _radius_claim(ev: Evidence, side: str) -> Judged:
                 label = (
                     _label(name, {k: v for k, v in setting.items() if k != "snapshot"}, tuple(setting)) + ", trained"
                 )
-                rho = f", ρ(U) {num(float(above['rho'].min()))} to {num(float(above['rho'].max()))}"
+                rho = f", ρ(U) {significant(float(above['rho'].min()))} to {significant(float(above['rho'].max()))}"
                 parts.append(_rate_part(label, above, side, rho))
     reason = "" if parts else f"no tanh network with spectral radius {'below' if below else 'above'} 1 in the analyses"
     return Judged(read, tuple(parts), reason)
@@ -144,7 +145,9 @@ def sigmoid_quarter(ev: Evidence) -> Judged:
             parts.append(Part(label, NOT_SHOWN, note=ONE_NETWORK if len(networks) == 1 else "no finite rate"))
             continue
         iv = test.interval
-        factors = f"{num(math.exp(iv.estimate))} [{num(math.exp(iv.low))}, {num(math.exp(iv.high))}]"
+        factors = (
+            f"{significant(math.exp(iv.estimate))} [{significant(math.exp(iv.low))}, {significant(math.exp(iv.high))}]"
+        )
         parts.append(Part.tested(label, (test,), f"per-step factor {factors} over {len(networks)} seeds"))
     return Judged(read, tuple(parts), "" if parts else "no sigmoid network in the analyses with role activation")
 
@@ -205,7 +208,7 @@ def not_held(ev: Evidence) -> Judged:
                 parts.append(Part(label, NOT_SHOWN, note=ONE_NETWORK if len(networks) == 1 else "no finite rate"))
                 continue
             rho = (
-                f", ρ(U) {num(float(rho_start.reindex(networks['run_id']).mean()))} → {num(float(networks['rho'].mean()))}"
+                f", ρ(U) {significant(float(rho_start.reindex(networks['run_id']).mean()))} → {significant(float(networks['rho'].mean()))}"
                 if rho_start is not None and len(rho_start)
                 else ""
             )

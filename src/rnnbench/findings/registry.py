@@ -55,9 +55,7 @@ __all__ = [
     "Need",
     "Part",
     "combine",
-    "interval",
     "judge",
-    "num",
     "settle",
 ]
 
@@ -296,24 +294,3 @@ def _finding(
         reason,
         parts,
     )
-
-
-def num(value: float, digits: int = 3) -> str:
-    """A number as the findings print it: `digits` significant figures, a minus sign for negatives; a large one
-    rounded to them with thousands separators (20000 -> 20,000; 64412 -> 64,400), never in e-notation below 10^15."""
-    if math.isnan(value):
-        return "nan"
-    if 999.5 <= abs(value) < 1e15:
-        rounded = round(value, digits - 1 - int(math.floor(math.log10(abs(value)))))
-        return f"{int(rounded):,}".replace("-", "−")
-    return f"{value:.{digits}g}".replace("-", "−")
-
-
-def interval(iv, digits: int = 3, unit: str = "") -> str:
-    """An estimate and its 95% interval: "+20.0% [+15.1%, +24.9%]"."""
-
-    def signed(v: float) -> str:
-        text = num(v, digits)
-        return (text if text.startswith("−") else f"+{text}") + unit
-
-    return f"{signed(iv.estimate)} [{signed(iv.low)}, {signed(iv.high)}]"

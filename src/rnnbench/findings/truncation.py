@@ -25,7 +25,8 @@ import pandas as pd
 from rnnbench.findings import policy
 from rnnbench.findings.evidence import Evidence, learned
 from rnnbench.findings.policy import ABOVE, BELOW, MARGINS
-from rnnbench.findings.registry import NOT_SHOWN, Judged, Part, interval, num
+from rnnbench.findings.registry import NOT_SHOWN, Judged, Part
+from rnnbench.numbers import interval, significant
 
 FULL = 0  # bptt 0: full-sentence BPTT, no boundary inside a sentence
 ACCURACY_MARGIN = MARGINS["accuracy"].size
@@ -106,7 +107,7 @@ def invisible(ev: Evidence) -> Judged:
                 parts.append(Part(label, NOT_SHOWN, note=note))
                 continue
             value = (
-                f"gap within − beyond: cut {num(float(cut.mean()))}, full {num(float(full.mean()))}; "
+                f"gap within − beyond: cut {significant(float(cut.mean()))}, full {significant(float(full.mean()))}; "
                 f"interaction {interval(test.interval)} over {n} seeds{' (paired)' if paired else ''}"
             )
             parts.append(Part.tested(label, (test,), value))
@@ -144,9 +145,7 @@ def cost(ev: Evidence) -> Judged:
                     Part(label, NOT_SHOWN, note=f"{len(a)} and {len(b)} runs learned; needs two each", aspect=what)
                 )
                 continue
-            value = (
-                f"{num(float(a.mean()))} against {num(float(b.mean()))}{unit}, long − short {interval(test.interval)}"
-            )
+            value = f"{significant(float(a.mean()))} against {significant(float(b.mean()))}{unit}, long − short {interval(test.interval)}"
             parts.append(Part.tested(label, (test,), value, aspect=what))
     return Judged(tuple(dict.fromkeys(read)), tuple(parts))
 

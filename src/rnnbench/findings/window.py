@@ -24,8 +24,9 @@ from rnnbench import paths
 from rnnbench.findings import policy
 from rnnbench.findings.evidence import Evidence, learned
 from rnnbench.findings.policy import ABOVE, BELOW, MARGINS
-from rnnbench.findings.registry import BY_CONSTRUCTION, NOT_SHOWN, Judged, Part, interval, num
+from rnnbench.findings.registry import BY_CONSTRUCTION, NOT_SHOWN, Judged, Part
 from rnnbench.metrics import LOWER_IS_BETTER
+from rnnbench.numbers import interval, significant
 from rnnbench.results.beside_published import DYNAMIC_SUFFIX
 from rnnbench.results.matching import TOLERANCE, matched_pairs
 from rnnbench.results.runs import SCALES
@@ -129,7 +130,7 @@ def beats(ev: Evidence) -> Judged:
                         Part(
                             label,
                             NOT_SHOWN,
-                            note=f"parameter counts {num(pair.ratio)}× apart, beyond {TOLERANCE}×: not matched",
+                            note=f"parameter counts {significant(pair.ratio)}× apart, beyond {TOLERANCE}×: not matched",
                         )
                     )
                     continue
@@ -175,7 +176,7 @@ def at_convergence(comparison: pd.DataFrame) -> list[Part]:
                 f"against H = {pair.hidden} ({int(pair.rnn_parameters):,})"
             )
             if not pair.matched:
-                note = f"parameter counts {num(pair.ratio)}× apart, beyond {TOLERANCE}×: not matched"
+                note = f"parameter counts {significant(pair.ratio)}× apart, beyond {TOLERANCE}×: not matched"
                 parts.append(Part(label, NOT_SHOWN, note=note))
                 continue
             a = pd.to_numeric(rnn.loc[rnn["hidden"] == pair.hidden, "test_ppl"]).dropna()
@@ -225,8 +226,8 @@ def _short_of_the_rule(ev: Evidence, ff: pd.DataFrame, rnn: pd.DataFrame, width:
     if not below:
         return ""
     return (
-        f"{' and '.join(below)} below the nearest-noun rule within n−1 = {width} by more than {num(ACCURACY_MARGIN)}: "
-        f"window {num(window)}, recurrence {num(recurrence)}, rule {num(floor)}; not trained to what it sees"
+        f"{' and '.join(below)} below the nearest-noun rule within n−1 = {width} by more than {significant(ACCURACY_MARGIN)}: "
+        f"window {significant(window)}, recurrence {significant(recurrence)}, rule {significant(floor)}; not trained to what it sees"
     )
 
 
@@ -267,7 +268,11 @@ def widening(ev: Evidence) -> Judged:
             parts.append(Part(f"{name}, size", NOT_SHOWN, note="one window width: nothing widened", aspect="size"))
             continue
         per_word = sizes["parameters"].diff().iloc[1:] / sizes["context"].diff().iloc[1:]
-        shown = num(per_word.iloc[0]) if per_word.nunique() == 1 else f"{num(per_word.min())} to {num(per_word.max())}"
+        shown = (
+            significant(per_word.iloc[0])
+            if per_word.nunique() == 1
+            else f"{significant(per_word.min())} to {significant(per_word.max())}"
+        )
         parts.append(
             Part(
                 f"{name}, size",

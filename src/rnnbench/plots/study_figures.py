@@ -20,6 +20,7 @@ import pandas as pd
 import seaborn as sns
 
 from rnnbench.metrics import METRIC_LABELS
+from rnnbench.numbers import counted
 from rnnbench.plots.style import (
     DIVERGED_COLOR,
     FAILED_COLOR,
@@ -243,7 +244,7 @@ def study_figure(summary: pd.DataFrame, study: Mapping) -> plt.Figure:
     notes = []
     n = len(runs)
     if len(bad):
-        notes.append(f"{len(bad)} of {n} run{'s' if n != 1 else ''} diverged (× on the top edge)")
+        notes.append(f"{len(bad)} of {counted(n, 'run')} diverged (× on the top edge)")
     did_not_learn = int((runs["outcome"] == "did not learn").sum())
     if did_not_learn:
         notes.append(f"{did_not_learn} of {n} did not learn (hollow ○, in no mean)")
