@@ -1,4 +1,5 @@
-"""Shared fixtures: where the real corpora are, a per-session cache, and corpora parsed once per session."""
+"""Shared fixtures: where the real corpora are, a per-session cache, corpora parsed once per session, and the
+book's results fixture built once per session (a fixture imported into a second module would be built again)."""
 
 from __future__ import annotations
 
@@ -43,3 +44,23 @@ def brown(data_dir, cache_dir):
 def agreement(cache_dir):
     """The default agreement corpus (no download needed)."""
     return load_corpus("agreement", cache_dir=cache_dir)
+
+
+@pytest.fixture(scope="session")
+def built_results(tmp_path_factory) -> Path:
+    """Every output of config.yaml + smoke.yaml written by the workflow's own jobs (tests/test_report.py's
+    build_results), once per session; tests that change it work on a copy."""
+    import test_report
+
+    results = tmp_path_factory.mktemp("report-results") / "results"
+    test_report.build_results(results)
+    return results
+
+
+@pytest.fixture(scope="session")
+def fixture(tmp_path_factory, built_results):
+    """The results folder every chapter test reads (the real smoke results where RNNBENCH_SMOKE_RESULTS names
+    them) and a copy of reports/ to run the chapters in."""
+    import test_report
+
+    return test_report.book_fixture(tmp_path_factory, built_results)

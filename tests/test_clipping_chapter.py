@@ -6,7 +6,6 @@ from __future__ import annotations
 import bookcheck
 import pandas as pd
 import pytest
-from test_report import fixture  # noqa: F401  (the results folder every chapter test reads)
 
 from rnnbench.book import answers, clipping_chapter
 from rnnbench.book import results as res
@@ -16,7 +15,7 @@ from rnnbench.findings.policy import VERDICTS
 SAID = {verdict: str(answers.says(verdict)) for verdict in VERDICTS}
 
 
-def _chapter(fixture, monkeypatch, verdicts: dict[str, str] | None = None) -> str:  # noqa: F811
+def _chapter(fixture, monkeypatch, verdicts: dict[str, str] | None = None) -> str:
     monkeypatch.setenv(res.RESULTS_ENV, str(fixture.results))
     if verdicts:
         judged = clipping_chapter.findings
@@ -31,7 +30,7 @@ def _chapter(fixture, monkeypatch, verdicts: dict[str, str] | None = None) -> st
     return bookcheck.run_chapter(fixture.book / "clipping.qmd", cwd=fixture.book).markdown()
 
 
-def test_the_chapter_states_the_fixture_design_and_places_its_figure(fixture, monkeypatch):  # noqa: F811
+def test_the_chapter_states_the_fixture_design_and_places_its_figure(fixture, monkeypatch):
     text = _chapter(fixture, monkeypatch)
     # smoke.yaml's clipping_ptb: 0.5, 5 and .inf times the reference's median norm, 0.4 in the fixture, at rates
     # 0.5 and 5, two seeds each
@@ -52,7 +51,7 @@ def test_the_chapter_states_the_fixture_design_and_places_its_figure(fixture, mo
 
 
 @pytest.mark.parametrize("verdict", VERDICTS)
-def test_each_claim_is_worded_by_its_planted_verdict(fixture, monkeypatch, verdict):  # noqa: F811
+def test_each_claim_is_worded_by_its_planted_verdict(fixture, monkeypatch, verdict):
     others = [v for v in VERDICTS if v != verdict]
     planted = {"clip_divergence": verdict, "clip_quality": others[0], "clip_direction": verdict}
     planted["clip_vanishing"] = others[1]

@@ -551,19 +551,15 @@ def copy_book(target: Path) -> Path:
     return target
 
 
-@pytest.fixture(scope="session")
-def fixture(tmp_path_factory) -> Fixture:
+def book_fixture(tmp_path_factory, built: Path) -> Fixture:
+    """The chapters' fixture (tests/conftest.py's ``fixture``): the real smoke results where SMOKE_ENV names them,
+    else ``built`` (build_results), with a copy of reports/ to run the chapters in."""
     root = tmp_path_factory.mktemp("report")
     smoke = os.environ.get(SMOKE_ENV)
-    if smoke:
-        results = Path(smoke).resolve()
-        merged = merge_config_files(CONFIG_FILES)
-        merged["results_dir"] = str(results)
-        config = load_config(merged)
-    else:
-        results = root / "results"
-        config = build_results(results)
-    return Fixture(results, copy_book(root / "reports"), config)
+    results = Path(smoke).resolve() if smoke else built
+    merged = merge_config_files(CONFIG_FILES)
+    merged["results_dir"] = str(results)
+    return Fixture(results, copy_book(root / "reports"), load_config(merged))
 
 
 @pytest.fixture(scope="session")

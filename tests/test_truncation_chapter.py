@@ -18,11 +18,10 @@ WORDS = {verdict: str(answers.says(verdict)) for verdict in ("holds", "fails", "
 
 
 @pytest.fixture(scope="module")
-def fixture_results(tmp_path_factory):
-    """The report's fixture: every output of config.yaml + smoke.yaml, written by the workflow's own jobs."""
-    results = tmp_path_factory.mktemp("truncation") / "results"
-    test_report.build_results(results)
-    return results
+def fixture_results(built_results):
+    """The report's fixture: every output of config.yaml + smoke.yaml, written by the workflow's own jobs (tests
+    below plant their verdicts into a copy)."""
+    return built_results
 
 
 def planted(fixture_results, tmp_path, verdicts=None, parts=None, reach=None):
