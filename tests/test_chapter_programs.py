@@ -18,7 +18,6 @@ REPORTS = Path(__file__).resolve().parents[1] / "reports"
 STILL_TO_CONVERT = {
     "ablations.qmd",
     "analyses.qmd",
-    "published.qmd",
     "reproduce.qmd",
     "studies.qmd",
     "verdicts.qmd",

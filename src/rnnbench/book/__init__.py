@@ -8,7 +8,9 @@ and the render.
     study_sections  one generated section per study, so a study added to the config appears with no edit
     answers         the first chapter's values: verdict words, deciding numbers, errata, the ledger (answers.qmd)
     findings        the verdicts appendix's values: the findings table, margins, evidence sections (verdicts.qmd)
-    published       the published numbers chapter's values and its per-corpus sections (published.qmd)
+    published       the comparison table shaped for the page: rows per corpus, best runs, the crossover
+    published_chapter the published numbers chapter's values and the flags of its passages (published.qmd)
+    conditions      which of a chapter's alternative Markdown passages its results call for (metadata flags)
     studies         what the studies chapter's ablation sections share: studies by role, seed counts, cells
     clipping        the clipping sections' values (studies.qmd)
     clipping_chapter the clipping chapter's values (clipping.qmd)

@@ -22,7 +22,7 @@ import pandas as pd
 
 from rnnbench import paths
 from rnnbench.book.figures import STAGING_DIR, book_figure
-from rnnbench.book.format import Markdown, cell_sig, code, counted, escape, integer, markdown_table, sig, words
+from rnnbench.book.format import Markdown, cell_sig, code, counted, escape, integer, markdown_table, sig
 from rnnbench.book.reference_results import reference_runs
 from rnnbench.book.results import results_root, table
 from rnnbench.metrics import FAMILY_NAMES
@@ -167,35 +167,6 @@ def sources(frame: pd.DataFrame, corpus: str) -> Markdown:
     return Markdown("; ".join(escape(s) for s in dict.fromkeys(theirs["source"])))
 
 
-def split_sentence(frame: pd.DataFrame, corpus: str) -> Markdown:
-    """The paper's split and ours, side by side, from the table's split columns."""
-    theirs = published_rows(frame, corpus)["split"]
-    mine = trained_here(frame)[trained_here(frame)["corpus"] == corpus]["split"].dropna()
-    paper = escape(theirs.iloc[0]) if len(theirs) else Markdown("not given")
-    parts = [f"The paper's split: {paper}."]
-    if len(mine) and str(mine.iloc[0]):
-        parts.append(f"Ours: {escape(mine.iloc[0])}.")
-    return Markdown(" ".join(parts))
-
-
-def best_against_reference(frame: pd.DataFrame, corpus: str, family: str) -> dict[str, Any] | None:
-    """Our best run of a family on a corpus beside its reference row: the numbers the prose prints."""
-    picks = best_runs(frame)
-    pick = picks[(picks["corpus"] == corpus) & (picks["family"] == family)]
-    if pick.empty:
-        return None
-    row = pick.iloc[0]
-    return {
-        "ours": ppl(row["test_ppl"]),
-        "reference": ppl(row["reference_ppl"]),
-        "reference_model": escape(row["reference_model"]),
-        "ratio": sig(row["ratio_to_reference"]),
-        "comparable": pd.notna(row["ratio_to_reference"]),
-        "status": STATUS_TEXT.get(row["status"], row["status"]),
-        "epochs": counted(int(row["epochs"]), "epoch"),
-    }
-
-
 @dataclass(frozen=True)
 class Matched:
     """Our RNN models against our feed-forward models at matched cost (parameters or training seconds), as
@@ -319,15 +290,6 @@ def matched_table(matched_parameters: pd.DataFrame, matched_time: pd.DataFrame) 
     )
 
 
-def corpus_sections(frame: pd.DataFrame) -> Markdown:
-    """A section per corpus of the comparison (the config decides which): its published rows beside our best
-    runs, and how its split differs from the paper's."""
-    lines = []
-    for corpus in dict.fromkeys(frame["corpus"]):
-        lines += _corpus_section(frame, corpus)
-    return Markdown("\n".join(lines))
-
-
 @dataclass(frozen=True)
 class Crossover:
     """What the crossover section shows: both families on one corpus, perplexity against parameter count."""
@@ -368,55 +330,6 @@ def wall_minutes(runs: pd.DataFrame) -> float:
     """The summed wall time of the training jobs of ``runs`` (runs_table), in minutes; NaN when none was timed."""
     timed = runs["job_wall_seconds"].dropna()
     return float(timed.sum() / 60) if len(timed) else math.nan
-
-
-def _corpus_section(frame: pd.DataFrame, corpus: str) -> list[str]:
-    name = CORPUS_NAMES.get(corpus, corpus)
-    slug = re.sub(r"[^a-z0-9]+", "-", corpus)
-    theirs = published_rows(frame, corpus)
-    cite = words_of(dict.fromkeys(citation(s, k) for s, k in zip(theirs["source"], theirs["cite_key"], strict=True)))
-    lines = [f"## {name} {{#sec-published-{slug}}}", ""]
-    said = []
-    for family in ("rnn", "ff"):
-        label = FAMILY_NAMES[family]
-        numbers = best_against_reference(frame, corpus, family)
-        if numbers is None:
-            continue
-        if numbers["comparable"]:
-            said.append(
-                f"our best {label} has test perplexity {numbers['ours']} after {numbers['epochs']} "
-                f"({numbers['status']}), {numbers['ratio']} times the {numbers['reference']} of "
-                f"{numbers['reference_model']}"
-            )
-        else:
-            said.append(f"our best {label} has test perplexity {numbers['ours']} ({numbers['status']}; no ratio)")
-    lines.append(
-        f"@tbl-published-{slug} sets our runs beside the rows of {cite}. "
-        + (f"{'; '.join(said)[0].upper()}{'; '.join(said)[1:]}." if said else "No run of ours finished on this corpus.")
-    )
-    lines += [
-        "",
-        split_sentence(frame, corpus),
-        "",
-        markdown_table(
-            corpus_rows(frame, corpus),
-            formats={"test_ppl": ppl},
-            headers={"test_ppl": "test perplexity", "ratio": "ours / reference", "over_kn": "over its split's KN"},
-            align={"ratio": "right", "over_kn": "right"},
-        ),
-        "",
-        f": {name}: the published rows of {cite} and our best run of each family, chosen by validation "
-        "perplexity; the last column divides each test perplexity by that of the Kneser-Ney model (KN) of its own "
-        "split: the paper's, or our interpolated modified Kneser-Ney baseline (tables/baselines.csv). "
-        f"Sources: {sources(frame, corpus)}. From tables/comparison.csv, rule comparison. "
-        f"{{#tbl-published-{slug}}}",
-        "",
-    ]
-    return lines
-
-
-def words_of(items) -> Markdown:
-    return words(list(items))
 
 
 def learning_display(results: str | Path | None = None) -> pd.DataFrame:

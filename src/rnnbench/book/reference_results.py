@@ -6,6 +6,7 @@ sentence words.
                               test perplexity and range, its ratio to the published row it is measured against, and
                               both read against the Kneser-Ney model of each one's own split (normalised)
     reference_verdict(row)    below | above | tie | mixed | not comparable | no baseline, from the normalised ratio
+    verdict_words(row)        that verdict as the chapter's table and sentences say it
 
 A split is not the paper's split (other texts, other cuts), so a reference row is judged by its normalised ratio,
 our ratio to our Kneser-Ney model over the published row's ratio to its paper's (rnnbench.results.beside_published),
@@ -23,7 +24,7 @@ from typing import Any
 import pandas as pd
 
 from rnnbench.findings.policy import MARGINS
-from rnnbench.results.departures import NO_DEPARTURE, NO_RECIPE  # noqa: F401  (the chapter reads both)
+from rnnbench.results.departures import NO_DEPARTURE, NO_RECIPE
 
 MARGIN = MARGINS["perplexity"]  # printed as the band's width ("2%")
 TIE_BAND = MARGIN.absolute(1.0)  # a normalised ratio within 1 +- TIE_BAND is a tie
@@ -85,6 +86,7 @@ def reference_runs(frame: pd.DataFrame) -> pd.DataFrame:
                 "normalised_max": normalised.max(skipna=False),
                 "departures": runs["departures"].iloc[0],  # one recipe: the seeds differ in their seed only
                 "runs": ", ".join(runs["model"]),
+                "dynamic": bool(runs["_dynamic"].iloc[0]),
             }
         )
     return pd.DataFrame(rows)
@@ -107,6 +109,30 @@ def reference_verdict(row: Any) -> str:
     if row["normalised_min"] > 1 + TIE_BAND + EDGE:
         return "above"
     return "mixed"
+
+
+VERDICT_WORDS = {
+    "tie": "level with it",
+    "below": "below it, every seed",
+    "above": "above it, every seed",
+    "mixed": "beyond the band on the mean, not every seed",
+    "no baseline": "no normalised ratio: a Kneser-Ney model of either split is missing",
+}
+
+
+def verdict_words(row: Any) -> str:
+    """reference_verdict in words; a row not compared says why."""
+    verdict = reference_verdict(row)
+    return f"not compared: {row['comparable']}" if verdict == "not comparable" else VERDICT_WORDS[verdict]
+
+
+def departure_words(departures: str) -> str:
+    """Where a recipe departs from its paper's (rnnbench.results.departures), as a table cell says it."""
+    if departures == NO_DEPARTURE:
+        return "nothing its paper states"
+    if departures == NO_RECIPE:
+        return "its paper states no recipe"
+    return departures
 
 
 def _without_seed(description: str) -> str:

@@ -1,0 +1,299 @@
+"""The values and flags of the chapter "Against the published numbers" (reports/published.qmd): what its sentences
+print and which of its alternative passages the results call for (rnnbench.book.conditions). The sentences are the
+chapter's; every value here is read from the comparison table (rnnbench.book.published) and the runs' clipping
+(rnnbench.book.recipe_clipping).
+
+    chapter(results)          PublishedChapter: the whole chapter's values, its flags nested as its sections are
+    corpus_comparison(f, c)   one corpus's section: its published rows' papers, both splits, our best run of each
+                              family against its reference row, and its table
+    reference_summary(f)      the runs trained to convergence (reference/): how many are level with, below and above
+                              their published row, two headline rows, and the table with each row's verdict
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from rnnbench.book import published, recipe_clipping
+from rnnbench.book import reference_results as converged
+from rnnbench.book.figures import book_figure, book_figure_shown
+from rnnbench.book.format import Markdown, between, counted, escape, integer, markdown_table, share, sig, words
+from rnnbench.metrics import FAMILY_NAMES
+
+DASH = Markdown("–")  # a value a hidden passage names: the chapter's inline code runs whether shown or not
+
+
+@dataclass(frozen=True)
+class BestRun:
+    """Our run of a family on a corpus with the lowest validation perplexity, beside the published row it is
+    measured against (published.best_runs)."""
+
+    shown: bool  # a run of the family finished on the corpus
+    comparable: bool  # its test perplexity is set against the published one (a ratio)
+    uncompared: bool  # it finished, but is not set against the published one (measured on part of the test split)
+    family: Markdown = DASH
+    ours: Markdown = DASH
+    epochs: Markdown = DASH
+    status: Markdown = DASH
+    ratio: Markdown = DASH
+    reference: Markdown = DASH
+    reference_model: Markdown = DASH
+
+
+@dataclass(frozen=True)
+class CorpusComparison:
+    """One corpus's section: its published rows beside our best runs."""
+
+    shown: bool  # the comparison holds runs of ours on this corpus
+    finished: bool  # some run of ours on it finished (did not diverge)
+    name: Markdown
+    cite: Markdown  # the papers of its published rows, as citations
+    sources: Markdown  # their full sources
+    their_split: Markdown
+    our_split: Markdown
+    rnn: BestRun
+    ff: BestRun
+    table: Markdown
+
+
+@dataclass(frozen=True)
+class ReferenceRow:
+    """One reference result (a study trained to convergence, its seeds' mean) against its published row."""
+
+    shown: bool
+    ours: Markdown = DASH  # mean test perplexity over the seeds
+    low: Markdown = DASH  # the lowest and highest seed's
+    high: Markdown = DASH
+    seeds: Markdown = DASH  # "2 seeds"
+    reference: Markdown = DASH  # the published row's perplexity and model
+    reference_model: Markdown = DASH
+    normalised: Markdown = DASH  # each over the Kneser-Ney model of its own split
+    verdict: Markdown = DASH  # in words (reference_results.verdict_words)
+
+
+@dataclass(frozen=True)
+class ReferenceSummary:
+    """The reference results (reference/): counts by verdict, two headline rows and the table."""
+
+    shown: bool
+    stale: bool  # some reference run no longer matches config/paper.yaml or the code
+    rows: Markdown
+    level: Markdown
+    below: Markdown
+    above: Markdown
+    mixed: Markdown
+    uncompared: Markdown
+    stale_runs: Markdown
+    margin: Markdown  # the band around a normalised ratio of 1 within which a row is level
+    rnn_ptb: ReferenceRow  # Mikolov's table's RNN, and Bengio's table's feed-forward network
+    ff_brown: ReferenceRow
+    table: Markdown
+
+
+@dataclass(frozen=True)
+class RecipeClipping:
+    """How often the threshold acted in the chapter's runs (recipe_clipping), against the chapter's remedy."""
+
+    any: bool  # some run clipped at a finite threshold
+    as_the_chapter: bool  # every clipped run was rescaled at rare spikes only
+    not_as_the_chapter: bool  # every one often or at every step
+    partly: bool
+    runs: Markdown
+    thresholds: Markdown
+    shares: Markdown
+    tally: Markdown
+
+
+@dataclass(frozen=True)
+class PublishedChapter:
+    compared: bool  # the configuration names studies under `comparison`
+    paper_scale: bool  # its runs are config/paper.yaml's (trained to the schedule's end), else short
+    short_scale: bool
+    subset: bool  # some run was measured on part of the test split
+    curves_drawn: bool  # the learning-curve figure draws enough to be shown; else the curves as a table
+    curves_tabled: bool
+    runs: Markdown
+    subset_runs: Markdown
+    ptb: CorpusComparison
+    brown: CorpusComparison
+    reference: ReferenceSummary
+    clipping: RecipeClipping
+    curves_figure: str
+    curves_table: Markdown
+
+
+def chapter(results: str | Path | None = None) -> PublishedChapter:
+    compared = published.has_comparison(results)
+    frame = published.comparison(results) if compared else None
+    mine = published.trained_here(frame) if compared else pd.DataFrame({"status": [], "studies": []})
+    subset = int((mine["status"] == "subset").sum())
+    drawn = compared and book_figure_shown("learning_curves", results)
+    return PublishedChapter(
+        compared=compared,
+        paper_scale=compared and published.scale_of(frame) == "paper",
+        short_scale=compared and published.scale_of(frame) != "paper",
+        subset=subset > 0,
+        curves_drawn=drawn,
+        curves_tabled=compared and not drawn,
+        runs=counted(len(mine), "run"),
+        subset_runs=counted(subset, "run"),
+        ptb=corpus_comparison(frame, "ptb"),
+        brown=corpus_comparison(frame, "brown"),
+        reference=reference_summary(frame),
+        clipping=clipping_of(mine, results),
+        curves_figure=book_figure("learning_curves", results) if drawn else "",
+        curves_table=markdown_table(
+            published.learning_display(results) if compared else pd.DataFrame(columns=["corpus", "epoch"])
+        ),
+    )
+
+
+def corpus_comparison(frame: pd.DataFrame | None, corpus: str) -> CorpusComparison:
+    """``corpus``'s section; hidden (shown False) where there is no comparison (``frame`` None) or no run on it."""
+    if frame is None:
+        absent = BestRun(shown=False, comparable=False, uncompared=False)
+        name = Markdown(published.CORPUS_NAMES.get(corpus, corpus))
+        no_rows = markdown_table(pd.DataFrame(columns=["model", "measured by", "test perplexity"]))
+        return CorpusComparison(False, False, name, DASH, DASH, DASH, DASH, absent, absent, no_rows)
+    theirs = published.published_rows(frame, corpus)
+    mine = published.trained_here(frame)
+    mine = mine[mine["corpus"] == corpus]
+    our_split = mine["split"].dropna()
+    cites = dict.fromkeys(published.citation(s, k) for s, k in zip(theirs["source"], theirs["cite_key"], strict=True))
+    rnn, ff = best_run(frame, corpus, "rnn"), best_run(frame, corpus, "ff")
+    return CorpusComparison(
+        shown=len(mine) > 0,
+        finished=rnn.shown or ff.shown,
+        name=Markdown(published.CORPUS_NAMES.get(corpus, corpus)),
+        cite=words(cites) if cites else DASH,
+        sources=published.sources(frame, corpus) if len(theirs) else DASH,
+        their_split=escape(theirs["split"].iloc[0]) if len(theirs) else Markdown("not given"),
+        our_split=escape(our_split.iloc[0]) if len(our_split) and str(our_split.iloc[0]) else DASH,
+        rnn=rnn,
+        ff=ff,
+        table=markdown_table(
+            published.corpus_rows(frame, corpus),
+            formats={"test_ppl": published.ppl},
+            headers={"test_ppl": "test perplexity", "ratio": "ours / reference", "over_kn": "over its split's KN"},
+            align={"ratio": "right", "over_kn": "right"},
+        ),
+    )
+
+
+def best_run(frame: pd.DataFrame, corpus: str, family: str) -> BestRun:
+    picks = published.best_runs(frame)
+    pick = picks[(picks["corpus"] == corpus) & (picks["family"] == family)]
+    if pick.empty:
+        return BestRun(shown=False, comparable=False, uncompared=False)
+    row = pick.iloc[0]
+    comparable = bool(pd.notna(row["ratio_to_reference"]))
+    return BestRun(
+        shown=True,
+        comparable=comparable,
+        uncompared=not comparable,
+        family=Markdown(FAMILY_NAMES.get(family, family)),
+        ours=published.ppl(row["test_ppl"]),
+        epochs=counted(int(row["epochs"]), "epoch"),
+        status=Markdown(published.STATUS_TEXT.get(row["status"], row["status"])),
+        ratio=sig(row["ratio_to_reference"]),
+        reference=published.ppl(row["reference_ppl"]),
+        reference_model=escape(row["reference_model"]),
+    )
+
+
+def reference_summary(frame: pd.DataFrame | None) -> ReferenceSummary:
+    rows = converged.reference_runs(frame) if frame is not None else pd.DataFrame()
+    verdicts = [converged.reference_verdict(r) for _, r in rows.iterrows()]
+    stale = int(rows["stale"].sum()) if len(rows) else 0
+    return ReferenceSummary(
+        shown=len(rows) > 0,
+        stale=stale > 0,
+        rows=integer(len(rows)),
+        level=integer(verdicts.count("tie")),
+        below=integer(verdicts.count("below")),
+        above=integer(verdicts.count("above")),
+        mixed=integer(verdicts.count("mixed")),
+        uncompared=integer(sum(v in ("not comparable", "no baseline") for v in verdicts)),
+        stale_runs=counted(stale, "reference run"),
+        margin=Markdown(str(converged.MARGIN)),
+        rnn_ptb=_reference_row(rows, "ptb", "rnn"),
+        ff_brown=_reference_row(rows, "brown", "ff"),
+        table=markdown_table(reference_display(rows)),
+    )
+
+
+def _reference_row(rows: pd.DataFrame, corpus: str, family: str) -> ReferenceRow:
+    """The study of ``family`` on ``corpus`` scored as trained (not under dynamic evaluation): the first, if several."""
+    if rows.empty:
+        return ReferenceRow(shown=False)
+    picked = rows[(rows["corpus"] == corpus) & (rows["family"] == family) & ~rows["dynamic"]]
+    if picked.empty:
+        return ReferenceRow(shown=False)
+    row = picked.iloc[0]
+    return ReferenceRow(
+        shown=True,
+        ours=published.ppl(row["test_ppl"]),
+        low=published.ppl(row["test_min"]),
+        high=published.ppl(row["test_max"]),
+        seeds=counted(int(row["n_seeds"]), "seed"),
+        reference=published.ppl(row["reference_ppl"]),
+        reference_model=escape(row["reference_model"]),
+        normalised=sig(row["normalised"]),
+        verdict=Markdown(converged.verdict_words(row)),
+    )
+
+
+REFERENCE_COLUMNS = (
+    "corpus",
+    "ours, trained to convergence",
+    "seeds",
+    "test perplexity",
+    "published",
+    "normalised ratio",
+    "against it",
+    "recipe departs in",
+)
+
+
+def reference_display(rows: pd.DataFrame) -> pd.DataFrame:
+    """One row per reference study (reference_runs): its model, seeds, mean test perplexity with its seeds' range,
+    the published row it is set against, the normalised ratio, the verdict in words and where its recipe departs
+    from the published one. No rows, no reference results: the columns alone (a hidden table is still a table)."""
+    if rows.empty:
+        return pd.DataFrame(columns=list(REFERENCE_COLUMNS))
+    return pd.DataFrame(
+        {
+            "corpus": [published.CORPUS_SHORT.get(c, c) for c in rows["corpus"]],
+            "ours, trained to convergence": [escape(d) for d in rows["description"]],
+            "seeds": rows["seeds"],
+            "test perplexity": [
+                Markdown(f"{published.ppl(m)} ({published.ppl(lo)}–{published.ppl(hi)})")
+                for m, lo, hi in zip(rows["test_ppl"], rows["test_min"], rows["test_max"], strict=True)
+            ],
+            "published": [
+                Markdown(f"{published.ppl(p)}, {escape(m)}")
+                for p, m in zip(rows["reference_ppl"], rows["reference_model"], strict=True)
+            ],
+            "normalised ratio": [sig(v, plain=True) for v in rows["normalised"]],
+            "against it": [escape(converged.verdict_words(r)) for _, r in rows.iterrows()],
+            "recipe departs in": [escape(converged.departure_words(d)) for d in rows["departures"]],
+        }
+    )
+
+
+def clipping_of(mine: pd.DataFrame, results: str | Path | None = None) -> RecipeClipping:
+    found = recipe_clipping.recipe_clipping(recipe_clipping.studies_named(mine["studies"]), results)
+    verdict = recipe_clipping.chapter_verdict(found)
+    return RecipeClipping(
+        any=found is not None,
+        as_the_chapter=verdict == recipe_clipping.AS_THE_CHAPTER,
+        not_as_the_chapter=verdict == recipe_clipping.NOT_AS_THE_CHAPTER,
+        partly=verdict == recipe_clipping.PARTLY_AS_THE_CHAPTER,
+        runs=integer(found.runs if found else 0),
+        thresholds=words([sig(t) for t in found.thresholds]) if found else DASH,
+        shares=between(found.share_min, found.share_max, share) if found else DASH,
+        tally=recipe_clipping.tally(found),
+    )

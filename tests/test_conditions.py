@@ -1,0 +1,75 @@
+"""A chapter's alternative passages are Markdown, shown or dropped by flags its results set as metadata
+(rnnbench.book.conditions): the block written, and every flag a chapter's text names is one its values set."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from rnnbench.book import conditions, published_chapter
+from rnnbench.book.format import Markdown
+
+REPORTS = Path(__file__).resolve().parents[1] / "reports"
+# Each namespace a chapter's text names, and the value object whose flags set it.
+NAMESPACES = {"published": published_chapter.PublishedChapter}
+
+
+@dataclass(frozen=True)
+class Row:
+    shown: bool
+    value: Markdown = Markdown("–")
+
+
+@dataclass(frozen=True)
+class Page:
+    compared: bool
+    runs: int
+    first: Row
+    second: Row
+
+
+PAGE = Page(compared=True, runs=3, first=Row(shown=False), second=Row(shown=True, value=Markdown("1.5")))
+
+
+def test_the_block_holds_the_boolean_fields_nested_as_the_values_are():
+    assert conditions.metadata("chapter", PAGE) == (
+        "\n---\nchapter:\n  compared: true\n  first:\n    shown: false\n  second:\n    shown: true\n---\n"
+    )
+    assert conditions.metadata("chapter", {"drawn": False}) == "\n---\nchapter:\n  drawn: false\n---\n"
+
+
+def test_the_names_a_chapter_may_use_are_read_from_the_types():
+    assert conditions.names("chapter", Page) == {"chapter.compared", "chapter.first.shown", "chapter.second.shown"}
+
+
+def test_the_block_is_yaml_that_reads_back_as_the_flags():
+    yaml = pytest.importorskip("yaml")
+    block = conditions.metadata("chapter", PAGE).strip().strip("-")
+    assert yaml.safe_load(block) == {
+        "chapter": {"compared": True, "first": {"shown": False}, "second": {"shown": True}}
+    }
+
+
+def used_flags(text: str) -> set[str]:
+    return set(re.findall(r'(?:when|unless)-meta="([^"]+)"', text))
+
+
+def test_a_misspelt_flag_is_found():
+    text = '::: {.content-visible when-meta="published.refrence.shown"}\nx\n:::\n'
+    assert used_flags(text) - conditions.names("published", NAMESPACES["published"]) == {"published.refrence.shown"}
+
+
+@pytest.mark.parametrize("chapter", sorted(p.name for p in REPORTS.glob("*.qmd")))
+def test_every_flag_a_chapter_names_is_one_its_values_set(chapter):
+    text = (REPORTS / chapter).read_text(encoding="utf-8")
+    used = used_flags(text)
+    for namespace in {name.split(".")[0] for name in used}:
+        assert namespace in NAMESPACES, f"{chapter}: no value object sets the flags of {namespace!r}"
+        assert f'conditions.metadata("{namespace}",' in text, f"{chapter} names {namespace} flags but never sets them"
+        unknown = {n for n in used if n.startswith(f"{namespace}.")} - conditions.names(
+            namespace, NAMESPACES[namespace]
+        )
+        assert unknown == set(), f"{chapter}: no such flag: {sorted(unknown)}"
