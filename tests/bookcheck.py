@@ -234,14 +234,15 @@ class ChapterRun:
     inline: list[tuple[str, str]] = field(default_factory=list)  # (expression, its markdown)
 
     def markdown(self) -> str:
-        """The chapter as pandoc sees it: prose with inline results, and cell outputs in place of cells."""
+        """The chapter as the reader gets it: prose with inline results, cell outputs in place of cells, and of its
+        alternative passages only those its metadata flags show (``shown``)."""
         parts, outputs, values = [], iter(self.outputs), iter(self.inline)
         for segment in self.chapter.segments:
             if isinstance(segment, Cell):
                 parts.append(next(outputs).markdown())
             else:
                 parts.append(INLINE.sub(lambda m: m["prefix"] + next(values)[1], segment.text))
-        return "\n".join(parts)
+        return shown("\n".join(parts))
 
     def generated(self) -> str:
         """Markdown the code wrote: cell outputs and inline values."""
@@ -256,6 +257,66 @@ class ChapterRun:
 
     def images(self) -> list[str]:
         return IMAGE.findall(self.generated()) + IMAGE.findall(self.chapter.prose())
+
+
+# Quarto's conditional content by metadata (rnnbench.book.conditions writes the flags as a YAML block)
+CONDITION = re.compile(r'\{\.content-(?P<kind>visible|hidden) (?P<test>when|unless)-meta="(?P<flag>[^"]+)"\}')
+META_BLOCK = re.compile(r"^---\n(.*?)\n---$", re.M | re.S)
+FENCE = re.compile(r"^(?P<colons>:{3,})\s*(?P<rest>.*)$")
+
+
+def _flag(meta: dict[str, Any], path: str) -> bool:
+    value: Any = meta
+    for key in path.split("."):
+        value = value.get(key) if isinstance(value, dict) else None
+    return bool(value)
+
+
+def _shows(match: re.Match, meta: dict[str, Any]) -> bool:
+    on = _flag(meta, match["flag"]) == (match["test"] == "when")
+    return on if match["kind"] == "visible" else not on
+
+
+def shown(markdown: str) -> str:
+    """``markdown`` as Quarto shows it: a div or span marked ``.content-visible``/``.content-hidden`` with
+    ``when-meta``/``unless-meta`` kept (its markers removed) or dropped by the flags of the YAML metadata blocks in
+    the text; a flag no block sets is false. The first block to set a top-level key wins, as in pandoc."""
+    meta: dict[str, Any] = {}
+    for block in META_BLOCK.findall(markdown):
+        try:
+            loaded = yaml.safe_load(block)
+        except yaml.YAMLError:
+            continue
+        if isinstance(loaded, dict):
+            meta = {**loaded, **meta}
+    lines, stack = [], []  # stack: (shows, is_conditional) per open div
+    for line in markdown.split("\n"):
+        fence = FENCE.match(line)
+        if fence and fence["rest"]:
+            condition = CONDITION.fullmatch(fence["rest"].strip())
+            stack.append((_shows(condition, meta) if condition else True, bool(condition)))
+            if condition:
+                continue
+        elif fence and stack:
+            _, conditional = stack.pop()
+            if conditional:
+                continue
+        if all(shows for shows, _ in stack):
+            lines.append(line)
+    text = "\n".join(lines)
+    for match in reversed(list(CONDITION.finditer(text))):
+        start = match.start()
+        if start == 0 or text[start - 1] != "]":
+            continue
+        depth, opening = 0, start - 1
+        while opening >= 0:
+            depth += {"]": 1, "[": -1}.get(text[opening], 0)
+            if depth == 0:
+                break
+            opening -= 1
+        kept = text[opening + 1 : start - 1] if _shows(match, meta) else ""
+        text = text[:opening] + kept + text[match.end() :]
+    return text
 
 
 def inline_markdown(value: Any, expression: str = "") -> str:

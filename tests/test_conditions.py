@@ -9,12 +9,27 @@ from pathlib import Path
 
 import pytest
 
-from rnnbench.book import conditions, published_chapter
+from rnnbench.book import (
+    activation,
+    clipping_chapter,
+    conditions,
+    front,
+    gradients_chapter,
+    published_chapter,
+    truncation_chapter,
+)
 from rnnbench.book.format import Markdown
 
 REPORTS = Path(__file__).resolve().parents[1] / "reports"
 # Each namespace a chapter's text names, and the value object whose flags set it.
-NAMESPACES = {"published": published_chapter.PublishedChapter}
+NAMESPACES = {
+    "published": published_chapter.PublishedChapter,
+    "activation": activation.Passages,
+    "clipping": clipping_chapter.ClippingChapter,
+    "truncation": truncation_chapter.Passages,
+    "answers": front.FrontPage,
+    "gradients": gradients_chapter.Passages,
+}
 
 
 @dataclass(frozen=True)
@@ -73,3 +88,19 @@ def test_every_flag_a_chapter_names_is_one_its_values_set(chapter):
             namespace, NAMESPACES[namespace]
         )
         assert unknown == set(), f"{chapter}: no such flag: {sorted(unknown)}"
+
+
+def test_the_chapter_test_reads_a_page_as_quarto_shows_it():
+    import bookcheck
+
+    page = (
+        "\n---\nch:\n  a: true\n  b:\n    c: false\n---\n\n"
+        'One [yes]{.content-visible when-meta="ch.a"}[no]{.content-visible unless-meta="ch.a"} and '
+        '[[−1, 2] inside]{.content-visible unless-meta="ch.b.c"}.\n\n'
+        '::: {.content-visible when-meta="ch.b.c"}\nhidden\n::: {.callout}\nalso hidden\n:::\n:::\n\n'
+        '::: {.content-hidden when-meta="ch.missing"}\nkept\n:::\n'
+    )
+    text = bookcheck.shown(page)
+    assert "One yes and [−1, 2] inside." in text
+    assert "hidden" not in text and "no]" not in text and "content-" not in text
+    assert "kept" in text

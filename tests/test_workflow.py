@@ -285,18 +285,43 @@ def touch_a_finished_build(configs: list[str], cwd: Path = REPO, env: dict[str, 
     assert "Nothing to be done" in snakemake("results", "-n", configfiles=configs, cwd=cwd, env=env).stdout
 
 
-def test_a_config_file_adding_a_study_reruns_only_what_reads_the_study(tmp_path):
+@pytest.fixture(scope="module")
+def built_copy(tmp_path_factory) -> tuple[Path, list[str], dict[str, str]]:
+    """A copy of the checkout with a finished tiny build in it (touch_a_finished_build: every output recorded as
+    made by today's rules, nothing trained): the folder, its config files and its environment. Tests only read
+    it, or copy it."""
+    first = tmp_path_factory.mktemp("built") / "first"
+    first.mkdir()
+    for name in ("Snakefile", "config", "workflow", "reports", "reference"):
+        source = REPO / name
+        (shutil.copytree if source.is_dir() else shutil.copy2)(source, first / name)
+    (first / "profiles").symlink_to(os.readlink(REPO / "profiles"))
+    (first / "config" / "tiny.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "results_dir": "results/tiny",
+                "run_overrides": {"max_steps_per_epoch": 5, "train_tokens": 5000, "eval_tokens": 2000},
+            }
+        )
+    )
+    configs = ["config/smoke.yaml", "config/tiny.yaml"]
+    env = {"RNNBENCH_CACHE": str(first / "data" / "cache")}
+    touch_a_finished_build(configs, cwd=first, env=env)
+    return first, configs, env
+
+
+def test_a_config_file_adding_a_study_reruns_only_what_reads_the_study(built_copy, tmp_path):
     """The config files, command and checkout are a job's provenance, not its params: a new file adding a study
     plans that study's runs, tables and figures, the table of every run's cost and the findings that read it;
     nothing else again."""
     from rnnbench.config.files import merge_config_files
     from rnnbench.config.settings import load_config
 
-    results, configs = tiny_extra_config(tmp_path)
-    touch_a_finished_build(configs)
+    folder, configs, env = built_copy
     # Two more hidden sizes of a study the build has, on its corpus: a new corpus would rightly rebuild the
     # corpus and baseline tables and every summary that reads them.
-    built = load_config(merge_config_files([REPO / "config" / "config.yaml", *configs])).studies["recurrence_agreement"]
+    merged = merge_config_files([folder / "config" / "config.yaml", *(folder / c for c in configs)])
+    built = load_config(merged).studies["recurrence_agreement"]
     added = tmp_path / "added.yaml"
     added.write_text(
         yaml.safe_dump(
@@ -315,7 +340,7 @@ def test_a_config_file_adding_a_study_reruns_only_what_reads_the_study(tmp_path)
             }
         )
     )
-    dry = snakemake("results", "-n", configfiles=[*configs, str(added)])
+    dry = snakemake("results", "-n", configfiles=[*configs, str(added)], cwd=folder, env=env)
     assert dry.returncode == 0, dry.stdout + dry.stderr
     assert jobs_by_rule(dry.stdout) == {
         "benchmark_table": 1,
@@ -331,24 +356,10 @@ def test_a_config_file_adding_a_study_reruns_only_what_reads_the_study(tmp_path)
     assert "tiny_added_hidden" in dry.stdout and "missing provenance/metadata" not in dry.stdout
 
 
-def test_a_built_checkout_copied_to_another_folder_plans_no_job(tmp_path):
+def test_a_built_checkout_copied_to_another_folder_plans_no_job(built_copy, tmp_path):
     """Moving the checkout (and, as CI does, pointing RNNBENCH_CACHE at the copy's cache) reruns nothing."""
-    first, second = tmp_path / "first", tmp_path / "second"
-    first.mkdir()
-    for name in ("Snakefile", "config", "workflow", "reports", "reference"):
-        source = REPO / name
-        (shutil.copytree if source.is_dir() else shutil.copy2)(source, first / name)
-    (first / "profiles").symlink_to(os.readlink(REPO / "profiles"))
-    (first / "config" / "tiny.yaml").write_text(
-        yaml.safe_dump(
-            {
-                "results_dir": "results/tiny",
-                "run_overrides": {"max_steps_per_epoch": 5, "train_tokens": 5000, "eval_tokens": 2000},
-            }
-        )
-    )
-    configs = ["config/smoke.yaml", "config/tiny.yaml"]
-    touch_a_finished_build(configs, cwd=first, env={"RNNBENCH_CACHE": str(first / "data" / "cache")})
+    first, configs, _ = built_copy
+    second = tmp_path / "second"
     shutil.copytree(first, second, symlinks=True)  # times kept: the outputs stay newer than their inputs
 
     dry = snakemake(

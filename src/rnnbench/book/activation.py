@@ -9,6 +9,7 @@ of the analyses the sigmoid's quarter is judged on, and the claims' verdicts.
                           that learned, its share of steps clipped over every run; its outcomes as a table cell
     outcome_table         every setting as the chapter's table prints it
     clip_differs          whether the threshold acted differently on a study's activations (a confounded comparison)
+    passages              which of the chapter's alternative sentences the results call for (its metadata flags)
     quarter_factors       the per-step factor of the gradient per activation and radius, untrained networks
     verdict / quote       a claim's verdict and the seed's words, from tables/findings.csv
     claim_sections / sections   the appendix sections of a claim's evidence, and of the activation studies
@@ -26,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from rnnbench import paths
+from rnnbench.book import recipe_clipping
 from rnnbench.book.decay import untrained_rates
 from rnnbench.book.figures import STAGING_DIR, book_figure, book_figure_shown
 from rnnbench.book.findings import findings
@@ -180,6 +182,30 @@ def clip_differs(found: pd.DataFrame, study: str | None) -> bool:
     here = found[(found["study"] == study) & (found["start"] == DEFAULT_START)]
     regimes = {clip_regime(f) for f in here["clipped_fraction"].dropna()}
     return bool(regimes - RARE) and len({r if r not in RARE else "rare" for r in regimes}) > 1
+
+
+@dataclass(frozen=True)
+class Passages:
+    """Which of the chapter's alternative sentences the results call for (rnnbench.book.conditions)."""
+
+    confounded: bool  # clip_differs on the language-model study
+    identity_fewer: bool  # ReLU runs diverged from the identity start, fewer than / as many as / more than
+    identity_same: bool  # from the default start
+    identity_more: bool
+    threshold: recipe_clipping.AgainstTheChapter  # where the recipe's threshold sits on the language-model study
+
+
+def passages(found: pd.DataFrame, study: str | None, results: str | Path | None = None) -> Passages:
+    default, identity = setting(found, study, "relu"), setting(found, study, "relu", "identity")
+    return Passages(
+        confounded=clip_differs(found, study),
+        identity_fewer=identity.diverged < default.diverged,
+        identity_same=identity.diverged == default.diverged,
+        identity_more=identity.diverged > default.diverged,
+        threshold=recipe_clipping.against_the_chapter(
+            recipe_clipping.recipe_clipping([study], results) if study else None
+        ),
+    )
 
 
 # --------------------------------------------------------------------------------------------------------------

@@ -134,7 +134,7 @@ class ClippingChapter:
     # the other studies' recipe
     recipe_runs: Markdown
     recipe_by_threshold: Markdown  # per threshold: its corpora, runs, share of steps clipped and runs per regime
-    recipe_as_chapter: str  # recipe_clipping.chapter_verdict: "as the chapter", "not as the chapter", "partly", ""
+    recipe: recipe_clipping.AgainstTheChapter  # how those runs clipped, against the chapter's remedy (flags)
     # vanishing gradients
     vanishing_margin: Markdown
     # where the details are, as references
@@ -198,7 +198,7 @@ def chapter(results: str | Path | None = None) -> ClippingChapter:
         **update,
         recipe_runs=counted(recipe.runs, "run") if recipe else Markdown("no run"),
         recipe_by_threshold=_recipe_by_threshold(results),
-        recipe_as_chapter=recipe_clipping.chapter_verdict(recipe),
+        recipe=recipe_clipping.against_the_chapter(recipe),
         vanishing_margin=Markdown(str(policy.MARGINS["decay rate"])),
         study_sections=words(f"@sec-study-{label_slug(s)}" for s in studies),
         vanishing_sections=_sections(claims, "clip_vanishing", results),

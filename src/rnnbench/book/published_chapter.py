@@ -97,10 +97,7 @@ class ReferenceSummary:
 class RecipeClipping:
     """How often the threshold acted in the chapter's runs (recipe_clipping), against the chapter's remedy."""
 
-    any: bool  # some run clipped at a finite threshold
-    as_the_chapter: bool  # every clipped run was rescaled at rare spikes only
-    not_as_the_chapter: bool  # every one often or at every step
-    partly: bool
+    sits: recipe_clipping.AgainstTheChapter
     runs: Markdown
     thresholds: Markdown
     shares: Markdown
@@ -286,12 +283,8 @@ def reference_display(rows: pd.DataFrame) -> pd.DataFrame:
 
 def clipping_of(mine: pd.DataFrame, results: str | Path | None = None) -> RecipeClipping:
     found = recipe_clipping.recipe_clipping(recipe_clipping.studies_named(mine["studies"]), results)
-    verdict = recipe_clipping.chapter_verdict(found)
     return RecipeClipping(
-        any=found is not None,
-        as_the_chapter=verdict == recipe_clipping.AS_THE_CHAPTER,
-        not_as_the_chapter=verdict == recipe_clipping.NOT_AS_THE_CHAPTER,
-        partly=verdict == recipe_clipping.PARTLY_AS_THE_CHAPTER,
+        sits=recipe_clipping.against_the_chapter(found),
         runs=integer(found.runs if found else 0),
         thresholds=words([sig(t) for t in found.thresholds]) if found else DASH,
         shares=between(found.share_min, found.share_max, share) if found else DASH,

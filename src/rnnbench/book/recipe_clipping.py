@@ -136,6 +136,26 @@ def studies_named(cells: Iterable[object]) -> list[str]:
 AS_THE_CHAPTER, NOT_AS_THE_CHAPTER, PARTLY_AS_THE_CHAPTER = "as the chapter", "not as the chapter", "partly"
 
 
+@dataclass(frozen=True)
+class AgainstTheChapter:
+    """chapter_verdict as the flags of a chapter's alternative sentences (rnnbench.book.conditions)."""
+
+    as_the_chapter: bool  # every clipped run was rescaled at rare spikes only
+    partly: bool
+    not_as_the_chapter: bool  # every one often or at every step
+    unclipped: bool  # no run clipped at a finite threshold
+
+
+def against_the_chapter(found: RecipeClipping | None) -> AgainstTheChapter:
+    verdict = chapter_verdict(found)
+    return AgainstTheChapter(
+        as_the_chapter=verdict == AS_THE_CHAPTER,
+        partly=verdict == PARTLY_AS_THE_CHAPTER,
+        not_as_the_chapter=verdict == NOT_AS_THE_CHAPTER,
+        unclipped=verdict == "",
+    )
+
+
 def chapter_verdict(found: RecipeClipping | None) -> str:
     """AS_THE_CHAPTER where every run clipped rare spikes or nothing, NOT_AS_THE_CHAPTER where every run clipped
     often or every step, else PARTLY_AS_THE_CHAPTER; "" where no run clipped (None)."""

@@ -241,3 +241,15 @@ def ptb_facts(results: str | Path | None = None) -> PtbFacts:
         bool(speeds and speeds[0]["bptt"] > speeds[1]["bptt"]),
         len(best) == 1,
     )
+
+
+@dataclass(frozen=True)
+class Passages:
+    """Which of the chapter's alternative sentences the results call for (rnnbench.book.conditions)."""
+
+    across_learned: bool  # CutNumbers.across_learned of the sentence-cut study
+    ptb: PtbFacts  # its flags: longer_faster, same_best
+
+
+def passages(cuts: CutNumbers, facts: PtbFacts) -> Passages:
+    return Passages(across_learned=cuts.across_learned, ptb=facts)
