@@ -244,38 +244,43 @@ def _reference_row(rows: pd.DataFrame, corpus: str, family: str) -> ReferenceRow
 
 
 REFERENCE_COLUMNS = (
-    "corpus",
     "ours, trained to convergence",
-    "seeds",
     "test perplexity",
     "published",
-    "normalised ratio",
+    "normalised",
     "against it",
     "recipe departs in",
 )
 
 
 def reference_display(rows: pd.DataFrame) -> pd.DataFrame:
-    """One row per reference study (reference_runs): its model, seeds, mean test perplexity with its seeds' range,
-    the published row it is set against, the normalised ratio, the verdict in words and where its recipe departs
-    from the published one. No rows, no reference results: the columns alone (a hidden table is still a table)."""
+    """One row per reference study (reference_runs): its corpus and model, mean test perplexity with its seeds'
+    range and the seeds, the published row it is set against, the normalised ratio, the verdict in words and where
+    its recipe departs from the published one; five columns, so that the PDF's page holds them. No rows, no reference
+    results: the columns alone (a hidden table is still a table)."""
     if rows.empty:
         return pd.DataFrame(columns=list(REFERENCE_COLUMNS))
+    ppl = published.ppl
     return pd.DataFrame(
         {
-            "corpus": [published.CORPUS_SHORT.get(c, c) for c in rows["corpus"]],
-            "ours, trained to convergence": [escape(d) for d in rows["description"]],
-            "seeds": rows["seeds"],
+            "ours, trained to convergence": [
+                Markdown(f"{published.CORPUS_SHORT.get(c, c)}: {escape(d)}")
+                for c, d in zip(rows["corpus"], rows["description"], strict=True)
+            ],
             "test perplexity": [
-                Markdown(f"{published.ppl(m)} ({published.ppl(lo)}–{published.ppl(hi)})")
-                for m, lo, hi in zip(rows["test_ppl"], rows["test_min"], rows["test_max"], strict=True)
+                Markdown(f"{ppl(m)} ({ppl(lo)}–{ppl(hi)}; seeds {s})")
+                for m, lo, hi, s in zip(
+                    rows["test_ppl"], rows["test_min"], rows["test_max"], rows["seeds"], strict=True
+                )
             ],
             "published": [
-                Markdown(f"{published.ppl(p)}, {escape(m)}")
+                Markdown(f"{ppl(p)}, {escape(m)}")
                 for p, m in zip(rows["reference_ppl"], rows["reference_model"], strict=True)
             ],
-            "normalised ratio": [sig(v, plain=True) for v in rows["normalised"]],
-            "against it": [escape(converged.verdict_words(r)) for _, r in rows.iterrows()],
+            "normalised ratio": [
+                Markdown(f"{sig(r['normalised'], plain=True)}: {escape(converged.verdict_words(r))}")
+                for _, r in rows.iterrows()
+            ],
             "recipe departs in": [escape(converged.departure_words(d)) for d in rows["departures"]],
         }
     )
