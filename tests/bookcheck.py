@@ -303,10 +303,13 @@ def shown(markdown: str) -> str:
                 continue
         if all(shows for shows, _ in stack):
             lines.append(line)
-    text = "\n".join(lines)
-    for match in reversed(list(CONDITION.finditer(text))):
+    text, position = "\n".join(lines), 0
+    # Spans left to right, each searched again after the last was resolved: a span nested in another ends before
+    # the outer one's attributes, so it is resolved first and the outer one keeps or drops what it left.
+    while match := CONDITION.search(text, position):
         start = match.start()
         if start == 0 or text[start - 1] != "]":
+            position = match.end()
             continue
         depth, opening = 0, start - 1
         while opening >= 0:
@@ -315,7 +318,7 @@ def shown(markdown: str) -> str:
                 break
             opening -= 1
         kept = text[opening + 1 : start - 1] if _shows(match, meta) else ""
-        text = text[:opening] + kept + text[match.end() :]
+        text, position = text[:opening] + kept + text[match.end() :], opening
     return text
 
 
@@ -445,7 +448,8 @@ HTML_IMAGE = re.compile(r"<img[^>]+src=\"([^\"]+)\"")
 
 def check_rendered(book: str | Path, chapters: Sequence[str], titles: Mapping[str, str], pdf: str | Path) -> list[str]:
     """Problems of a rendered book: a chapter's HTML missing, an image it shows missing, an unresolved
-    reference (Quarto prints ``?@label``), a PDF with fewer pages than chapters or without a chapter's title."""
+    reference (Quarto prints ``?@label``), a value printed that is not a number (NaN, where a sentence should have
+    said the value was not measured), a PDF with fewer pages than chapters or without a chapter's title."""
     import subprocess
 
     book, problems = Path(book), []
@@ -460,6 +464,7 @@ def check_rendered(book: str | Path, chapters: Sequence[str], titles: Mapping[st
         for src in HTML_IMAGE.findall(html):
             if not src.startswith(("http:", "https:", "data:")) and not (page.parent / src).is_file():
                 problems.append(f"{page}: image {src} missing")
+        problems += [f"{page}: {found!r} printed as a number" for found in not_a_number(html_text(html))]
     info = subprocess.run(["pdfinfo", str(pdf)], capture_output=True, text=True, check=True).stdout
     pages = int(re.search(r"^Pages:\s+(\d+)", info, re.MULTILINE).group(1))
     if pages < len(chapters):
@@ -469,12 +474,30 @@ def check_rendered(book: str | Path, chapters: Sequence[str], titles: Mapping[st
     )
     if "?@" in text:
         problems.append(f"{pdf}: unresolved reference")
+    problems += [f"{pdf}: {found!r} printed as a number" for found in not_a_number(text)]
     curly = str.maketrans({"’": "'", "‘": "'", "“": '"', "”": '"'})  # Typst sets quotes typographically
     text = text.translate(curly)
     for chapter, title in titles.items():
         if title.translate(curly) not in text:
             problems.append(f"{pdf}: no chapter title {title!r} ({chapter})")
     return problems
+
+
+# What Python or pandas print for a value that was not measured, as a word of its own, with its neighbours.
+NOT_A_NUMBER = re.compile(r".{0,40}\b(?:nan|NaN|<NA>)\b.{0,40}")
+
+
+def not_a_number(text: str) -> list[str]:
+    """Each place ``text`` prints NaN where a number was meant, with the words around it."""
+    return NOT_A_NUMBER.findall(" ".join(text.split()))
+
+
+def html_text(html: str) -> str:
+    """A page's words as a reader sees them: scripts, styles and tags dropped, entities read."""
+    import html as entities
+
+    html = re.sub(r"<(script|style)\b.*?</\1>", " ", html, flags=re.DOTALL)
+    return entities.unescape(re.sub(r"<[^>]+>", " ", html))
 
 
 def chapter_title(path: str | Path) -> str:

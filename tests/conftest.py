@@ -1,9 +1,11 @@
 """Shared fixtures: where the real corpora are, a per-session cache, corpora parsed once per session, and the
-book's results fixture built once per session (a fixture imported into a second module would be built again)."""
+book's results fixture built once per test run, however many modules or pytest-xdist workers read it."""
 
 from __future__ import annotations
 
+import fcntl
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -49,12 +51,24 @@ def agreement(cache_dir):
 @pytest.fixture(scope="session")
 def built_results(tmp_path_factory) -> Path:
     """Every output of config.yaml + smoke.yaml written by the workflow's own jobs (tests/test_report.py's
-    build_results), once per session; tests that change it work on a copy."""
+    build_results), once per test run; tests that change it work on a copy.
+
+    Under pytest-xdist each worker is a session of its own: the first worker to ask builds the folder in the
+    run's temporary folder, which every worker shares, and the others wait on a lock and read it."""
     import test_report
 
-    results = tmp_path_factory.mktemp("report-results") / "results"
-    test_report.build_results(results)
-    return results
+    shared = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        shared = shared.parent
+    folder = shared / "report-results"
+    with open(shared / "report-results.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        if not (folder / "built").is_file():
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir()
+            test_report.build_results(folder / "results")
+            (folder / "built").touch()
+    return folder / "results"
 
 
 @pytest.fixture(scope="session")

@@ -13,6 +13,7 @@ from rnnbench.book import (
     activation,
     clipping_chapter,
     conditions,
+    context_chapter,
     front,
     gradients_chapter,
     published_chapter,
@@ -28,6 +29,7 @@ NAMESPACES = {
     "clipping": clipping_chapter.ClippingChapter,
     "truncation": truncation_chapter.Passages,
     "answers": front.FrontPage,
+    "context": context_chapter.WindowSection,
     "gradients": gradients_chapter.Passages,
 }
 
@@ -98,9 +100,23 @@ def test_the_chapter_test_reads_a_page_as_quarto_shows_it():
         'One [yes]{.content-visible when-meta="ch.a"}[no]{.content-visible unless-meta="ch.a"} and '
         '[[−1, 2] inside]{.content-visible unless-meta="ch.b.c"}.\n\n'
         '::: {.content-visible when-meta="ch.b.c"}\nhidden\n::: {.callout}\nalso hidden\n:::\n:::\n\n'
-        '::: {.content-hidden when-meta="ch.missing"}\nkept\n:::\n'
+        '::: {.content-hidden when-meta="ch.missing"}\nkept\n:::\n\n'
+        'Nested: [outer [a]{.content-visible when-meta="ch.a"}[c]{.content-visible when-meta="ch.b.c"} end]'
+        '{.content-visible when-meta="ch.a"} [gone [a]{.content-visible when-meta="ch.a"}]'
+        '{.content-visible when-meta="ch.b.c"}[none]{.content-visible unless-meta="ch.b.c"}.\n'
     )
     text = bookcheck.shown(page)
     assert "One yes and [−1, 2] inside." in text
+    assert "Nested: outer a end none." in text
     assert "hidden" not in text and "no]" not in text and "content-" not in text
     assert "kept" in text
+
+
+def test_a_rendered_page_that_prints_nan_for_a_number_is_found():
+    import bookcheck
+
+    page = "<p>From <span>n − 1 = 4</span> the perplexity goes from nan to <b>NaN</b>; a nanometre is not one.</p>"
+    assert [found.strip() for found in bookcheck.not_a_number(bookcheck.html_text(page))] == [
+        "From n − 1 = 4 the perplexity goes from nan to NaN ; a nanometre is not one."
+    ]
+    assert bookcheck.not_a_number("the best width, n − 1 = 4, reaches –") == []

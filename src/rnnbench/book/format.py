@@ -44,8 +44,11 @@ def counted(n: int, noun: str) -> Markdown:
 
 
 def fixed(value: Any, digits: int = 2) -> Markdown:
-    """A fixed number of decimals: fixed(0.6336, 2) -> 0.63."""
-    return Markdown(f"{float(value):.{digits}f}".replace("-", numbers.MINUS))
+    """A fixed number of decimals: fixed(0.6336, 2) -> 0.63; "–" for a value not measured (NaN), as sig writes it."""
+    v = float(value)
+    if math.isnan(v):
+        return Markdown(numbers.MISSING)
+    return Markdown(f"{v:.{digits}f}".replace("-", numbers.MINUS))
 
 
 def sci(value: Any, digits: int = 1, *, plain: bool = False) -> Markdown:

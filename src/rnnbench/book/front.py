@@ -14,12 +14,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rnnbench.book import activation as act
-from rnnbench.book import answers, context, decay
+from rnnbench.book import answers, decay, published
 from rnnbench.book import truncation_chapter as tc
 from rnnbench.book.clipping import clipping_table
 from rnnbench.book.clipping_chapter import relative_studies
 from rnnbench.book.clipping_outcomes import divergence_by_regime, unclipped_divergence
-from rnnbench.book.format import Markdown, between, fixed, sig, words
+from rnnbench.book.context_chapter import WindowSection, window_section
+from rnnbench.book.format import Markdown, between, sig, words
+from rnnbench.book.window import window_comparison
 from rnnbench.findings.registry import FAILS, HOLDS
 from rnnbench.metrics import CLIP_SPIKES, METRIC_LABELS
 from rnnbench.plots.ablation_figures import CHANCE
@@ -27,42 +29,43 @@ from rnnbench.plots.ablation_figures import CHANCE
 
 @dataclass(frozen=True)
 class WindowAnswer:
-    """Does more context keep helping the window? The Penn Treebank's window study, and the agreement windows."""
+    """Does more context keep helping the window? The window section's numbers (rnnbench.book.context_chapter), and
+    the verdict of the widening claim's gain part on the Penn Treebank's study."""
 
-    limited: bool  # the best width is narrower than the widest measured
-    gain_holds: bool  # the widening claim's gain part on that study: the widest gains nothing measurable over the next
+    section: WindowSection
+    gain_holds: bool  # the widest gains nothing measurable over the next
     gain_fails: bool  # it still gains measurably
     gain_undecided: bool  # the seeds cannot tell
-    narrow_ppl: Markdown
-    best_width: Markdown
-    best_ppl: Markdown
-    widest_width: Markdown
-    widest_ppl: Markdown
-    next_ppl: Markdown
-    blind_low: Markdown  # how much less accurately a window reads a head past its width than inside it
-    blind_high: Markdown
 
 
 def window_answer(results: str | Path | None = None) -> WindowAnswer:
-    ptb, blind = context.widening("ptb", results), context.blind_windows(results)
+    section = window_section(results)
     widening = answers.Answers(results).parts("widening_not_fix")
-    gain = widening[(widening["aspect"] == "gain") & widening.index.str.startswith(ptb.study)]["verdict"]
+    study = section.ptb_study or "-"
+    gain = widening[(widening["aspect"] == "gain") & widening.index.str.startswith(study)]["verdict"]
     verdict = gain.iloc[0] if len(gain) else ""
-    (_, narrow_ppl), (best_w, best_ppl) = ptb.narrowest, ptb.best
-    (widest_w, widest_ppl), (_, next_ppl) = ptb.widest, ptb.next_widest
     return WindowAnswer(
-        limited=best_w < widest_w,
+        section=section,
         gain_holds=verdict == HOLDS,
         gain_fails=verdict == FAILS,
         gain_undecided=verdict not in (HOLDS, FAILS),
-        narrow_ppl=sig(narrow_ppl),
-        best_width=Markdown(str(best_w)),
-        best_ppl=sig(best_ppl),
-        widest_width=Markdown(str(widest_w)),
-        widest_ppl=fixed(widest_ppl, 1),
-        next_ppl=fixed(next_ppl, 1),
-        blind_low=fixed(blind.smallest_fall, 2),
-        blind_high=fixed(blind.largest_fall, 2),
+    )
+
+
+@dataclass(frozen=True)
+class MatchedAnswer:
+    """Does the recurrence beat a window of the same size? Whether each corpus has a pair to read."""
+
+    ptb_measured: bool  # a feed-forward model of the Penn Treebank has an Elman RNN matched to its size
+    agreement_measured: bool  # an agreement window has a recurrence of its size, both read past the width
+
+
+def matched_answer(results: str | Path | None = None) -> MatchedAnswer:
+    pair = published.crossover(results).by_parameters
+    windows = window_comparison(results)
+    return MatchedAnswer(
+        ptb_measured=pair is not None and pair.spanned > 0,
+        agreement_measured=windows is not None and len(windows.compared) > 0,
     )
 
 
@@ -70,6 +73,7 @@ def window_answer(results: str | Path | None = None) -> WindowAnswer:
 class GradientAnswer:
     """Do gradients vanish and explode? Every trained network whose U has every eigenvalue's modulus above one."""
 
+    measured: bool  # some trained network has every eigenvalue's modulus above one
     all_vanish: bool  # the gradient still shrinks in every one of them
     some_vanish: bool
     none_vanish: bool
@@ -82,6 +86,7 @@ def gradient_answer(results: str | Path | None = None) -> GradientAnswer:
     above = trained[trained["rho_min"] > 1]
     vanishing = int((above["rate_max"] < 0).sum())
     return GradientAnswer(
+        measured=len(above) > 0,
         all_vanish=vanishing == len(above),
         some_vanish=0 < vanishing < len(above),
         none_vanish=vanishing == 0 and len(above) > 0,
@@ -93,18 +98,29 @@ def gradient_answer(results: str | Path | None = None) -> GradientAnswer:
 @dataclass(frozen=True)
 class ClippingAnswer:
     helped: bool  # thresholds that clip rare spikes diverged in a smaller share of runs than unclipped SGD
+    spikes_tried: bool  # some unclipped rate diverged and a threshold clipping rare spikes ran there
+    spikes_learned: bool  # and a seed of such a threshold learned there
+    unclipped_trained: bool  # some rate at which unclipped SGD learned, where a threshold's cost can be read
 
 
 def clipping_answer(results: str | Path | None = None) -> ClippingAnswer:
     runs = clipping_table(relative_studies(results), results)
     spikes, unclipped = divergence_by_regime(runs).get(CLIP_SPIKES), unclipped_divergence(runs)
+    at_divergence = runs[(runs["regime"] == CLIP_SPIKES) & runs["lr"].isin(unclipped.rates)]
     return ClippingAnswer(
-        helped=bool(spikes and unclipped.runs and spikes.diverged / spikes.runs < unclipped.diverged / unclipped.runs)
+        helped=bool(spikes and unclipped.runs and spikes.diverged / spikes.runs < unclipped.diverged / unclipped.runs),
+        spikes_tried=bool(spikes and unclipped.diverged),
+        spikes_learned=bool(unclipped.diverged and (at_divergence["seeds_learned"] > 0).any()),
+        unclipped_trained=bool(
+            (runs["unclipped"] & (runs["seeds_learned"] > 0) & ~runs["lr"].isin(unclipped.rates)).any()
+        ),
     )
 
 
 @dataclass(frozen=True)
 class TruncationAnswer:
+    across_measured: bool  # some cut run has an accuracy across a cut
+    ptb_measured: bool  # the Penn Treebank's truncation design has a length to set against another
     across_learned: bool  # across a cut every length still reads the head above a learned model's floor
     longer_faster: bool  # on PTB the longest unrolling read more tokens a second than the shortest
     across: Markdown  # the cut runs' accuracy across a cut, lowest to highest over the lengths
@@ -116,6 +132,8 @@ class TruncationAnswer:
 def truncation_answer(results: str | Path | None = None) -> TruncationAnswer:
     cuts, facts = tc.cut_numbers("sentence cuts", results), tc.ptb_facts(results)
     return TruncationAnswer(
+        across_measured=math.isfinite(cuts.across_low),
+        ptb_measured=facts.measured,
         across_learned=cuts.across_learned,
         longer_faster=facts.longer_faster,
         across=tc.accuracy_range(cuts.across_low, cuts.across_high),
@@ -127,6 +145,7 @@ def truncation_answer(results: str | Path | None = None) -> TruncationAnswer:
 
 @dataclass(frozen=True)
 class ActivationAnswer:
+    measured: bool  # some activation study has a run that learned
     same_best: bool  # one activation is best on every activation study with a run that learned
     best: Markdown  # each study's best setting and its metric
     diverged: Markdown  # the activations whose runs diverged, per study
@@ -150,6 +169,7 @@ def activation_answer(results: str | Path | None = None) -> ActivationAnswer:
             if failed:
                 diverged.append(f"{activation} diverged in {failed} of {total} runs on {act.corpus_name(runs, study)}")
     return ActivationAnswer(
+        measured=bool(bests),
         same_best=len({a for _, (a, _, _) in bests}) == 1,
         best=words(best) or Markdown("none: no run of an activation study learned"),
         diverged=words(diverged) or Markdown("no run diverged"),
@@ -179,6 +199,7 @@ def passage_place(results: str | Path | None = None) -> PassagePlace:
 @dataclass(frozen=True)
 class FrontPage:
     window: WindowAnswer
+    matched: MatchedAnswer
     gradients: GradientAnswer
     clipping: ClippingAnswer
     truncation: TruncationAnswer
@@ -189,6 +210,7 @@ class FrontPage:
 def front_page(results: str | Path | None = None) -> FrontPage:
     return FrontPage(
         window=window_answer(results),
+        matched=matched_answer(results),
         gradients=gradient_answer(results),
         clipping=clipping_answer(results),
         truncation=truncation_answer(results),

@@ -223,6 +223,7 @@ def accuracy_range(low: float, high: float) -> Markdown:
 class PtbFacts:
     """What the chapter reads off the PTB designs (rnnbench.book.truncation) beside the section's numbers."""
 
+    measured: bool  # a PTB design has two lengths whose speed and memory were measured
     memory_share: Markdown  # the peak memory's rise from the leanest length to the largest, a share of the leanest
     longer_faster: bool  # whether the length that trains the most tokens a second is the longer of the two
     same_best: bool  # whether every design ranks one length best (on validation)
@@ -235,6 +236,7 @@ def ptb_facts(results: str | Path | None = None) -> PtbFacts:
     speeds = fastest_and_slowest(measured) if measured else None
     best = {int(ranked[0]["bptt"]) for ranked in map(best_and_worst_length, designs.values()) if ranked}
     return PtbFacts(
+        bool(memory and speeds),
         share((memory[1]["max_rss_mb"] - memory[0]["max_rss_mb"]) / memory[0]["max_rss_mb"])
         if memory
         else NOT_MEASURED,
