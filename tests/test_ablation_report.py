@@ -475,7 +475,7 @@ def test_each_ptb_design_says_what_it_holds_equal_from_its_runs_records(designs_
 def test_without_a_design_its_values_are_not_measured(truncation_results):
     section = truncation_values.ptb_section(truncation_results)
     assert list(section.designs) == [truncation_values.EQUAL_TOKENS]
-    assert section.updates_held == section.tokens_by_length == section.best_updates == truncation_values.NOT_MEASURED
+    assert section.updates_held == section.tokens_by_length == section.best_updates == truncation_values.NONE
 
 
 def test_truncation_cost_is_over_the_seeds_that_learned(truncation_results):

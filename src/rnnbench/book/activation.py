@@ -32,7 +32,7 @@ from rnnbench.book.decay import untrained_rates
 from rnnbench.book.figures import STAGING_DIR, book_figure, book_figure_shown
 from rnnbench.book.findings import findings
 from rnnbench.book.findings import sections as evidence_sections
-from rnnbench.book.format import Markdown, label_slug, share, sig
+from rnnbench.book.format import NONE, Markdown, label_slug, share, sig
 from rnnbench.book.results import table
 from rnnbench.metrics import CLIP_NEVER, CLIP_SPIKES, clip_regime
 from rnnbench.results.activation import ACTIVATIONS, DEFAULT_START
@@ -96,7 +96,7 @@ class Setting:
     def diverged_at(self) -> Markdown:
         """The step the runs diverged at, "a–b" over them; – where none did."""
         if not self.diverged:
-            return Markdown("–")
+            return NONE
         low, high = sig(self.diverged_first), sig(self.diverged_last)
         return low if low == high else Markdown(f"{low}–{high}")
 
@@ -141,7 +141,7 @@ def outcomes(s: Setting) -> str:
 
 
 def _mean(value: float, digits: int = 3) -> Markdown:
-    return Markdown("–") if math.isnan(value) else sig(value, digits, plain=True)
+    return NONE if math.isnan(value) else sig(value, digits, plain=True)
 
 
 def outcome_table(found: pd.DataFrame) -> pd.DataFrame:
@@ -164,7 +164,7 @@ def outcome_table(found: pd.DataFrame) -> pd.DataFrame:
                         "diverged at step": s.diverged_at,
                         "steps to the loss": _mean(s.steps),
                         "metric": _mean(s.value),
-                        "silent units": Markdown("–") if math.isnan(s.silent) else share(s.silent),
+                        "silent units": NONE if math.isnan(s.silent) else share(s.silent),
                         "steps clipped": s.clipped,
                     }
                 )

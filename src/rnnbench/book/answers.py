@@ -314,7 +314,7 @@ def ledger(sections: Mapping[str, str], results: str | Path | None = None) -> pd
         {
             "claim": fmt.escape(row.title),
             "source": seed_name(row.seed),
-            "number": fmt.escape(row.headline) if row.headline else fmt.Markdown("–"),
+            "number": fmt.escape(row.headline) if row.headline else fmt.NONE,
             "verdict": cell(found.reading(row.id)),
             "see": fmt.Markdown(f"@{claim_label(row.id)}"),
         }

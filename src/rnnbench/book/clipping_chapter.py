@@ -24,7 +24,7 @@ from rnnbench.book import recipe_clipping
 from rnnbench.book.clipping import CLIPPING_ROLE, Clipping, clipping_table, relative_thresholds, update_turn
 from rnnbench.book.figures import STAGING_DIR, figure_shown, stage_figure
 from rnnbench.book.findings import findings, sections
-from rnnbench.book.format import Markdown, between, counted, escape, label_slug, share, sig, words
+from rnnbench.book.format import NONE, Markdown, between, counted, escape, label_slug, share, sig, words
 from rnnbench.book.results import results_root, study_about
 from rnnbench.book.studies import studies_with_role
 from rnnbench.findings import policy
@@ -32,7 +32,6 @@ from rnnbench.metrics import CLIP_ORDINARY, CLIP_SPIKES, CLIP_SPIKES_BELOW, clip
 
 CLAIMS = ("clip_divergence", "clip_quality", "clip_direction", "clip_vanishing")
 CORPUS_WORDS = {"ptb": "PTB", "brown": "Brown", "agreement": "the agreement corpus"}
-NONE = Markdown("–")
 
 
 def relative_studies(results: str | Path | None = None) -> list[str]:

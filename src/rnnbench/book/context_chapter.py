@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rnnbench.book import context
-from rnnbench.book.format import Markdown, fixed, integer, sig, words
+from rnnbench.book.format import NONE, Markdown, fixed, integer, sig, words
 from rnnbench.numbers import MISSING
 
 
@@ -67,8 +67,8 @@ def window_section(results: str | Path | None = None) -> WindowSection:
         agreement_measured=math.isfinite(a_next[1]),
         blind_measured=bool(compared),
         best_is_widest=math.isfinite(nxt[1]) and best[0] == widest[0],
-        ptb_hidden=integer(ptb.hidden) if ptb and ptb.hidden else Markdown(MISSING),
-        ptb_widths=words(integer(w) for w in ptb.widths) if ptb else Markdown(MISSING),
+        ptb_hidden=integer(ptb.hidden) if ptb and ptb.hidden else NONE,
+        ptb_widths=words(integer(w) for w in ptb.widths) if ptb else NONE,
         ptb_seeds=ptb.seeds if ptb else 0,
         ptb_see=Markdown(ptb.see if ptb else MISSING),
         ptb_study=ptb.study if ptb else "",
@@ -84,9 +84,9 @@ def window_section(results: str | Path | None = None) -> WindowSection:
         agreement_next=fixed(a_next[1], 3),
         agreement_widest_width=integer(a_widest[0]),
         agreement_widest=fixed(a_widest[1], 3),
-        blind_widths=words(integer(w) for w, _, _ in compared) or Markdown(MISSING),
-        blind_within=words(fixed(a, 2) for _, a, _ in compared) or Markdown(MISSING),
-        blind_beyond=words(fixed(b, 2) for _, _, b in compared) or Markdown(MISSING),
+        blind_widths=words(integer(w) for w, _, _ in compared) or NONE,
+        blind_within=words(fixed(a, 2) for _, a, _ in compared) or NONE,
+        blind_beyond=words(fixed(b, 2) for _, _, b in compared) or NONE,
         blind_low=fixed(blind.smallest_fall if blind else math.nan, 2),
         blind_high=fixed(blind.largest_fall if blind else math.nan, 2),
         blind_see=Markdown(blind.see if blind else MISSING),

@@ -26,7 +26,7 @@ import pandas as pd
 
 from rnnbench import paths
 from rnnbench.book.figures import STAGING_DIR, stage_figure
-from rnnbench.book.format import Markdown, integer, label_slug, markdown_table, sig, words
+from rnnbench.book.format import NONE, Markdown, integer, label_slug, markdown_table, sig, words
 from rnnbench.book.results import analysis_names, analysis_record, analysis_table, results_root, table
 from rnnbench.numbers import plural
 from rnnbench.results.decay_rates import SEP, backward_h, distinct_networks, network_rates, setting_rates
@@ -272,7 +272,7 @@ def lstm_display(untrained: pd.DataFrame) -> pd.DataFrame:
             "LSTM rate": sig(lstm["measured"]),
             "LSTM per-step factor": sig(np.exp(lstm["measured"])),
             "tanh Elman rate, at ρ(U)": words([f"{sig(e.measured)} at {sig(e.radius)}" for e in elman.itertuples()])
-            or Markdown("–"),
+            or NONE,
         }
         for lstm, elman in lstm_beside_elman(untrained)
     ]
@@ -294,7 +294,7 @@ def passage_values(results: str | Path | None = None) -> Passage:
     """passage_rows() and the chapter's powers as values; every one "–" where no analysis reads the passage."""
     rows = passage_rows(results)
     if rows.empty:
-        return Passage(*([Markdown("–")] * 4))
+        return Passage(*([NONE] * 4))
     chapter = table("decay_47_words", results)
     chapter = chapter[chapter["distance"] == PASSAGE_WORDS]
     first = rows.iloc[0]

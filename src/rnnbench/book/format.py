@@ -33,6 +33,10 @@ class Markdown(str):
         return str(self)
 
 
+# A value not measured, in a sentence or a table cell.
+NONE = Markdown(numbers.MISSING)
+
+
 def integer(value: Any) -> Markdown:
     """6310500 -> 6,310,500."""
     return Markdown(f"{int(round(float(value))):,}")
@@ -47,7 +51,7 @@ def fixed(value: Any, digits: int = 2) -> Markdown:
     """A fixed number of decimals: fixed(0.6336, 2) -> 0.63; "–" for a value not measured (NaN), as sig writes it."""
     v = float(value)
     if math.isnan(v):
-        return Markdown(numbers.MISSING)
+        return NONE
     return Markdown(f"{v:.{digits}f}".replace("-", numbers.MINUS))
 
 
@@ -100,7 +104,7 @@ def share(fraction: Any) -> Markdown:
     share(0.021) -> 2.1%, share(0.98) -> 98%, share(1) -> 100%; NaN as an en dash."""
     fraction = float(fraction)
     if math.isnan(fraction):
-        return Markdown("–")
+        return NONE
     if fraction in (0.0, 1.0):
         return Markdown(f"{100 * fraction:.0f}%")
     return Markdown(f"{sig(100 * fraction, 2, plain=True)}%")
@@ -109,7 +113,7 @@ def share(fraction: Any) -> Markdown:
 def between(lo: Any, hi: Any, formatter: Callable[[Any], Markdown]) -> Markdown:
     """A range as prose: "lo to hi", or the one value where both read the same; – where either is NaN."""
     if math.isnan(float(lo)) or math.isnan(float(hi)):
-        return Markdown("–")
+        return NONE
     low, high = formatter(lo), formatter(hi)
     return low if low == high else Markdown(f"{low} to {high}")
 

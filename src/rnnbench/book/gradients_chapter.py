@@ -19,7 +19,20 @@ import pandas as pd
 
 from rnnbench.book import decay, recipe_clipping
 from rnnbench.book import results as res
-from rnnbench.book.format import Markdown, between, fixed, humanize, integer, percent, sci, share, sig, sig_words, words
+from rnnbench.book.format import (
+    NONE,
+    Markdown,
+    between,
+    fixed,
+    humanize,
+    integer,
+    percent,
+    sci,
+    share,
+    sig,
+    sig_words,
+    words,
+)
 
 # The distances of the powers table: the chapter's 47 and 50, and a few on either side.
 SHOWN_DISTANCES = (1, 5, 10, 20, 47, 50, 100)
@@ -179,10 +192,10 @@ def jacobian(results: str | Path | None = None) -> Jacobian:
         largest_product=sig(at_end.loc[largest, "jacobian_norm"]),
         largest_power=sig(at_end.loc[largest, "u_power_norm"]),
         shrank_all=not grown,
-        grown=words(f"{r:g}" for r in grown) or Markdown("–"),
+        grown=words(f"{r:g}" for r in grown) or NONE,
         fit_from=int(width["fit_from"].min()),
         beside=beside,
-        wide_growing=words(f"{r:g}" for r in rates.index[rates["wide_rate"] > 0]) or Markdown("–"),
+        wide_growing=words(f"{r:g}" for r in rates.index[rates["wide_rate"] > 0]) or NONE,
         table=pd.DataFrame(rows),
     )
 
@@ -202,8 +215,8 @@ def trained_clipping(results: str | Path | None = None) -> TrainedClipping:
     found = recipe_clipping.recipe_clipping([r["study"] for r in records if r.get("study")], results)
     return TrainedClipping(
         runs=integer(found.runs if found else 0),
-        thresholds=words(sig(t) for t in found.thresholds) if found else Markdown("–"),
-        shares=between(found.share_min, found.share_max, share) if found else Markdown("–"),
+        thresholds=words(sig(t) for t in found.thresholds) if found else NONE,
+        shares=between(found.share_min, found.share_max, share) if found else NONE,
         regimes=recipe_clipping.tally(found),
     )
 

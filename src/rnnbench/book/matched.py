@@ -16,12 +16,11 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from rnnbench.book.format import Markdown, integer, sig, words
+from rnnbench.book.format import NONE, Markdown, integer, sig, words
 from rnnbench.book.published import CORPUS_NAMES, Matched, ppl
 from rnnbench.metrics import FAMILY_NAMES
 from rnnbench.results.learning_curves import ranking_settled
 
-NONE = Markdown("–")
 # How the RNN stands against the feed-forward model it is matched to, by the sign of the feed-forward perplexity
 # minus the RNN's.
 STANDS = {1: "beats it by", -1: "trails it by", 0: "matches it"}

@@ -22,7 +22,7 @@ import pandas as pd
 
 from rnnbench import paths
 from rnnbench.book.figures import STAGING_DIR, book_figure
-from rnnbench.book.format import Markdown, cell_sig, code, counted, escape, integer, markdown_table, sig
+from rnnbench.book.format import NONE, Markdown, cell_sig, code, counted, escape, integer, markdown_table, sig
 from rnnbench.book.reference_results import reference_runs
 from rnnbench.book.results import results_root, table
 from rnnbench.metrics import FAMILY_NAMES
@@ -42,7 +42,7 @@ CORPUS_SHORT = {"ptb": "PTB", "brown": "Brown"}
 def ppl(value: Any) -> Markdown:
     """A perplexity to one decimal, as the papers print theirs (124.7, not 125); a whole number without it (268)."""
     if pd.isna(value):
-        return Markdown("–")
+        return NONE
     return Markdown(f"{float(value):,.1f}".removesuffix(".0"))
 
 

@@ -20,10 +20,8 @@ import pandas as pd
 from rnnbench.book import published, recipe_clipping
 from rnnbench.book import reference_results as converged
 from rnnbench.book.figures import book_figure, book_figure_shown
-from rnnbench.book.format import Markdown, between, counted, escape, integer, markdown_table, share, sig, words
+from rnnbench.book.format import NONE, Markdown, between, counted, escape, integer, markdown_table, share, sig, words
 from rnnbench.metrics import FAMILY_NAMES
-
-DASH = Markdown("–")  # a value a hidden passage names: the chapter's inline code runs whether shown or not
 
 
 @dataclass(frozen=True)
@@ -34,13 +32,13 @@ class BestRun:
     shown: bool  # a run of the family finished on the corpus
     comparable: bool  # its test perplexity is set against the published one (a ratio)
     uncompared: bool  # it finished, but is not set against the published one (measured on part of the test split)
-    family: Markdown = DASH
-    ours: Markdown = DASH
-    epochs: Markdown = DASH
-    status: Markdown = DASH
-    ratio: Markdown = DASH
-    reference: Markdown = DASH
-    reference_model: Markdown = DASH
+    family: Markdown = NONE
+    ours: Markdown = NONE
+    epochs: Markdown = NONE
+    status: Markdown = NONE
+    ratio: Markdown = NONE
+    reference: Markdown = NONE
+    reference_model: Markdown = NONE
 
 
 @dataclass(frozen=True)
@@ -64,14 +62,14 @@ class ReferenceRow:
     """One reference result (a study trained to convergence, its seeds' mean) against its published row."""
 
     shown: bool
-    ours: Markdown = DASH  # mean test perplexity over the seeds
-    low: Markdown = DASH  # the lowest and highest seed's
-    high: Markdown = DASH
-    seeds: Markdown = DASH  # "2 seeds"
-    reference: Markdown = DASH  # the published row's perplexity and model
-    reference_model: Markdown = DASH
-    normalised: Markdown = DASH  # each over the Kneser-Ney model of its own split
-    verdict: Markdown = DASH  # in words (reference_results.verdict_words)
+    ours: Markdown = NONE  # mean test perplexity over the seeds
+    low: Markdown = NONE  # the lowest and highest seed's
+    high: Markdown = NONE
+    seeds: Markdown = NONE  # "2 seeds"
+    reference: Markdown = NONE  # the published row's perplexity and model
+    reference_model: Markdown = NONE
+    normalised: Markdown = NONE  # each over the Kneser-Ney model of its own split
+    verdict: Markdown = NONE  # in words (reference_results.verdict_words)
 
 
 @dataclass(frozen=True)
@@ -154,7 +152,7 @@ def corpus_comparison(frame: pd.DataFrame | None, corpus: str) -> CorpusComparis
         absent = BestRun(shown=False, comparable=False, uncompared=False)
         name = Markdown(published.CORPUS_NAMES.get(corpus, corpus))
         no_rows = markdown_table(pd.DataFrame(columns=["model", "measured by", "test perplexity"]))
-        return CorpusComparison(False, False, name, DASH, DASH, DASH, DASH, absent, absent, no_rows)
+        return CorpusComparison(False, False, name, NONE, NONE, NONE, NONE, absent, absent, no_rows)
     theirs = published.published_rows(frame, corpus)
     mine = published.trained_here(frame)
     mine = mine[mine["corpus"] == corpus]
@@ -165,10 +163,10 @@ def corpus_comparison(frame: pd.DataFrame | None, corpus: str) -> CorpusComparis
         shown=len(mine) > 0,
         finished=rnn.shown or ff.shown,
         name=Markdown(published.CORPUS_NAMES.get(corpus, corpus)),
-        cite=words(cites) if cites else DASH,
-        sources=published.sources(frame, corpus) if len(theirs) else DASH,
+        cite=words(cites) if cites else NONE,
+        sources=published.sources(frame, corpus) if len(theirs) else NONE,
         their_split=escape(theirs["split"].iloc[0]) if len(theirs) else Markdown("not given"),
-        our_split=escape(our_split.iloc[0]) if len(our_split) and str(our_split.iloc[0]) else DASH,
+        our_split=escape(our_split.iloc[0]) if len(our_split) and str(our_split.iloc[0]) else NONE,
         rnn=rnn,
         ff=ff,
         table=markdown_table(
@@ -291,7 +289,7 @@ def clipping_of(mine: pd.DataFrame, results: str | Path | None = None) -> Recipe
     return RecipeClipping(
         sits=recipe_clipping.against_the_chapter(found),
         runs=integer(found.runs if found else 0),
-        thresholds=words([sig(t) for t in found.thresholds]) if found else DASH,
-        shares=between(found.share_min, found.share_max, share) if found else DASH,
+        thresholds=words([sig(t) for t in found.thresholds]) if found else NONE,
+        shares=between(found.share_min, found.share_max, share) if found else NONE,
         tally=recipe_clipping.tally(found),
     )

@@ -16,7 +16,7 @@ from pathlib import Path
 import pandas as pd
 
 from rnnbench.book.clipping import CLIPPING_ROLE, run_setting
-from rnnbench.book.format import Markdown, integer, share, sig, words
+from rnnbench.book.format import NONE, Markdown, integer, share, sig, words
 from rnnbench.book.results import study_about, study_names, study_summary
 from rnnbench.metrics import CLIP_EVERY_STEP, CLIP_NEVER, CLIP_OFTEN, CLIP_SPIKES, clip_regime
 from rnnbench.results.ablations import per_run
@@ -121,7 +121,7 @@ def _range(lo: str, hi: str) -> Markdown:
 def tally(found: RecipeClipping | None) -> Markdown:
     """Runs per regime, as prose: "41 every step, 18 often and 20 rare spikes"; – where no run clipped."""
     if found is None:
-        return Markdown("–")
+        return NONE
     return words([f"{integer(n)} {regime}" for regime, n in found.regimes])
 
 

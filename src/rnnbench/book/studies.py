@@ -21,7 +21,7 @@ import pandas as pd
 
 from rnnbench import paths
 from rnnbench.book.figures import STAGING_DIR, figure_shown, stage_figure
-from rnnbench.book.format import Markdown, counted, fixed, integer, label_slug, percent, sig, words
+from rnnbench.book.format import NONE, Markdown, counted, fixed, integer, label_slug, percent, sig, words
 from rnnbench.book.results import missing_result, results_root, study_about, study_names, study_summary
 from rnnbench.results.ablations import per_run, setting_table
 from rnnbench.results.outcome import COUNT_COLUMNS
@@ -147,7 +147,7 @@ def distance_references(study: str, results: str | Path | None = None) -> Markdo
 def spread(mean: float, lo: float, hi: float, digits: int = 3) -> Markdown:
     """mean (min–max over the seeds that learned), or the one value when they agree or there is one."""
     if math.isnan(mean):
-        return Markdown("–")
+        return NONE
     if math.isnan(lo) or lo == hi:
         return sig(mean, digits, plain=True)
     return Markdown(f"{sig(mean, digits, plain=True)} ({sig(lo, digits, plain=True)}–{sig(hi, digits, plain=True)})")
@@ -212,7 +212,7 @@ def silent_units_display(summary: pd.DataFrame) -> pd.DataFrame:
     shares = ["silent_mean", "silent_min", "silent_max"]
     table = summary.rename(columns={"seeds_learned": "learned"})
     for column in shares:
-        table[column] = [Markdown("–") if math.isnan(v) else percent(100 * v) for v in summary[column]]
+        table[column] = [NONE if math.isnan(v) else percent(100 * v) for v in summary[column]]
     return table.rename(columns={"silent_mean": "silent units, mean", "silent_min": "min", "silent_max": "max"})
 
 

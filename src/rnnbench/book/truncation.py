@@ -17,7 +17,7 @@ from pathlib import Path
 import pandas as pd
 
 from rnnbench import paths
-from rnnbench.book.format import Markdown, integer, sig, words
+from rnnbench.book.format import NONE, Markdown, integer, sig, words
 from rnnbench.book.results import missing_result, results_root, study_about, study_names, study_summary
 from rnnbench.book.studies import (
     LEARNED,
@@ -188,30 +188,29 @@ def truncation_designs(results: str | Path | None = None) -> dict[str, Truncatio
 
 
 # A value the section states where no study of a design, or no measurement, gives one.
-NOT_MEASURED = Markdown("–")
 
 
 def per_length(values: pd.Series) -> Markdown:
     """A count per truncation length (indexed by bptt) as a list: "2,325 at k = 10, 665 at k = 35 and 333 at k = 70";
-    NOT_MEASURED where there is none."""
+    NONE where there is none."""
     known = values.dropna()
     if known.empty:
-        return NOT_MEASURED
+        return NONE
     return words([f"{integer(n)} at k = {integer(k)}" for k, n in known.items()])
 
 
 def ranked_cells(cost: TruncationCost | None) -> tuple[Markdown, Markdown]:
     """The best and the worst length on validation (best_and_worst_length) as cells: "k = 70, 234 (230–238)", the
-    metric's mean and range over the seeds that learned; NOT_MEASURED where fewer than two lengths have one."""
+    metric's mean and range over the seeds that learned; NONE where fewer than two lengths have one."""
     ranked = best_and_worst_length(cost) if cost is not None else None
     if ranked is None:
-        return NOT_MEASURED, NOT_MEASURED
+        return NONE, NONE
     return tuple(Markdown(f"k = {integer(row['bptt'])}, {measured_cell(row, cost.metric)}") for row in ranked)
 
 
 @dataclass(frozen=True)
 class PtbSection:
-    """The PTB truncation section's values (reports/studies.qmd), each a number, a list or a cell; NOT_MEASURED where
+    """The PTB truncation section's values (reports/studies.qmd), each a number, a list or a cell; NONE where
     no study of its design (or no measurement) gives it. Speed and memory are a length's, whatever the design: read
     from the equal-tokens study, else the equal-updates one."""
 
@@ -244,25 +243,25 @@ def ptb_section(results: str | Path | None = None) -> PtbSection:
     memory = memory_range(measured) if measured else None
     fast, slow = speeds or ({}, {})
     low, high = memory or ({}, {})
-    metric = Markdown(measured.metric_name) if measured else NOT_MEASURED
+    metric = Markdown(measured.metric_name) if measured else NONE
     return PtbSection(
         designs,
-        integer(tokens.held) if tokens else NOT_MEASURED,
-        per_length(tokens.varies) if tokens else NOT_MEASURED,
-        integer(updates.held) if updates else NOT_MEASURED,
-        per_length(updates.varies) if updates else NOT_MEASURED,
+        integer(tokens.held) if tokens else NONE,
+        per_length(tokens.varies) if tokens else NONE,
+        integer(updates.held) if updates else NONE,
+        per_length(updates.varies) if updates else NONE,
         *ranked_cells(tokens),
         *ranked_cells(updates),
         metric,
-        Markdown(selected_on(measured) or metric) if measured else NOT_MEASURED,
-        sig(fast["tokens_per_second_mean"]) if speeds else NOT_MEASURED,
-        integer(fast["bptt"]) if speeds else NOT_MEASURED,
-        sig(slow["tokens_per_second_mean"]) if speeds else NOT_MEASURED,
-        integer(slow["bptt"]) if speeds else NOT_MEASURED,
-        integer(low["max_rss_mb"]) if memory else NOT_MEASURED,
-        integer(low["bptt"]) if memory else NOT_MEASURED,
-        integer(high["max_rss_mb"]) if memory else NOT_MEASURED,
-        integer(high["bptt"]) if memory else NOT_MEASURED,
+        Markdown(selected_on(measured) or metric) if measured else NONE,
+        sig(fast["tokens_per_second_mean"]) if speeds else NONE,
+        integer(fast["bptt"]) if speeds else NONE,
+        sig(slow["tokens_per_second_mean"]) if speeds else NONE,
+        integer(slow["bptt"]) if speeds else NONE,
+        integer(low["max_rss_mb"]) if memory else NONE,
+        integer(low["bptt"]) if memory else NONE,
+        integer(high["max_rss_mb"]) if memory else NONE,
+        integer(high["bptt"]) if memory else NONE,
     )
 
 

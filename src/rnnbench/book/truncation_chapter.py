@@ -25,7 +25,7 @@ import pandas as pd
 from rnnbench import paths
 from rnnbench.book.figures import STAGING_DIR
 from rnnbench.book.findings import findings, parts
-from rnnbench.book.format import Markdown, between, fixed, integer, share, words
+from rnnbench.book.format import NONE, Markdown, between, fixed, integer, share, words
 from rnnbench.book.results import results_root, study_summary
 from rnnbench.book.studies import LEARNED, extra_table, first_of, studies_with_role
 from rnnbench.book.truncation import (
@@ -43,7 +43,6 @@ from rnnbench.results.selection import selection_metric
 
 # How the figure's legend names each kind of agreement study, by its role.
 KINDS = {"truncation_sentence": "sentence cuts", "truncation_reach": "stream segments"}
-NOT_MEASURED = Markdown("–")
 # An interaction is a difference of differences of accuracies, each a count over at most thousands of probes: its
 # sign is read after rounding to this many decimals, so that a zero computed in floating point is not positive.
 SIGN_DECIMALS = 12
@@ -109,8 +108,8 @@ class CutNumbers:
     """One agreement study's interaction of cut and reach (rnnbench.findings.truncation.interactions)."""
 
     study: str | None
-    updates: Markdown  # the updates every run took (rnnbench.book.truncation.held_updates); NOT_MEASURED if unequal
-    by_length: Markdown  # "+0.092 (−0.058 to +0.242) at k = 2, ..."; NOT_MEASURED where no k has an interval
+    updates: Markdown  # the updates every run took (rnnbench.book.truncation.held_updates); NONE if unequal
+    by_length: Markdown  # "+0.092 (−0.058 to +0.242) at k = 2, ..."; NONE where no k has an interval
     positive: int  # seeds' interactions above 0, of
     seeds: int  # every seed's interaction at every k
     above_zero: int  # lengths whose interval lies above 0, of
@@ -129,11 +128,11 @@ class CutNumbers:
 
 
 def cut_numbers(kind: str = "sentence cuts", results: str | Path | None = None) -> CutNumbers:
-    """The numbers of the first study of ``kind`` (a KINDS name); NaN and NOT_MEASURED where there is none."""
+    """The numbers of the first study of ``kind`` (a KINDS name); NaN and NONE where there is none."""
     study = agreement_studies(results).get(kind)
     if study is None:
         nan = float("nan")
-        return CutNumbers(None, NOT_MEASURED, NOT_MEASURED, 0, 0, 0, 0, nan, nan, nan, nan, nan, nan)
+        return CutNumbers(None, NONE, NONE, 0, 0, 0, 0, nan, nan, nan, nan, nan, nan)
     reach = extra_table(study, "reach", results)
     points, intervals = interactions(reach)
     gaps, _ = split_gaps(reach)
@@ -148,8 +147,8 @@ def cut_numbers(kind: str = "sentence cuts", results: str | Path | None = None) 
     updates = held_updates(study, results)
     return CutNumbers(
         study,
-        integer(updates) if updates else NOT_MEASURED,
-        words(listed) if listed else NOT_MEASURED,
+        integer(updates) if updates else NONE,
+        words(listed) if listed else NONE,
         int((points["interaction"].round(SIGN_DECIMALS) > 0).sum()),
         len(points),
         int((intervals["low"] > 0).sum()),
@@ -237,9 +236,7 @@ def ptb_facts(results: str | Path | None = None) -> PtbFacts:
     best = {int(ranked[0]["bptt"]) for ranked in map(best_and_worst_length, designs.values()) if ranked}
     return PtbFacts(
         bool(memory and speeds),
-        share((memory[1]["max_rss_mb"] - memory[0]["max_rss_mb"]) / memory[0]["max_rss_mb"])
-        if memory
-        else NOT_MEASURED,
+        share((memory[1]["max_rss_mb"] - memory[0]["max_rss_mb"]) / memory[0]["max_rss_mb"]) if memory else NONE,
         bool(speeds and speeds[0]["bptt"] > speeds[1]["bptt"]),
         len(best) == 1,
     )
