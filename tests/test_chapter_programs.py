@@ -17,7 +17,6 @@ REPORTS = Path(__file__).resolve().parents[1] / "reports"
 # it is converted (the test fails while a listed chapter holds neither), and no chapter joins it.
 STILL_TO_CONVERT = {
     "ablations.qmd",
-    "reproduce.qmd",
     "studies.qmd",
     "verdicts.qmd",
 }

@@ -17,6 +17,7 @@ from rnnbench.book import (
     front,
     gradients_chapter,
     published_chapter,
+    reproduce_chapter,
     truncation_chapter,
 )
 from rnnbench.book.format import Markdown
@@ -31,6 +32,7 @@ NAMESPACES = {
     "answers": front.FrontPage,
     "context": context_chapter.WindowSection,
     "gradients": gradients_chapter.Passages,
+    "reproduce": reproduce_chapter.ReproduceChapter,
 }
 
 

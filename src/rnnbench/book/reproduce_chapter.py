@@ -1,0 +1,142 @@
+"""The values of the appendix "Reproducing these numbers" (reports/reproduce.qmd), and which of its alternative
+sentences the results call for (rnnbench.book.conditions).
+
+    reproduce_chapter(results)   ReproduceChapter: the provenance records, the training jobs' cost, and the wall time
+                                 per model of the published comparison
+
+Reads results only; no torch.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from rnnbench.book import published
+from rnnbench.book import results as res
+from rnnbench.book.format import NONE, Markdown, code, sig, words
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """What every table's and figure's provenance record names: configuration, code, command, packages."""
+
+    records: int
+    files: Markdown  # the configuration files
+    hashes: Markdown  # their merged settings' hashes
+    commands: Markdown
+    one_commit: bool  # every record names the same commit
+    commits: Markdown  # that commit, or every commit named
+    commit_count: int
+    clean: bool  # a clean checkout: no commit marked +dirty or unknown
+    python: Markdown
+    python_recorded: bool
+    versions_agree: bool  # every record names the same version of every package
+    inconsistent: Markdown  # the packages whose versions differ between records
+    versions: pd.DataFrame  # per package, every version seen
+    table: pd.DataFrame  # per record: the output, its producer, when
+
+
+def provenance(results: str | Path | None = None) -> Provenance:
+    records = res.provenance_table(results)
+    versions = res.package_versions(results)
+    commits = sorted(records["git_commit"].unique())
+    commands = sorted(records["command"].str.replace(r" \(rule \w+\)$", "", regex=True).unique())
+    python = versions.set_index("package")["version"].get("python")
+    inconsistent = versions.loc[~versions["consistent"], "package"]
+    return Provenance(
+        records=len(records),
+        files=words(code(f) for f in sorted({f for files in records["config_files"] for f in files.split()})),
+        hashes=words(code(h) for h in sorted(records["config_hash"].unique())),
+        commands=words(code(c) for c in commands),
+        one_commit=len(commits) == 1,
+        commits=words(code(c) for c in commits),
+        commit_count=len(commits),
+        clean=all(c and not c.endswith("+dirty") and not c.startswith("unknown") for c in commits),
+        python=code(python) if python is not None else NONE,
+        python_recorded=python is not None,
+        versions_agree=inconsistent.empty,
+        inconsistent=words(code(p) for p in inconsistent),
+        versions=versions,
+        # Short enough for a printed column: a code span cannot break across lines.
+        table=pd.DataFrame(
+            {
+                "output": records["record"].str.removesuffix(".provenance.json"),
+                "producer": records["producer"].str.removeprefix("rnnbench."),
+                "created": records["created"].str.slice(0, 16).str.replace("T", " "),
+            }
+        ),
+    )
+
+
+# The columns of the training jobs' table, in this order, where the benchmarks table has them.
+COST_COLUMNS = ("run_id", "studies", "wall_seconds", "cpu_seconds", "max_rss_mb")
+
+
+@dataclass(frozen=True)
+class TrainingCost:
+    """tables/benchmarks.csv: every training job's wall time, its run's CPU time and peak memory."""
+
+    jobs: int
+    wall: Markdown  # summed over the jobs, in seconds
+    timed: bool  # some job has a record
+    slowest: Markdown  # the slowest job's run, and its wall time
+    slowest_seconds: Markdown
+    most_memory: Markdown  # the run with the largest peak memory, and that peak
+    most_memory_mb: Markdown
+    table: pd.DataFrame  # one row per job, with the studies that use its run
+
+
+def training_cost(results: str | Path | None = None) -> TrainingCost:
+    jobs = res.table("benchmarks", results=results)
+    study_of: dict[str, list[str]] = {}
+    for study in res.study_names(results):
+        for run_id in res.study_summary(study, results)["run_id"].unique():
+            study_of.setdefault(run_id, []).append(study)
+    jobs["studies"] = jobs["run_id"].map(lambda r: ", ".join(study_of.get(r, [])))
+    timed = len(jobs) > 0
+    slowest = jobs.sort_values("wall_seconds", ascending=False).iloc[0] if timed else None
+    memory = jobs.dropna(subset=["max_rss_mb"]) if "max_rss_mb" in jobs else jobs.iloc[0:0]
+    largest = memory.sort_values("max_rss_mb", ascending=False).iloc[0] if len(memory) else None
+    return TrainingCost(
+        jobs=len(jobs),
+        wall=sig(jobs["wall_seconds"].sum() if timed else math.nan),
+        timed=timed and largest is not None,
+        slowest=code(slowest["run_id"]) if slowest is not None else NONE,
+        slowest_seconds=sig(slowest["wall_seconds"]) if slowest is not None else NONE,
+        most_memory=code(largest["run_id"]) if largest is not None else NONE,
+        most_memory_mb=sig(largest["max_rss_mb"]) if largest is not None else NONE,
+        table=jobs[[c for c in COST_COLUMNS if c in jobs]],
+    )
+
+
+@dataclass(frozen=True)
+class PublishedRuns:
+    """Every run of ours in the published comparison (rnnbench.book.published.runs_table), where there is one."""
+
+    shown: bool  # this results folder holds the comparison
+    timed: bool  # and some of its training jobs were timed
+    minutes: Markdown  # their summed wall time
+    table: pd.DataFrame
+
+
+def published_runs(results: str | Path | None = None) -> PublishedRuns:
+    if not published.has_comparison(results):
+        return PublishedRuns(False, False, NONE, pd.DataFrame())
+    runs = published.runs_table(published.comparison(results))
+    minutes = published.wall_minutes(runs)
+    return PublishedRuns(True, not math.isnan(minutes), sig(minutes), runs)
+
+
+@dataclass(frozen=True)
+class ReproduceChapter:
+    provenance: Provenance
+    cost: TrainingCost
+    published_runs: PublishedRuns
+
+
+def reproduce_chapter(results: str | Path | None = None) -> ReproduceChapter:
+    return ReproduceChapter(provenance(results), training_cost(results), published_runs(results))
