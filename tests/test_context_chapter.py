@@ -1,0 +1,72 @@
+"""The window section's values (rnnbench.book.context_chapter): a study with two widths that learned is compared,
+one with fewer says so instead of printing a number that is not one."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from planted import write_study
+
+from rnnbench.book import context_chapter
+from rnnbench.book.format import NONE
+
+ABOUT = {"family": "ff", "corpus": "ptb", "metric": "test_ppl", "vary": ["context"], "roles": ["window_width"]}
+
+
+def plant_widths(root, ppl, outcome=None):
+    """A PTB window study, one seed per width: ``ppl`` n-1 -> test perplexity; ``outcome`` n-1 -> its outcome
+    (learned where not named)."""
+    outcome = outcome or {}
+    runs = [
+        {
+            "run_id": f"n{width}",
+            "seed": 1,
+            "context": width,
+            "outcome": outcome.get(width, "learned"),
+            "metrics": {"test_ppl": value},
+        }
+        for width, value in ppl.items()
+    ]
+    write_study(root, "widths", {**ABOUT, "seeds": [1]}, runs)
+    # its figure's record: no point drawn, so the section cites the study's table instead of staging an image
+    (root / "studies" / "widths" / "figure.provenance.json").write_text(json.dumps({"drawn": {"panels": []}}))
+
+
+def test_the_widths_that_learned_are_read_narrowest_best_next_and_widest(tmp_path):
+    plant_widths(tmp_path, {1: 170.0, 2: 150.0, 4: 148.04, 8: 149.96})
+    section = context_chapter.window_section(tmp_path)
+    assert section.ptb_measured and not section.best_is_widest
+    assert (section.narrow_ppl, section.best_width, section.best_ppl) == ("170", "4", "148")
+    assert (section.next_width, section.next_ppl, section.widest_width, section.widest_ppl) == (
+        "4",
+        "148.0",
+        "8",
+        "150.0",
+    )
+    assert section.ptb_widths == "1, 2, 4 and 8"
+
+
+def test_a_width_no_seed_learned_at_is_left_out_and_the_widest_that_learned_can_be_best(tmp_path):
+    plant_widths(tmp_path, {1: 170.0, 2: 150.0, 4: 9_000.0}, outcome={4: "did not learn"})
+    section = context_chapter.window_section(tmp_path)
+    assert section.ptb_measured and section.best_is_widest
+    assert (section.next_width, section.widest_width, section.widest_ppl) == ("1", "2", "150.0")
+
+
+@pytest.mark.parametrize("learned", [0, 1])
+def test_fewer_than_two_widths_that_learned_are_not_measured(tmp_path, learned):
+    plant_widths(
+        tmp_path, {1: 170.0, 2: 9_000.0}, outcome={1: "learned" if learned else "did not learn", 2: "diverged"}
+    )
+    section = context_chapter.window_section(tmp_path)
+    assert not section.ptb_measured and not section.best_is_widest
+    assert section.next_ppl == NONE  # no second width to set the widest against
+    assert not (section.agreement_measured or section.blind_measured)  # no agreement study here
+
+
+def test_without_a_window_study_nothing_is_measured_and_nothing_fails(tmp_path):
+    (tmp_path / "studies").mkdir()
+    section = context_chapter.window_section(tmp_path)
+    assert not (section.ptb_measured or section.agreement_measured or section.blind_measured)
+    assert section.ptb_widths == section.narrow_ppl == section.blind_low == NONE
