@@ -59,7 +59,7 @@ def provenance(results: str | Path | None = None) -> Provenance:
         python=code(python) if python is not None else NONE,
         python_recorded=python is not None,
         versions_agree=inconsistent.empty,
-        inconsistent=words(code(p) for p in inconsistent),
+        inconsistent=words(code(p) for p in inconsistent) or NONE,
         versions=versions,
         # Short enough for a printed column: a code span cannot break across lines.
         table=pd.DataFrame(
