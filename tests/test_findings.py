@@ -9,6 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from planted import (
+    CLIPPING_ABOUT,
     STEPS_TO_TARGET,
     UNCLIPPED,
     activation_folder,
@@ -25,6 +26,7 @@ from planted import (
     truncation_folder,
     window_folder,
     write_rates,
+    write_study,
 )
 from scipy import stats as scipy_stats
 
@@ -295,6 +297,27 @@ def test_a_claim_whose_runs_did_not_learn_is_not_shown(tmp_path):
     assert (
         finding.verdict == NOT_SHOWN and "needs two learned seeds on each side, has 0 clipped and 0" in finding.reason
     )
+
+
+def test_a_test_perplexity_that_is_one_stuck_columns_doing_is_not_evidence(tmp_path):
+    # Seed 1's worst test column reads 6,000 against a median column of 100: more than STUCK_SPREAD (5) times it,
+    # so its test perplexity, 400, is that column's doing and is left out, as the studies' tables leave it out.
+    # Seed 2's worst column, 480, is 4.8 times its median: kept.
+    columns = [(6000.0, 100.0, 400.0), (480.0, 100.0, 101.0)]
+    runs = [
+        {
+            "run_id": f"r-{seed}",
+            "seed": seed,
+            "clip_mode": "none",
+            "outcome": "learned",
+            "metrics": {"test_ppl": ppl, "test_column_worst": worst, "test_column_median": middle},
+        }
+        for seed, (worst, middle, ppl) in enumerate(columns, start=1)
+    ]
+    write_study(tmp_path, "clipping_ptb", {**CLIPPING_ABOUT, "vary": ["clip_mode"]}, runs)
+    read = Evidence(tmp_path, Roles(studies={"clipping": ("clipping_ptb",)})).runs("clipping_ptb")
+    assert math.isnan(read.loc[read["seed"] == 1, "test_ppl"].iloc[0])
+    assert read.loc[read["seed"] == 2, "test_ppl"].iloc[0] == 101.0
 
 
 def test_a_renamed_clipping_study_is_still_found_by_its_role(tmp_path):

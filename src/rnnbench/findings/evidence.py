@@ -19,6 +19,7 @@ Pure pandas: the job that writes tables/findings.csv imports this, and nothing h
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from rnnbench import paths
+from rnnbench.training.stuck_columns import stuck
 
 if TYPE_CHECKING:
     from rnnbench.config.settings import Config
@@ -140,6 +142,11 @@ class Evidence:
                 runs[key] = value
         if "outcome" not in runs.columns:  # a summary from before outcomes were judged: nothing is evidence
             runs["outcome"] = "unknown"
+        if {"test_ppl", "test_column_worst", "test_column_median"} <= set(runs.columns):
+            # A test perplexity that is one evaluation column's doing is shown in the book, never compared: the
+            # studies' tables leave it out of their means (rnnbench.results.ablations), and so do the claims.
+            held = [stuck(w, m) for w, m in zip(runs["test_column_worst"], runs["test_column_median"], strict=True)]
+            runs.loc[held, "test_ppl"] = math.nan
         return runs.assign(study=name).reset_index(drop=True)
 
     def study_extra(self, name: str, kind: str) -> pd.DataFrame:
