@@ -57,15 +57,23 @@ class MatchedAnswer:
     """Does the recurrence beat a window of the same size? Whether each corpus has a pair to read."""
 
     ptb_measured: bool  # a feed-forward model of the Penn Treebank has an Elman RNN matched to its size
+    converged_measured: bool  # ... among the runs trained to convergence
+    short_measured: bool  # ... among the default run's short runs
     agreement_measured: bool  # an agreement window has a recurrence of its size, both read past the width
+    overtaken: bool  # the window leads at every matched width after short training, the recurrence at convergence
 
 
 def matched_answer(results: str | Path | None = None) -> MatchedAnswer:
-    pair = published.crossover(results).by_parameters
+    cross = published.crossover(results)
     windows = window_comparison(results)
+    converged = cross is not None and cross.converged.spanned > 0
+    short = cross is not None and cross.short.spanned > 0
     return MatchedAnswer(
-        ptb_measured=pair is not None and pair.spanned > 0,
+        ptb_measured=converged or short,
+        converged_measured=converged,
+        short_measured=short,
         agreement_measured=windows is not None and len(windows.compared) > 0,
+        overtaken=converged and short and cross.converged.advantage > 0 and cross.short.rnn_lower == 0,
     )
 
 

@@ -167,6 +167,11 @@ def sources(frame: pd.DataFrame, corpus: str) -> Markdown:
     return Markdown("; ".join(escape(s) for s in dict.fromkeys(theirs["source"])))
 
 
+# The comparison's scales (rnnbench.config.comparison): runs trained to convergence, and the default run's short ones.
+CONVERGED_SCALES = ("reference", "paper")
+SHORT_SCALE = "short"
+
+
 @dataclass(frozen=True)
 class Matched:
     """Our RNN models against our feed-forward models at matched cost (parameters or training seconds), as
@@ -300,6 +305,11 @@ class Crossover:
     by_parameters: Matched
     by_time: Matched
     table: Markdown  # every feed-forward run against the RNN matched to its size and to its training time
+    # At equal parameters within one training budget: the runs trained to convergence (reference/ or the paper
+    # config), and the default run's short runs. A ranking can change sides with training (tables/ranking_by_epoch),
+    # so the two are read apart, never pooled.
+    converged: Matched
+    short: Matched
 
 
 def crossover(results: Any = None, staging: Any = None) -> Crossover | None:
@@ -317,6 +327,8 @@ def crossover(results: Any = None, staging: Any = None) -> Crossover | None:
         figure=book_figure(paths.CROSSOVER_FIGURE, results, staging or STAGING_DIR),
         by_parameters=matched_numbers(by_params, "parameters"),
         by_time=matched_numbers(by_time, "train_seconds"),
+        converged=matched_numbers(by_params[by_params["scale"].isin(CONVERGED_SCALES)], "parameters"),
+        short=matched_numbers(by_params[by_params["scale"] == SHORT_SCALE], "parameters"),
         table=markdown_table(
             matched_table(by_params, by_time),
             formats={c: ppl for c in ("feed-forward", "RNN at equal parameters", "RNN at equal time")}
