@@ -16,7 +16,6 @@ REPORTS = Path(__file__).resolve().parents[1] / "reports"
 # Chapters still to be converted, each holding a `def` or a `print(` in its cells. A chapter leaves the list when
 # it is converted (the test fails while a listed chapter holds neither), and no chapter joins it.
 STILL_TO_CONVERT = {
-    "ablations.qmd",
     "studies.qmd",
     "verdicts.qmd",
 }

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from rnnbench.book import (
+    ablations_chapter,
     activation,
     clipping_chapter,
     conditions,
@@ -25,6 +26,7 @@ from rnnbench.book.format import Markdown
 REPORTS = Path(__file__).resolve().parents[1] / "reports"
 # Each namespace a chapter's text names, and the value object whose flags set it.
 NAMESPACES = {
+    "ablations": ablations_chapter.Ablations,
     "published": published_chapter.PublishedChapter,
     "activation": activation.Passages,
     "clipping": clipping_chapter.ClippingChapter,

@@ -5,7 +5,8 @@ seeds of each setting learned; a study's extra tables and figures; and the table
 
 Every mean and range over seeds here is over the seeds that learned (rnnbench.results.outcome, as each study's summary
 holds it); each table says how many of a setting's seeds learned, and a setting none of whose seeds learned
-has no mean. seed_outcomes gives the counts the book's sentences state ("k of n seeds learned").
+has no mean. seed_outcomes gives the counts the book's sentences state ("k of n seeds learned"), and learned and
+stuck those seeds a section names; figure_markdown gives a study's extra figures as a chapter places them.
 
 Reads results only (rnnbench.book.results); no torch.
 """
@@ -15,13 +16,14 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
 from rnnbench import paths
 from rnnbench.book.figures import STAGING_DIR, figure_shown, stage_figure
-from rnnbench.book.format import NONE, Markdown, counted, fixed, integer, label_slug, percent, sig, words
+from rnnbench.book.format import NONE, Markdown, counted, figure, fixed, integer, label_slug, percent, sig, words
 from rnnbench.book.results import missing_result, results_root, study_about, study_names, study_summary
 from rnnbench.results.ablations import per_run, setting_table
 from rnnbench.results.outcome import COUNT_COLUMNS
@@ -139,6 +141,99 @@ def distance_references(study: str, results: str | Path | None = None) -> Markdo
         if extra_shown(study, n, results)
     ]
     return words(shown) if shown else Markdown(f"@tbl-study-{label_slug(study)}")
+
+
+# Each extra figure's caption as a chapter places it, by figure: {study} is the study, and the other fields are the
+# words figure_markdown is given (``setting``: what a distance figure's rows or lines are, "window $n-1$"; ``every``:
+# how often the update's turn is measured). The file and the rule that drew it follow.
+EXTRA_CAPTIONS = {
+    "distance-heatmap": "Agreement accuracy per head-verb distance (columns) and {setting} (rows), mean over the "
+    "seeds that learned; white is chance, a hatched row a setting none of whose seeds learned ({study})",
+    "distance-curves": "Agreement accuracy against head-verb distance, one line per {setting}, mean over the seeds "
+    "that learned with their range shaded; dotted: chance; a hollow legend marker, a setting none of whose seeds "
+    "learned ({study})",
+    "norm-trace": "Pre-clip gradient norm per step, first seed of {study} (log scale); a red cross marks where a run "
+    "diverged, a hollow circle where a run that did not learn ended",
+    "update-cosine": "The cosine between the update Adam took from the clipped gradient and the one it would have "
+    "taken from the unclipped gradient at the same state, on each clipped step measured (one in {every} of all "
+    "steps), in {study}; a hollow marker is a run that did not learn or diverged, the dotted line the gradient's "
+    "own cosine, $1$ by construction",
+}
+
+
+def figure_markdown(name: str, images: dict[str, str], **said: str) -> Markdown:
+    """The extra figure ``name`` of each study of ``images`` (study -> its staged image: extra_figure) as Markdown,
+    captioned by EXTRA_CAPTIONS with ``said`` and labelled fig-<study>-<name>; nothing for no image."""
+    return Markdown(
+        "\n".join(
+            figure(
+                image,
+                f"{EXTRA_CAPTIONS[name].format(study=study, **said)}. From {extra_file(study, name)}, rule "
+                "study_extra_figure.",
+                f"fig-{label_slug(study)}-{name}",
+            )
+            for study, image in images.items()
+        )
+    )
+
+
+# What a section says of its studies' seeds: those that did not learn, and those whose test perplexity is one
+# evaluation column's doing.
+
+
+def study_reference(study: str) -> Markdown:
+    """Where a study's every run is: its section in the studies appendix."""
+    return Markdown(f"@sec-study-{label_slug(study)}")
+
+
+@dataclass(frozen=True)
+class Learned:
+    """The settings of some studies where not every seed learned (seed_outcomes)."""
+
+    failed: bool  # some seed of the studies did not learn
+    where: Markdown  # "in the study of @sec-study-x, 1 of 2 seeds learned at `bptt` = 0 (1 diverged)"; ...
+
+
+def learned(studies: Sequence[str], results: str | Path | None = None) -> Learned:
+    parts = []
+    for study, rows in seed_outcomes(list(studies), results).groupby("study", sort=False):
+        failed = rows[rows["seeds_failed"] > 0]
+        if failed.empty:
+            continue
+        named = f"in the study of {study_reference(study)}"
+        if (rows["seeds_learned"] == 0).all():
+            n, runs, diverged = len(rows), int(rows["runs"].sum()), int(rows["diverged_runs"].sum())
+            where = f"any of its {integer(n)} settings" if n != 1 else "its one setting"
+            what = str(counted(runs, "run")) + (f", {integer(diverged)} diverged" if diverged else "")
+            parts.append(f"{named} no seed learned at {where} ({what})")
+            continue
+        said = [
+            f"{integer(r.seeds_learned)} of {integer(r.runs)} seeds learned at {r.setting}"
+            + (f" ({integer(r.diverged_runs)} diverged)" if r.diverged_runs else "")
+            for r in failed.itertuples(index=False)
+        ]
+        parts.append(f"{named}, {words(said)}")
+    return Learned(bool(parts), Markdown("; ".join(parts)) if parts else NONE)
+
+
+@dataclass(frozen=True)
+class Stuck:
+    """The seeds of some studies that learned but whose test perplexity is one evaluation column's doing (stuck_runs):
+    the tables leave their test perplexity out."""
+
+    shown: bool  # some seed of the studies has a stuck column
+    seeds: Markdown  # "1 seed"
+    each: Markdown  # "bptt = 35, seed 2 (@sec-study-...): its worst test column at perplexity 950 against ..."
+
+
+def stuck(studies: Sequence[str], results: str | Path | None = None) -> Stuck:
+    each = [
+        f"{r.setting}, seed {integer(r.seed)} ({study_reference(r.study)}): its worst test column at perplexity "
+        f"{sig(r.test_column_worst)} against a median column at {sig(r.test_column_median)}, which puts its test "
+        f"perplexity at {sig(r.test_ppl)} (validation {sig(r.valid_ppl)})"
+        for r in stuck_runs(list(studies), results).itertuples()
+    ]
+    return Stuck(bool(each), counted(len(each), "seed"), Markdown("; ".join(each)) if each else NONE)
 
 
 # Table cells every section prints.

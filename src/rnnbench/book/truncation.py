@@ -17,12 +17,16 @@ from pathlib import Path
 import pandas as pd
 
 from rnnbench import paths
-from rnnbench.book.format import NONE, Markdown, integer, sig, words
+from rnnbench.book.figures import STAGING_DIR
+from rnnbench.book.format import NONE, Markdown, figure, fixed, integer, label_slug, sig, words
 from rnnbench.book.results import missing_result, results_root, study_about, study_names, study_summary
 from rnnbench.book.studies import (
     LEARNED,
     column_or_nan,
     count_of,
+    extra_figure,
+    extra_file,
+    extra_shown,
     extra_table,
     first_of,
     measured_cell,
@@ -233,6 +237,13 @@ class PtbSection:
     low_k: Markdown
     high_memory: Markdown
     high_k: Markdown
+    # which of them the results give (the appendix's alternative sentences, rnnbench.book.conditions)
+    equal_tokens: bool = False  # an equal-tokens design has results here
+    equal_updates: bool = False
+    ranked_tokens: bool = False  # that design has two lengths with a seed that learned, a best and a worst
+    ranked_updates: bool = False
+    speeds: bool = False  # two lengths' speeds were measured
+    memory: bool = False  # and their peak memory
 
 
 def ptb_section(results: str | Path | None = None) -> PtbSection:
@@ -262,6 +273,12 @@ def ptb_section(results: str | Path | None = None) -> PtbSection:
         integer(low["bptt"]) if memory else NONE,
         integer(high["max_rss_mb"]) if memory else NONE,
         integer(high["bptt"]) if memory else NONE,
+        equal_tokens=tokens is not None,
+        equal_updates=updates is not None,
+        ranked_tokens=bool(tokens and best_and_worst_length(tokens)),
+        ranked_updates=bool(updates and best_and_worst_length(updates)),
+        speeds=speeds is not None,
+        memory=memory is not None,
     )
 
 
@@ -393,3 +410,58 @@ def sentence_cuts(study: str, results: str | Path | None = None) -> pd.DataFrame
     full = full.rename(columns={"within": "full_within", "across": "full_across"})
     cut = rows[rows["bptt"] != FULL_SENTENCE_BPTT].drop(columns=["bptt", "gap"])
     return cut.merge(full, on=["cut_every", "distance"], how="left").reset_index(drop=True)
+
+
+# The per-length lists the sections print.
+
+
+def length(bptt: int) -> str:
+    """A truncation length as the sections name it: "k = 2", or full-sentence BPTT."""
+    return "full-sentence BPTT" if bptt == FULL_SENTENCE_BPTT else f"k = {integer(bptt)}"
+
+
+def reach_words(row) -> str:
+    """One length's accuracy within and beyond its reach (a row of truncation_reach), by what can be read of it:
+    "k = 2: 0.900 within reach, 0.600 beyond (1 of 2 seeds learned)"."""
+    if row.kind == NONE_LEARNED:
+        return f"{length(row.bptt)}: none of its {integer(row.runs)} seeds learned"
+    said = {
+        WHOLE_SENTENCE: f"{fixed(row.within_accuracy, 3)} over all distances",
+        ALL_WITHIN: f"{fixed(row.within_accuracy, 3)} (every distance within reach)",
+        WITHIN_AND_BEYOND: f"{fixed(row.within_accuracy, 3)} within reach, {fixed(row.beyond_accuracy, 3)} beyond",
+    }[row.kind]
+    seeds = (
+        f" ({integer(row.seeds_learned)} of {integer(row.runs)} seeds learned)" if row.seeds_learned < row.runs else ""
+    )
+    return f"{length(row.bptt)}: {said}{seeds}"
+
+
+def cut_words(cut) -> str:
+    """One cut length at one distance (a row of sentence_cuts): within a block and across a cut, with their probes,
+    and full-sentence BPTT on the same probes where it has them."""
+    full = (
+        f", full-sentence BPTT {fixed(cut.full_within, 3)} and {fixed(cut.full_across, 3)}"
+        if not math.isnan(cut.full_within)
+        else ""
+    )
+    return (
+        f"k = {integer(cut.cut_every)} at distance {integer(cut.distance)}, within {fixed(cut.within, 3)} and "
+        f"across {fixed(cut.across, 3)} ({integer(cut.within_probes)} and {integer(cut.across_probes)} probes){full}"
+    )
+
+
+def cut_contrast_figure(results: str | Path | None = None, staging: str | Path = STAGING_DIR) -> Markdown:
+    """The sentence-cut study's cut-contrast figure as Markdown; nothing where there is no such study or it draws
+    too little."""
+    study = truncation_studies(results)["cuts"]
+    if not study or not extra_shown(study, "cut-contrast", results):
+        return Markdown("")
+    return figure(
+        extra_figure(study, "cut-contrast", results, staging),
+        "Agreement accuracy against head-verb distance, a panel per cut length k: solid with filled markers the "
+        "probes within one gradient block, dashed with hollow ones those across a cut; in colour the runs cut every k "
+        "steps, in grey full-sentence BPTT on the same probes; mean over the seeds that learned, their range shaded "
+        f"({study}). From {extra_file(study, 'cuts', 'csv')} and {extra_file(study, 'cut-contrast')}, rules "
+        "study_extra_table and study_extra_figure.",
+        f"fig-{label_slug(study)}-cut-contrast",
+    )

@@ -1,6 +1,7 @@
 """The windows section's values (reports/studies.qmd): each feed-forward window (role window) beside the Elman
 RNN of the nearest parameter count (role recurrence), both models' agreement accuracy within the window's width
-and beyond it, and the nearest-noun heuristic beyond it, with the state the sentences pick their wording from.
+and beyond it, and the nearest-noun heuristic beyond it, with the state the sentences pick their wording from;
+windows_section gives them as the appendix's section prints them (reports/ablations.qmd), with its flags.
 
 Reads results only (rnnbench.book.results); no torch.
 """
@@ -15,9 +16,19 @@ from pathlib import Path
 import pandas as pd
 
 from rnnbench import paths
-from rnnbench.book.format import fixed, integer
+from rnnbench.book.format import NONE, Markdown, counted, fixed, integer
 from rnnbench.book.results import agreement_baselines, results_root, study_about, study_summary
-from rnnbench.book.studies import LEARNED, accuracy, count_of, extra_table, first_of, studies_with_role
+from rnnbench.book.studies import (
+    LEARNED,
+    Learned,
+    accuracy,
+    count_of,
+    distance_references,
+    extra_table,
+    first_of,
+    learned,
+    studies_with_role,
+)
 from rnnbench.findings.policy import MARGINS
 from rnnbench.results.ablations import reach_table, setting_table
 from rnnbench.results.matching import matched_pairs
@@ -224,4 +235,104 @@ def window_display(comparison: WindowComparison) -> pd.DataFrame:
             "RNN within": [accuracy(v) for v in pairs["rnn_within"]],
             "RNN beyond": [accuracy(v) for v in pairs["rnn_beyond"]],
         }
+    )
+
+
+@dataclass(frozen=True, eq=False)
+class WindowsSection:
+    """Each feed-forward window beside the Elman RNN of the nearest parameter count (window_comparison), within
+    the window's width and beyond it, and the nearest-noun rule on the same distances, as the appendix's section
+    prints them (reports/ablations.qmd), with the flags of its alternative sentences (rnnbench.book.conditions)."""
+
+    shown: bool  # a window study and a recurrence study have results here
+    recipes: bool  # both sides' rate and epochs are known
+    within: bool  # some window and the rule both have an accuracy within the window's width
+    under: bool  # some window is below the rule there by more than the margin: under-trained
+    beyond: bool  # some window has dependencies beyond its width
+    nothing_compared: bool  # no pair beyond a window has both sides learned and trained to what the window sees
+    recurrence_not_learned: bool  # no compared recurrence learned even within the windows' widths
+    informs: bool  # a noun between head and verb more likely has the head's number: the window's best guess
+    judged: bool  # some window and the rule both have an accuracy beyond the window's width
+    compared: bool  # some pair is compared beyond the window
+    learned: Learned
+    window_recipe: Markdown  # "3 epochs at Adam's rate 0.003"
+    recurrence_recipe: Markdown
+    within_scores: Markdown  # "$n-1$ = 2: 0.850 against 1.000"; ...
+    under_count: Markdown  # windows below the rule within their width, of
+    within_count: Markdown
+    margin: Markdown
+    pairs: Markdown  # "$n-1$ = 2: window 0.850 / 0.520, RNN ($H$ = 60) 0.900 / 0.800"; ...
+    keep_prob: Markdown  # the chance a noun between has the head's number
+    attractor_prob: Markdown
+    rule_beyond: Markdown  # "0.750 beyond $n-1$ = 2"; ...
+    below_rule: Markdown  # windows below the rule beyond their width, of
+    judged_count: Markdown
+    near_chance: Markdown  # compared windows below the accuracy a model that learned must pass, of
+    compared_count: Markdown
+    recurrence_better: Markdown  # compared pairs where the recurrence beats the window beyond its width
+    window_see: Markdown  # where each side is shown per distance
+    recurrence_see: Markdown
+    table: pd.DataFrame  # window_display
+
+
+def _recipe_words(recipe: tuple[float, int] | None) -> Markdown:
+    if recipe is None:
+        return NONE
+    lr, epochs = recipe
+    return Markdown(f"{counted(epochs, 'epoch')} at Adam's rate {lr:g}")
+
+
+def windows_section(results: str | Path | None = None) -> WindowsSection:
+    w = window_comparison(results)
+    if w is None:
+        return WindowsSection(
+            *[False] * 10,
+            Learned(False, NONE),
+            *[NONE] * 17,
+            pd.DataFrame(columns=["n-1"]),  # type: ignore[arg-type]
+        )
+    within = [
+        f"$n-1$ = {integer(p.context)}: {accuracy(p.ff_within)} against {fixed(p.nearest_noun_within, 3)}"
+        for p in w.within.itertuples(index=False)
+    ]
+    pairs = [
+        f"$n-1$ = {integer(p.context)}: window {accuracy(p.ff_within)} / {accuracy(p.ff_beyond)}, "
+        f"RNN ($H$ = {integer(p.hidden)}) {accuracy(p.rnn_within)} / {accuracy(p.rnn_beyond)}"
+        for p in w.beyond.itertuples(index=False)
+    ]
+    rule_beyond = [
+        f"{fixed(p.nearest_noun_beyond, 3)} beyond $n-1$ = {integer(p.context)}"
+        for p in w.judged.itertuples(index=False)
+    ]
+    attractor = w.attractor_prob if w.attractor_prob is not None else math.nan
+    return WindowsSection(
+        shown=True,
+        recipes=bool(w.window_recipe and w.recurrence_recipe),
+        within=bool(within),
+        under=w.under_the_rule > 0,
+        beyond=bool(pairs),
+        nothing_compared=w.state == NOTHING_COMPARED,
+        recurrence_not_learned=w.state == RECURRENCE_NOT_LEARNED,
+        informs=w.nearest_noun_informs,
+        judged=bool(rule_beyond),
+        compared=len(w.compared) > 0,
+        learned=learned([w.windows, w.recurrences], results),
+        window_recipe=_recipe_words(w.window_recipe),
+        recurrence_recipe=_recipe_words(w.recurrence_recipe),
+        within_scores=Markdown("; ".join(within)) if within else NONE,
+        under_count=integer(w.under_the_rule),
+        within_count=integer(len(w.within)),
+        margin=fixed(ACCURACY_MARGIN, 2),
+        pairs=Markdown("; ".join(pairs)) if pairs else NONE,
+        keep_prob=fixed(1 - attractor, 2),
+        attractor_prob=fixed(attractor, 2),
+        rule_beyond=Markdown("; ".join(rule_beyond)) if rule_beyond else NONE,
+        below_rule=integer(w.below_heuristic),
+        judged_count=integer(len(w.judged)),
+        near_chance=integer(w.near_chance),
+        compared_count=integer(len(w.compared)),
+        recurrence_better=integer(w.recurrence_better),
+        window_see=distance_references(w.windows, results),
+        recurrence_see=distance_references(w.recurrences, results),
+        table=window_display(w),
     )
