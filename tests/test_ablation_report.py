@@ -241,6 +241,29 @@ def test_clipping_table_lists_each_setting_once_with_its_spread(tmp_path):
     assert table.iloc[1]["clip_cosine_mean_mean"] == pytest.approx(0.8)
 
 
+def test_a_seed_whose_test_perplexity_is_one_stuck_columns_doing_is_not_a_clipping_value(tmp_path):
+    # s2's worst test column reads 6,000 against a median column of 265: more than 5 times it (STUCK_SPREAD), so its
+    # test perplexity, 439, is that column's doing; s1's worst, 322, is 1.2 times its median: its 264 is a value.
+    write_study(
+        tmp_path,
+        "clipping_adam_ptb",
+        {
+            "family": "rnn",
+            "corpus": "ptb",
+            "metric": "test_ppl",
+            "vary": ["clip"],
+            "fixed": {"clip_mode": "norm", "lr": 0.002},
+        },
+        [("s1", {"clip": 0.2, "seed": 1}), ("s2", {"clip": 0.2, "seed": 2})],
+        {
+            "s1": {"test_ppl": 264.0, "test_column_worst": 322.0, "test_column_median": 265.0},
+            "s2": {"test_ppl": 439.0, "test_column_worst": 6000.0, "test_column_median": 265.0},
+        },
+    )
+    values = clip_values.clipping_seed_values(["clipping_adam_ptb"], tmp_path)
+    assert list(values["run_id"]) == ["s1"] and list(values["value"]) == [264.0]
+
+
 def test_figures_draw_distance_and_trace_tables():
     distances = pd.DataFrame(
         distance_rows("bptt", 0, [(1, 0.9), (2, 0.8)]) + distance_rows("bptt", 2, [(1, 0.9), (2, 0.5)])

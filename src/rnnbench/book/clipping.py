@@ -31,7 +31,7 @@ from rnnbench.book.results import results_root, study_about, study_summary
 from rnnbench.book.studies import count_of, extra_figure, extra_shown, extra_table, measured_cell, studies_with_role
 from rnnbench.findings.clipping import with_regimes
 from rnnbench.metrics import METRIC_LABELS, UPDATE_COSINE_EVERY, regime_contradicted
-from rnnbench.results.ablations import setting_table
+from rnnbench.results.ablations import per_run, setting_table
 
 # Measurements of the clipping table, in its column order.
 CLIP_METRICS = (
@@ -132,12 +132,16 @@ def run_setting(run_id: str, key: str, results: str | Path | None) -> float | st
 
 
 def clipping_seed_values(studies: list[str], results: str | Path | None = None) -> pd.DataFrame:
-    """Every learned run of ``studies``, once: its setting (SETTING_KEYS), seed and its value of its study's metric."""
+    """Every learned run of ``studies``, once: its setting (SETTING_KEYS), seed and its value of its study's metric;
+    a test perplexity that is one stuck column's doing is left out, as the studies' tables and the claims leave it."""
     columns = ["run_id", *SETTING_KEYS, "seed", "value"]
     frames = []
     for study in studies:
         about, summary = _clipping_summary(study, results)
         rows = summary[(summary["metric"] == about["metric"]) & (summary["outcome"] == "learned")]
+        if about["metric"] == "test_ppl":  # a stuck column's test perplexity is shown, never compared
+            held = per_run(summary, ["outcome"]).set_index("run_id")["stuck"]
+            rows = rows[~rows["run_id"].map(held).fillna(False).astype(bool)]
         frames.append(rows[columns])
     if not frames:
         return pd.DataFrame(columns=columns)
