@@ -108,7 +108,11 @@ def test_the_figure_draws_each_rate_with_its_divergences_costs_and_shares(runs):
     drawn = [np.asarray(c.get_offsets())[:, 1] for c in panels[0].collections if len(c.get_offsets())]
     assert sorted(np.concatenate(drawn)) == [20.0, 22.0, 24.0, 26.0, 30.0, 32.0]
     hollow = [c for c in panels[1].collections if len(c.get_offsets())]
-    assert len(hollow) == 1 and np.asarray(hollow[0].get_offsets())[0, 1] == 90.0
+    # the seed that did not learn, at 90, is above twice the largest learned value (2 x 32 = 64): the shared axis
+    # stops at 64 and the seed is a triangle on its top edge, its value written beside it
+    assert panels[0].get_ylim()[1] == 64.0
+    assert len(hollow) == 1 and np.asarray(hollow[0].get_offsets())[0, 1] == pytest.approx(0.97 * 64)
+    assert [text.get_text() for text in panels[1].texts] == ["90"]
     # the unclipped mean, (20 + 22) / 2, where the unclipped seeds learned; none where they diverged
     assert [line.get_ydata()[0] for line in panels[0].get_lines() if line.get_linestyle() == "--"] == [21.0]
     assert [line for line in panels[1].get_lines() if line.get_linestyle() == "--"] == []
@@ -134,3 +138,18 @@ def test_the_figure_reads_the_studies_the_config_gives_the_role_and_a_relative_t
         },
     )
     assert paths.clipping_figure_studies(config) == ["relative", "fixed_multiple"]
+
+
+def test_a_perplexity_far_above_every_learned_one_caps_the_axis_at_twice_the_largest_learned():
+    # learned seeds at 355 and 440; a seed that blew up without diverging ended at 40,871: the axis stops at 2 x 440
+    runs = pd.DataFrame(
+        {
+            "metric": "test_ppl",
+            "outcome": ["learned", "learned", "did not learn", "diverged"],
+            "value": [355.0, 440.0, 40_871.0, math.nan],
+        }
+    )
+    assert cf.value_cap(runs) == 880.0
+    assert cf.value_cap(runs.iloc[[0, 1, 3]]) is None  # nothing above 880: the axis is left to fit the values
+    accuracy = runs.assign(metric="agreement_accuracy", value=[0.9, 0.95, 0.5, math.nan])
+    assert cf.value_cap(accuracy) is None

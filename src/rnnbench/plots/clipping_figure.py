@@ -130,6 +130,7 @@ def clipping_figure(runs: pd.DataFrame) -> plt.Figure:
         gridspec_kw={"height_ratios": [1, 5]},
     )
     corpora = found["corpus"].nunique()
+    cap = value_cap(runs)
     rng = np.random.default_rng(0)  # the seeds' horizontal spread: the same table draws the same figure
     for column, (corpus, optimizer, lr) in enumerate(panels):
         strip, ax = axes[0][column], axes[1][column]
@@ -138,7 +139,7 @@ def clipping_figure(runs: pd.DataFrame) -> plt.Figure:
         positions = [i + (1 if u else 0) for i, u in enumerate(here["unclipped"])]  # a gap before no clipping
         panel = runs[_at(runs, corpus, optimizer, lr)]
         for x, setting in zip(positions, here.itertuples(index=False), strict=True):
-            _draw_setting(strip, ax, x, setting, panel[_same(panel["times"], setting.times)], rng)
+            _draw_setting(strip, ax, x, setting, panel[_same(panel["times"], setting.times)], rng, cap)
         unclipped = panel[panel["unclipped"]]
         learned = unclipped[unclipped["outcome"] == "learned"]["value"].dropna()
         if len(learned):
@@ -159,6 +160,9 @@ def clipping_figure(runs: pd.DataFrame) -> plt.Figure:
         strip.set_yticks([])
         strip.set_title(_panel_title(corpus, optimizer, lr, corpora), fontsize=10)
         ax.tick_params(axis="y", labelsize=8)
+    if cap is not None:  # after every panel is drawn: the row shares one axis, set once from all its values
+        shown = runs[(runs["outcome"] != "diverged") & (runs["value"] <= cap)]["value"]
+        axes[1][0].set_ylim(0.9 * float(shown.min()), cap)
     axes[0][0].set_ylabel("diverged", fontsize=8, rotation=0, ha="right", va="center")
     axes[1][0].set_ylabel(METRIC_LABELS.get(metric, metric), fontsize=9)  # of the seeds that did not diverge
     middle = axes[1][len(panels) // 2]  # one label under every panel's ticks: a figure-wide label would meet the legend
@@ -177,8 +181,24 @@ def _at(frame: pd.DataFrame, corpus: str, optimizer, lr: float) -> pd.Series:
     return frame["corpus"].eq(corpus) & _same(frame["optimizer"], optimizer) & _same(frame["lr"], lr)
 
 
-def _draw_setting(strip, ax, x: float, setting, seeds: pd.DataFrame, rng: np.random.Generator) -> None:
-    """One position: its diverged seeds as red crosses in the strip (with their count), the others at their value."""
+def value_cap(runs: pd.DataFrame) -> float | None:
+    """The top of the value axis where a perplexity that did not diverge lies far above every learned one (a run
+    that blew up without tripping the divergence test): twice the largest learned value, so that the learned seeds
+    are not pressed to the floor; None where no value lies above it, or the metric is not a perplexity."""
+    metric = str(runs["metric"].iloc[0]) if len(runs) else ""
+    learned = runs[runs["outcome"] == "learned"]["value"].dropna()
+    finished = runs[runs["outcome"] != "diverged"]["value"].dropna()
+    if "ppl" not in metric or not len(learned):
+        return None
+    cap = 2 * float(learned.max())
+    return cap if (finished > cap).any() else None
+
+
+def _draw_setting(
+    strip, ax, x: float, setting, seeds: pd.DataFrame, rng: np.random.Generator, cap: float | None = None
+) -> None:
+    """One position: its diverged seeds as red crosses in the strip (with their count), the others at their value;
+    a value above ``cap`` as a hollow triangle on the axis's top edge, its value written beside it."""
     diverged = seeds[seeds["outcome"] == "diverged"]
     spread = np.linspace(-0.18, 0.18, len(diverged)) if len(diverged) > 1 else np.zeros(len(diverged))
     strip.scatter(x + spread, np.full(len(diverged), 0.35), marker="x", color=DIVERGED_COLOR, s=22, linewidths=1.2)
@@ -195,6 +215,11 @@ def _draw_setting(strip, ax, x: float, setting, seeds: pd.DataFrame, rng: np.ran
     jitter = rng.uniform(-0.12, 0.12, len(finished))
     color = REGIME_COLORS.get(setting.regime, "0.4")
     learned = finished["outcome"].eq("learned").to_numpy()
+    above = (finished["value"] > cap).to_numpy() if cap is not None else np.zeros(len(finished), dtype=bool)
+    for offset, value in zip(jitter[above], finished["value"][above], strict=True):
+        ax.scatter(x + offset, 0.97 * cap, marker="^", facecolors="none", edgecolors=FAILED_COLOR, s=22, zorder=3)
+        ax.text(x + offset + 0.08, 0.97 * cap, f"{value:,.0f}", fontsize=6.5, color=FAILED_COLOR, va="center")
+    learned, finished, jitter = learned[~above], finished[~above], jitter[~above]
     ax.scatter(x + jitter[learned], finished["value"][learned], color=color, s=16, zorder=3)
     ax.scatter(
         x + jitter[~learned],
