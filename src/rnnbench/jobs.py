@@ -144,9 +144,9 @@ def analysis_figure(
     figure = analysis["figure"]
     probe = analysis["kind"] == "probe"
     if probe:
-        fig = probe_figure(frame, hue=figure["hue"], title=analysis["name"])
+        fig = probe_figure(frame, hue=figure["hue"])  # its caption names the analysis
     else:  # the book's caption describes it: the analysis's name is its title
-        fig = decay_curves_figure(frame, hue=figure["hue"], panel=figure["panel"], title=analysis["name"])
+        fig = decay_curves_figure(frame, hue=figure["hue"], panel=figure["panel"])  # its caption names the analysis
     drawn = save_all(fig, outs)
     producer = "probe_figures.probe_figure" if probe else "decay_figures.decay_curves_figure"
     write_provenance(

@@ -80,8 +80,14 @@ def _counted(setting: str, value, distances: pd.DataFrame, sep: str = " ") -> st
     return f"{name}{sep}(none of {n} learned)" if k == 0 else f"{name}{sep}({k} of {n} learned)"
 
 
+def _heading(what: str) -> str:
+    """A figure's heading: what it draws, in words. The study's name is in the figure's caption, once (provenance
+    is not repeated inside the image)."""
+    return what[:1].upper() + what[1:]
+
+
 def _title(ax, study: Mapping, what: str) -> None:
-    ax.set_title("\n".join(textwrap.wrap(f"{study.get('name', '')}: {what}", 60)), fontsize=9)
+    ax.set_title("\n".join(textwrap.wrap(_heading(what), 60)), fontsize=9)
 
 
 def distance_heatmap(distances: pd.DataFrame, study: Mapping) -> plt.Figure:
@@ -261,9 +267,7 @@ def norm_trace(trace: pd.DataFrame, study: Mapping) -> plt.Figure:
         )
     axes[0][-1].legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     seed = trace["seed"].iloc[0] if len(trace) else ""
-    fig.suptitle(
-        "\n".join(textwrap.wrap(f"{study.get('name', '')}: gradient norm before clipping, seed {seed}", 70)), fontsize=9
-    )
+    fig.suptitle("\n".join(textwrap.wrap(_heading(f"gradient norm before clipping, seed {seed}"), 70)), fontsize=9)
     return fig
 
 
@@ -341,9 +345,7 @@ def learning_curves(learning: pd.DataFrame, study: Mapping) -> plt.Figure:
             )
     if handles:
         axes[0][-1].legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    fig.suptitle(
-        "\n".join(textwrap.wrap(f"{study.get('name', '')}: validation perplexity epoch by epoch", 70)), fontsize=9
-    )
+    fig.suptitle("\n".join(textwrap.wrap(_heading("validation perplexity epoch by epoch"), 70)), fontsize=9)
     return fig
 
 
@@ -466,4 +468,4 @@ def update_cosine(updates: pd.DataFrame, study: Mapping) -> plt.Figure:
 
 
 def _title_figure(fig: plt.Figure, study: Mapping, what: str) -> None:
-    fig.suptitle("\n".join(textwrap.wrap(f"{study.get('name', '')}: {what}", 70)), fontsize=9)
+    fig.suptitle("\n".join(textwrap.wrap(_heading(what), 70)), fontsize=9)
