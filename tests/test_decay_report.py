@@ -203,7 +203,8 @@ def test_the_probe_section_quotes_the_farthest_distance_and_says_the_state_carri
     write_probe(tmp_path, trained=0.95, attracted=0.9)
     values = probe.probe_values(tmp_path, staging=tmp_path / "staged")
     assert (values.far, values.trained, values.attracted, values.untrained) == ("2", "0.950", "0.900", "0.500")
-    assert (values.fall, values.networks, values.learned, values.carries) == ("0.01", "2 seeds", "2", probe.CARRIES)
+    # both seeds learned: "2 seeds, all of which learned"
+    assert (values.fall, values.networks, values.learned, values.carries) == ("0.01", "2 seeds", "all", probe.CARRIES)
     assert (tmp_path / "staged" / "probe-probe-x.png").is_file() and values.study == "`s` (`bptt = 0`)"
 
 

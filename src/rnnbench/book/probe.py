@@ -48,7 +48,7 @@ class ProbeValues:
     folds: Markdown
     l2: Markdown
     networks: Markdown  # "3 seeds"
-    learned: Markdown  # how many of them learned agreement (the study's summary)
+    learned: Markdown  # how many of them learned agreement (the study's summary): "all" where every one did
     far: Markdown  # the farthest distance every network reaches
     chance: Markdown  # the majority rate there
     nearest: Markdown  # the nearest noun's number, read as the head's, there
@@ -65,6 +65,11 @@ class ProbeValues:
 
 def probe_names(results: str | Path | None = None) -> list[str]:
     return [n for n in analysis_names(results) if analysis_record(n, results)["kind"] == "probe"]
+
+
+def _how_many(part: int, whole: int) -> Markdown:
+    """``part`` of ``whole`` as the words before "of which": "all" where they are the same, else the count."""
+    return Markdown("all") if part == whole else integer(part)
 
 
 def spread(values: pd.Series, digits: int = 3) -> Markdown:
@@ -112,7 +117,8 @@ def probe_values(results: str | Path | None = None, staging: str | Path = STAGIN
         folds=integer(record["measure"]["folds"]),
         l2=sig(record["measure"]["l2"]),
         networks=counted(trained["run_id"].nunique(), "seed"),
-        learned=integer((runs["outcome"] == "learned").sum()),
+        # "3 seeds, all of which learned", not "3 of which": the count is read beside the number of seeds
+        learned=_how_many((runs["outcome"] == "learned").sum(), trained["run_id"].nunique()),
         far=integer(far),
         chance=fixed(trained["chance"].mean(), 3),
         nearest=fixed(trained["nearest_noun"].mean(), 3),
