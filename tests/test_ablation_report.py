@@ -751,20 +751,26 @@ def relative_results(tmp_path):
         (0.5, 5.0): [(250.0, 1.0, None), (252.0, 1.0, None)],
         (2.0, 5.0): [(None, 0.97, 400), (None, 0.97, 500)],
     }
-    runs, metrics, outcomes = [], {}, {}
+    return plant_clipping(tmp_path, cells)
+
+
+def plant_clipping(root, cells):
+    """A clipping study of plain SGD on PTB whose thresholds are multiples of a measured median norm (0.4), with the
+    findings' parts of its claims (tables/findings_parts.csv), as rule findings_table writes them."""
+    runs, metrics = [], {}
     for (times, lr), seeds in cells.items():
         for seed, (ppl, fraction, step) in enumerate(seeds, start=1):
             run = f"x{times:g}-lr{lr:g}-s{seed}"
             runs.append((run, {"clip_times_median": times, "lr": lr, "seed": seed}))
             clip = math.inf if times == math.inf else 0.4 * times
-            metrics[run] = ppl_metrics(ppl or float("nan"), (ppl or 0) + 5, diverged=int(step is not None), step=step)
+            metrics[run] = ppl_metrics(ppl or math.nan, (ppl or 0) + 5, diverged=int(step is not None), step=step)
             metrics[run] |= {
                 "clipped_fraction": fraction,
-                "clip_cosine_mean": 1.0 if fraction else float("nan"),
-                "clip_threshold": clip if times != math.inf else float("nan"),
-                "clip_reference_median": 0.4 if times != math.inf else float("nan"),
+                "clip_cosine_mean": 1.0 if fraction else math.nan,
+                "clip_threshold": clip if times != math.inf else math.nan,
+                "clip_reference_median": 0.4 if times != math.inf else math.nan,
             }
-            folder = tmp_path / "runs" / run
+            folder = root / "runs" / run
             folder.mkdir(parents=True)
             settings = {"clip_mode": "norm", "clip": "inf" if clip == math.inf else clip, "optimizer": "sgd"}
             (folder / "config.json").write_text(json.dumps({"run_id": run, **settings}))
@@ -776,9 +782,9 @@ def relative_results(tmp_path):
         "fixed": {"clip_mode": "norm", "optimizer": "sgd", "clip_reference_lr": 0.5, "clip_reference_seed": 1},
         "roles": ["clipping"],
     }
-    write_study(tmp_path, "relative_thresholds", about, runs, metrics, outcomes)
-    write_findings_parts(tmp_path, ("relative_thresholds",))
-    return tmp_path
+    write_study(root, "relative_thresholds", about, runs, metrics)
+    write_findings_parts(root, ("relative_thresholds",))
+    return root
 
 
 def write_findings_parts(results, clipping_studies):
