@@ -5,12 +5,14 @@ import shutil
 
 import bookcheck
 import pandas as pd
+import planted as plant
 import pytest
 import test_report
 
 from rnnbench.book import answers
 from rnnbench.book import results as res
 from rnnbench.book import truncation_chapter as tc
+from rnnbench.book.truncation import epochs_by_length
 
 CHAPTER = "truncation.qmd"
 # The book's words for each verdict (rnnbench.book.answers), as a reader sees them after "the claim ...".
@@ -101,3 +103,45 @@ def test_the_numbers_are_the_fixture_reach_tables(fixture_results, tmp_path):
     assert "and 2 of the 2 seed-by-seed interactions are above zero" in text
     assert "is +0.120 (−0.388 to +0.628) at k = 2: the interval lies wholly above zero at 0 of the 1 lengths" in text
     assert "Across a cut the truncated runs still score 0.750 where chance is 0.5, well above it" in text
+
+
+def test_epochs_per_length_are_read_where_a_length_s_runs_agree(tmp_path):
+    # At 3,000 updates an agreement epoch of 1,361 updates (k = 2) is read 3 times (rounded up: the last one cut
+    # short) and one of 137 (k = 20) 22 times. A length whose runs disagree (k = 5: 6 and 7) names no number; a run
+    # that diverged is left out (k = 20's seed 2 stopped in its first epoch).
+    runs = [
+        {"run_id": f"r{k}-{seed}", "seed": seed, "bptt": k, "outcome": outcome, "metrics": {"epochs": epochs}}
+        for k, seed, outcome, epochs in (
+            (2, 1, "learned", 3),
+            (2, 2, "learned", 3),
+            (5, 1, "learned", 6),
+            (5, 2, "learned", 7),
+            (20, 1, "learned", 22),
+            (20, 2, "diverged", 1),
+        )
+    ]
+    plant.write_study(tmp_path, "stream", {"vary": ["bptt"]}, runs)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv(res.RESULTS_ENV, str(tmp_path))
+        assert epochs_by_length("stream") == {2: 3, 20: 22}
+
+
+def test_the_nearest_noun_bar_weights_its_accuracy_by_the_probes_across_each_cut():
+    # Cut every 2 steps, 30 probes cross a cut at distance 2 and 10 at distance 3 (full BPTT's rows, bptt 0; the cut
+    # runs' counts are the same probes and are not counted twice); the rule scores 0.9 at 2 and 0.5 at 3:
+    # (30 x 0.9 + 10 x 0.5) / 40 = 0.8. At k = 4 only distance 5 crosses, and the rule has no number there: left out.
+    # Probes within a block (crosses_cut False) never count.
+    cuts = pd.DataFrame(
+        [
+            (0, 2, 2, True, 30),
+            (0, 2, 3, True, 10),
+            (0, 2, 1, False, 50),
+            (2, 2, 2, True, 60),
+            (2, 2, 3, True, 20),
+            (0, 4, 5, True, 7),
+        ],
+        columns=["bptt", "cut_every", "distance", "crosses_cut", "probes"],
+    )
+    rule = pd.Series({1: 1.0, 2: 0.9, 3: 0.5})
+    bar = tc.rule_at_cuts(cuts, rule)
+    assert bar.to_dict() == pytest.approx({2: 0.8})

@@ -130,10 +130,13 @@ class TruncationAnswer:
     across_measured: bool  # some cut run has an accuracy across a cut
     ptb_measured: bool  # the Penn Treebank's truncation design has a length to set against another
     across_learned: bool  # across a cut every length still reads the head above a learned model's floor
+    above_rule: bool  # across a cut every length scores higher than the nearest-noun rule at the same distances
+    rule_measured: bool  # the nearest-noun rule's accuracy across a cut is known at some length
     longer_faster: bool  # on PTB the longest unrolling read more tokens a second than the shortest
     across: Markdown  # the cut runs' accuracy across a cut, lowest to highest over the lengths
     gap: Markdown  # and how much lower than within a block
     chance: Markdown
+    rule: Markdown  # the nearest-noun rule's accuracy at the distances of the probes across a cut, over the lengths
     memory_share: Markdown
 
 
@@ -143,10 +146,13 @@ def truncation_answer(results: str | Path | None = None) -> TruncationAnswer:
         across_measured=math.isfinite(cuts.across_low),
         ptb_measured=facts.measured,
         across_learned=cuts.across_learned,
+        above_rule=cuts.rule_lengths > 0 and cuts.above_rule == cuts.rule_lengths,
+        rule_measured=cuts.rule_lengths > 0,
         longer_faster=facts.longer_faster,
         across=tc.accuracy_range(cuts.across_low, cuts.across_high),
         gap=tc.accuracy_range(cuts.cut_gap_low, cuts.cut_gap_high),
         chance=sig(CHANCE),
+        rule=tc.accuracy_range(cuts.rule_low, cuts.rule_high),
         memory_share=facts.memory_share,
     )
 

@@ -108,6 +108,18 @@ def held_updates(study: str, results: str | Path | None = None) -> int | None:
     return int(taken.iloc[0]) if taken.nunique() == 1 else None
 
 
+def epochs_by_length(study: str, results: str | Path | None = None) -> dict[int, int]:
+    """The epochs each truncation length's runs read (metrics.json), where its runs that did not diverge agree on
+    one number: at equal updates a longer segment holds more tokens, so it reads the corpus more times. Lengths whose
+    runs read different numbers are left out."""
+    summary = study_summary(study, results)
+    taken = summary[(summary["metric"] == "epochs") & (summary["outcome"] != "diverged")].dropna(subset=["value"])
+    if "bptt" not in taken:
+        return {}
+    per_length = taken.groupby("bptt")["value"].agg(["nunique", "first"])
+    return {int(k): int(row["first"]) for k, row in per_length.iterrows() if row["nunique"] == 1}
+
+
 def reach(study: str, setting: str, results: str | Path | None = None) -> pd.DataFrame:
     """A study's accuracy within and beyond each setting's reach (rnnbench.results.ablations.reach_table)."""
     return reach_table(extra_table(study, "distance", results), setting)

@@ -32,11 +32,13 @@ from rnnbench.book.truncation import (
     EQUAL_TOKENS,
     EQUAL_UPDATES,
     best_and_worst_length,
+    epochs_by_length,
     fastest_and_slowest,
     held_updates,
     memory_range,
     truncation_designs,
 )
+from rnnbench.book.window import nearest_noun
 from rnnbench.findings.truncation import FULL, interactions, split_gaps
 from rnnbench.metrics import METRIC_LABELS
 from rnnbench.results.selection import selection_metric
@@ -109,6 +111,7 @@ class CutNumbers:
 
     study: str | None
     updates: Markdown  # the updates every run took (rnnbench.book.truncation.held_updates); NONE if unequal
+    epochs: Markdown  # "3 at k = 2, ..., 12 at full BPTT": the epochs those updates read per length; NONE if unknown
     by_length: Markdown  # "+0.092 (−0.058 to +0.242) at k = 2, ..."; NONE where no k has an interval
     positive: int  # seeds' interactions above 0, of
     seeds: int  # every seed's interaction at every k
@@ -120,6 +123,10 @@ class CutNumbers:
     cut_gap_high: float
     across_low: float  # the cut runs' accuracy across a cut, its mean per k: lowest and highest
     across_high: float
+    rule_low: float  # the nearest-noun rule's accuracy at the distances of the probes across a cut, per k
+    rule_high: float
+    above_rule: int  # lengths whose cut runs score higher across a cut than the nearest-noun rule, of
+    rule_lengths: int  # the lengths with both numbers
 
     @property
     def across_learned(self) -> bool:
@@ -132,7 +139,7 @@ def cut_numbers(kind: str = "sentence cuts", results: str | Path | None = None) 
     study = agreement_studies(results).get(kind)
     if study is None:
         nan = float("nan")
-        return CutNumbers(None, NONE, NONE, 0, 0, 0, 0, nan, nan, nan, nan, nan, nan)
+        return CutNumbers(None, NONE, NONE, NONE, 0, 0, 0, 0, nan, nan, nan, nan, nan, nan, nan, nan, 0, 0)
     reach = extra_table(study, "reach", results)
     points, intervals = interactions(reach)
     gaps, _ = split_gaps(reach)
@@ -140,14 +147,21 @@ def cut_numbers(kind: str = "sentence cuts", results: str | Path | None = None) 
     cut_rows = gaps[(gaps["bptt"] > FULL) & (gaps["bptt"] == gaps["cut_every"])]
     cut = cut_rows.groupby("bptt")["gap"].mean()
     across = cut_rows.groupby("bptt")["beyond_accuracy"].mean()
+    rule = rule_across(study, results)
+    both = pd.concat([across.rename("network"), rule.rename("rule")], axis=1).dropna()
     listed = [
         f"{signed(r.mean, 3)} ({signed(r.low, 3)} to {signed(r.high, 3)}) at k = {integer(r.k)}"
         for r in intervals.itertuples(index=False)
     ]
     updates = held_updates(study, results)
+    epochs = [
+        f"{integer(n)} at {'full BPTT' if k == FULL else f'k = {integer(k)}'}"
+        for k, n in sorted(epochs_by_length(study, results).items(), key=lambda item: (item[0] == FULL, item[0]))
+    ]
     return CutNumbers(
         study,
         integer(updates) if updates else NONE,
+        words(epochs) if epochs else NONE,
         words(listed) if listed else NONE,
         int((points["interaction"].round(SIGN_DECIMALS) > 0).sum()),
         len(points),
@@ -156,7 +170,37 @@ def cut_numbers(kind: str = "sentence cuts", results: str | Path | None = None) 
         *_range(full),
         *_range(cut),
         *_range(across),
+        *_range(both["rule"]),
+        int((both["network"] > both["rule"]).sum()),
+        len(both),
     )
+
+
+def rule_across(study: str, results: str | Path | None = None) -> pd.Series:
+    """Per cut length k: the nearest-noun rule's test accuracy (tables/agreement_baselines.csv), which reads no head
+    and so needs nothing a cut hides, at the head-verb distances of the study's probes across a cut of k (its
+    ``cuts`` table; rule_at_cuts). The bar a network's accuracy across a cut must clear before it can be said to
+    read the head there; empty where either table is missing."""
+    try:
+        cuts = extra_table(study, "cuts", results)
+    except FileNotFoundError:
+        return pd.Series(dtype=float)
+    return rule_at_cuts(cuts, nearest_noun(study, results).set_index("distance")["accuracy"])
+
+
+def rule_at_cuts(cuts: pd.DataFrame, rule: pd.Series) -> pd.Series:
+    """Per cut_every k: ``rule`` (accuracy by distance) averaged over the probes that cross a cut of k, each
+    distance weighted by its count in ``cuts`` (rnnbench.results.cut_accuracy.cut_table). Every run reads the same
+    test probes, so the first setting with probes at k gives the counts; a k with a distance the rule lacks is left
+    out."""
+    across = cuts[cuts["crosses_cut"].astype(bool) & (cuts["probes"] > 0)]
+    bar = {}
+    for k, rows in across.groupby("cut_every"):
+        weights = rows[rows["bptt"] == rows["bptt"].iloc[0]].set_index("distance")["probes"]
+        accuracy = rule.reindex(weights.index)
+        if accuracy.notna().all():
+            bar[int(k)] = float((accuracy * weights).sum() / weights.sum())
+    return pd.Series(bar, dtype=float)
 
 
 def _range(values: pd.Series) -> tuple[float, float]:
@@ -247,8 +291,15 @@ class Passages:
     """Which of the chapter's alternative sentences the results call for (rnnbench.book.conditions)."""
 
     across_learned: bool  # CutNumbers.across_learned of the sentence-cut study
+    rule_measured: bool  # the nearest-noun rule's accuracy across a cut is known at some length
+    above_rule: bool  # across a cut, every length's runs score higher than that rule
     ptb: PtbFacts  # its flags: longer_faster, same_best
 
 
 def passages(cuts: CutNumbers, facts: PtbFacts) -> Passages:
-    return Passages(across_learned=cuts.across_learned, ptb=facts)
+    return Passages(
+        across_learned=cuts.across_learned,
+        rule_measured=cuts.rule_lengths > 0,
+        above_rule=cuts.rule_lengths > 0 and cuts.above_rule == cuts.rule_lengths,
+        ptb=facts,
+    )

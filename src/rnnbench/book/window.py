@@ -62,7 +62,7 @@ def window_against_recurrence(ff_study: str, rnn_study: str, results: str | Path
     }
     ff_dist = extra_table(ff_study, "distance", results)
     rnn_dist = extra_table(rnn_study, "distance", results)
-    heuristic = _nearest_noun(ff_study, results)
+    heuristic = nearest_noun(ff_study, results)
     rows = []
     for pair in pairs.itertuples(index=False):
         window = ff_dist[ff_dist["context"] == pair.context]
@@ -90,7 +90,7 @@ def _weighted(heuristic: pd.DataFrame) -> float:
     return float((heuristic["accuracy"] * heuristic["n"]).sum() / heuristic["n"].sum()) if len(heuristic) else math.nan
 
 
-def _nearest_noun(study: str, results: str | Path | None) -> pd.DataFrame:
+def nearest_noun(study: str, results: str | Path | None = None) -> pd.DataFrame:
     """The nearest-noun heuristic's test accuracy per head-verb distance (tables/agreement_baselines.csv) on
     the corpus ``study``'s runs read (all of a study's runs read one corpus); empty without the table or the run."""
     run = _run_settings(study, results)
