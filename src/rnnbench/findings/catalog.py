@@ -280,8 +280,12 @@ CLAIMS: tuple[Claim, ...] = (
         lesson_reach,
         title="The lesson's network forgets early words",
         question="gradients",
+        check=True,
     ),
 )
+
+# The claims that are checks of a source's printout, not tests: the book counts them with the arithmetic checks.
+CHECKS: frozenset[str] = frozenset(c.id for c in CLAIMS if c.check)
 
 # role -> the claims that read it: what a study or an analysis of that role is evidence for.
 ROLES: dict[str, tuple[str, ...]] = {}
@@ -289,4 +293,4 @@ for _claim in CLAIMS:
     for _need in _claim.needs:
         ROLES[_need.role] = (*ROLES.get(_need.role, ()), _claim.id)
 
-__all__ = ["CLAIMS", "ROLES"]
+__all__ = ["CHECKS", "CLAIMS", "ROLES"]
