@@ -730,6 +730,15 @@ def test_a_state_the_probe_reads_at_chance_where_the_gradient_has_faded_fails_fo
     carried = probe_folder(tmp_path / "carried", (0.81, 0.79, 0.8))
     finding = judge(claim("forward_carries"), Evidence(tmp_path / "carried", carried))
     assert finding.verdict == HOLDS and "above chance +0.3 [+0.275, +0.325] over 3 seeds" in finding.value
+    # that is the carrying half; the networks probed learned the agreement, so "cannot be trained to use it" is a
+    # part not shown, said in the reason, and the claim's title and statistic name only what was tested
+    untested = [p for p in finding.parts if p.label == "cannot be trained to use it"]
+    assert [p.verdict for p in untested] == [NOT_SHOWN] and "not tested here" in untested[0].note
+    assert finding.reason.startswith(
+        "holds for every part shown; not shown for cannot be trained to use it: not tested"
+    )
+    assert "cannot be trained" not in finding.value and "carr" in finding.title
+    assert finding.statistic.startswith("the carrying half only")
     # the negative control: a probe that reads shuffled labels 0.1 above chance (0.6 +- 0.001) reads something
     # other than the state's content, and the claim cannot hold on it; one 0.1 below chance (a label-blind probe
     # under the majority rate) leaks nothing
