@@ -135,12 +135,21 @@ UNDECIDED = ("window_agreement, n−1 = 16", INCONCLUSIVE, "accuracy at distance
 PART_SETS = {HOLDS: (HOLDING,), FAILS: (FAILING,), INCONCLUSIVE: (UNDECIDED,)}
 
 
-def _planted_findings(root, verdict, parts=None):
+CHECK = "lesson_gradient_reach"  # the lesson's printout recomputed: a check, not a test
+
+
+def _planted_findings(root, verdict, parts=None, check=HOLDS):
     """tables/findings.csv with every claim undecided but window_blind, which has ``verdict`` (and ``parts``, by
-    default one part of that verdict); one arithmetic claim right and one wrong."""
+    default one part of that verdict), and the lesson's check, which has ``check``; one arithmetic claim right and
+    one wrong."""
     parts = PART_SETS.get(verdict, ()) if parts is None else parts
     rows, part_rows = [], []
     for c in CLAIMS:
+        if c.id == CHECK:
+            rows.append({**dict.fromkeys(COLUMNS, ""), "id": c.id, "seed": c.seed, "title": c.title,
+                         "question": c.question, "quote": c.quote, "evidence": "tables/lesson_gradient_reach.csv",
+                         "verdict": check, "headline": "nn.RNN(8, 32): T = 5: 1.0e-02, T = 50: 1.0e-05"})  # fmt: skip
+            continue
         decided = c.id == "window_blind"
         rows.append(
             {
@@ -229,6 +238,41 @@ def test_a_claim_that_holds_in_part_is_read_from_its_parts(tmp_path, parts, read
         ]
     else:
         assert errata == []
+
+
+def test_the_lessons_check_is_counted_once_with_the_arithmetic_checks_not_in_the_tally_of_measured_verdicts(
+    tmp_path,
+):
+    # every claim inconclusive but window_blind, which fails, and the lesson's check, which holds: the tally of
+    # measured verdicts has no "holds" (the check is not among them), and the checks count it beside the arithmetic
+    _planted_findings(tmp_path, FAILS)
+    found = answers.Answers(tmp_path)
+    assert CHECK not in set(found.measured["id"]) and list(found.checks["id"]) == [CHECK]
+    assert len(found.measured) == len(CLAIMS) - 1
+    assert found.tally() == f"1 fails and {len(CLAIMS) - 2} are inconclusive"
+    assert "hold" not in found.tally()
+    # the checks: "Four is two squared" right, "Nine is two cubed" wrong, and the lesson's check, which holds
+    assert answers.checked(tmp_path) == (3, 2)
+    # the ledger lists it once, after the arithmetic checks, marked as a check
+    ledger = answers.ledger({}, tmp_path)
+    assert (
+        len(ledger) == len(CLAIMS) + 2 and list(ledger["claim"]).count("The lesson's network forgets early words") == 1
+    )
+    last = ledger.iloc[-1]
+    assert (last["claim"], last["verdict"], last["see"]) == (
+        "The lesson's network forgets early words",
+        "holds (a check)",
+        "@sec-claim-lesson-gradient-reach",
+    )
+    assert list(ledger["claim"])[-3:-1] == ["Four is two squared", "Nine is two cubed"]
+    assert "The lesson's network forgets early words: *holds (a check)*" in found.verdicts("gradients")
+    # a check that fails is an erratum of the checks, not a claim the measurements refute
+    _planted_findings(tmp_path / "wrong", HOLDS, check=FAILS)
+    errata = answers.errata_items(tmp_path / "wrong")
+    assert answers.checked(tmp_path / "wrong") == (3, 1)
+    assert any("**The lesson's network forgets early words:**" in item for item in errata["arithmetic"])
+    assert not any("forgets early words" in item for item in errata["refuted"])
+    assert answers.Answers(tmp_path / "wrong").tally() == f"1 holds and {len(CLAIMS) - 2} are inconclusive"
 
 
 def test_a_chapter_with_only_the_verdict_still_has_its_words():

@@ -136,6 +136,27 @@ def test_the_equivalence_p_is_the_larger_of_the_two_one_sided_tests_worked_by_ha
     assert harm.p_supports == pytest.approx(0.2389, abs=1e-4)
 
 
+def test_an_interval_on_a_cosine_is_cut_at_1_worked_by_hand():
+    # cosines 0.999 and 1.0: mean 0.9995, sd 0.001 / sqrt(2) = 0.00070711, se = sd / sqrt(2) = 0.0005; with one
+    # degree of freedom t_{0.975, 1} = tan(0.475 pi) = 12.7062, half-width 0.0063531: Student's interval is
+    # [0.9931469, 1.0058531], past 1, where no cosine can be. Cut to the range [-1, 1]: [0.9931469, 1].
+    t975 = math.tan(0.475 * math.pi)
+    whole = stats.mean_interval([0.999, 1.0])
+    assert whole.high == pytest.approx(0.9995 + 0.0005 * t975, rel=1e-9) and whole.high > 1
+    test = stats.no_effect([0.999, 1.0], None, stats.BELOW, 0.01, against=1.0, bounds=stats.RANGES["update cosine"])
+    iv = test.interval
+    assert iv.estimate == pytest.approx(0.9995) and iv.high == 1.0
+    assert iv.low == pytest.approx(0.9995 - 0.0005 * t975, rel=1e-9) and iv.low == pytest.approx(0.9931469, abs=1e-7)
+    assert iv.cut == "cut at 1, a cosine's largest value"
+    # the test is the interval's, uncut: "no turn beyond 0.01", H1 mean > 0.99, t = 0.0095 / 0.0005 = 19 on one
+    # degree of freedom, P(T > 19) = 1/2 - atan(19) / pi = 0.016738
+    assert test.p_supports == pytest.approx(0.5 - math.atan(19) / math.pi, rel=1e-6)
+    # inside the range (0.6 +- 0.248), nothing is cut; at the low end, the smallest value
+    assert stats.mean_interval([0.5, 0.6, 0.7]).within(stats.RANGES["update cosine"]).cut == ""
+    low = stats.mean_interval([-0.999, -1.0]).within(stats.RANGES["update cosine"])
+    assert (low.low, low.cut) == (-1.0, "cut at -1, a cosine's smallest value")
+
+
 def test_holms_adjustment_of_three_p_values_worked_by_hand():
     # sorted 0.01, 0.03, 0.04 times 3, 2, 1: 0.03, 0.06, 0.04; step-down keeps them rising: 0.03, 0.06, 0.06
     assert stats.holm([0.01, 0.04, 0.03]) == pytest.approx([0.03, 0.06, 0.06])
@@ -289,6 +310,16 @@ def test_clipping_with_the_unclipped_perplexities_holds_costs_nothing(tmp_path):
         "true by construction: ptb, the gradient (a positive rescaling keeps a vector's direction" in direction.reason
     )
     assert direction.evidence == "studies/clipping_ptb; studies/clip_threshold_ptb"
+
+
+def test_the_clipped_updates_mean_cosine_is_printed_cut_at_1(tmp_path):
+    # two seeds, cosines 0.999 and 1.0: Student's interval 0.9995 +- 0.0063531 reaches 1.0059 (worked by hand in
+    # test_an_interval_on_a_cosine_is_cut_at_1_worked_by_hand); the part prints it ending at 1, and says why
+    roles = clipping_folder(tmp_path, [100.5, 99.5], cosines=(0.999, 1.0))
+    direction = judge(claim("clip_direction"), Evidence(tmp_path, roles))
+    assert direction.verdict == HOLDS
+    assert "mean cosine +0.9995 [+0.9931, +1] (cut at 1, a cosine's largest value) over 2 seeds" in direction.value
+    assert "+1.00" not in direction.value and "mean cosine +0.9995 [+0.9931, +1]" in direction.headline
 
 
 def test_a_claim_whose_runs_did_not_learn_is_not_shown(tmp_path):
@@ -699,6 +730,15 @@ def test_a_state_the_probe_reads_at_chance_where_the_gradient_has_faded_fails_fo
     carried = probe_folder(tmp_path / "carried", (0.81, 0.79, 0.8))
     finding = judge(claim("forward_carries"), Evidence(tmp_path / "carried", carried))
     assert finding.verdict == HOLDS and "above chance +0.3 [+0.275, +0.325] over 3 seeds" in finding.value
+    # that is the carrying half; the networks probed learned the agreement, so "cannot be trained to use it" is a
+    # part not shown, said in the reason, and the claim's title and statistic name only what was tested
+    untested = [p for p in finding.parts if p.label == "cannot be trained to use it"]
+    assert [p.verdict for p in untested] == [NOT_SHOWN] and "not tested here" in untested[0].note
+    assert finding.reason.startswith(
+        "holds for every part shown; not shown for cannot be trained to use it: not tested"
+    )
+    assert "cannot be trained" not in finding.value and "carr" in finding.title
+    assert finding.statistic.startswith("the carrying half only")
     # the negative control: a probe that reads shuffled labels 0.1 above chance (0.6 +- 0.001) reads something
     # other than the state's content, and the claim cannot hold on it; one 0.1 below chance (a label-blind probe
     # under the majority rate) leaks nothing

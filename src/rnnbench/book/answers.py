@@ -9,13 +9,18 @@ each claim's verdict as words, the number behind it, the sources' errors and one
     tally(verdicts)           "8 hold, 7 are mixed and 5 are inconclusive": a count of claims by verdict or reading
     Answers(results)          tables/findings.csv by claim: .says(claim), .said(claim) (the words and the number),
                               .reading(claim), .title(claim), .question(key) (its claims, in the chapter's order),
-                              .verdicts(key) (each claim of a question as "title: verdict")
+                              .verdicts(key) (each claim of a question as "title: verdict"), .measured (the claims
+                              tested, the rows .tally counts) and .checks (a source's printout recomputed on one
+                              network: rnnbench.findings.catalog.CHECKS, counted with the arithmetic checks)
+    checked(results)          how many checks (the arithmetic ones and the findings' checks) have a verdict, and how
+                              many of them agree with the source
     best_activation(runs, s)  the activation and start with the best mean in one activation study
     errata_items(results)     every place the checks found a source wrong, by kind (ERRATA_KINDS): arithmetic the
                               computation contradicts, claims the measurements refute, failing parts of claims
                               that hold in part, the chapter's passage measured
     errata(results)           those as Markdown list items
-    ledger(sections)          every claim, measured then arithmetic: title, source, number, verdict, where to see it
+    ledger(sections)          every claim, measured then the checks (arithmetic, then the findings' checks, marked so):
+                              title, source, number, verdict, where to see it
     ledger_table(sections)    that as the chapter's table, its columns' widths set
     claim_label(claim)        the appendix's label of a claim's section (sec-claim-<slug>)
     seed_name(seed)           how the book names a source text ("the chapter", "“The vanilla RNN”")
@@ -36,6 +41,7 @@ import pandas as pd
 from rnnbench.book import decay, findings
 from rnnbench.book import format as fmt
 from rnnbench.book.results import study_about, table
+from rnnbench.findings.catalog import CHECKS
 from rnnbench.findings.headline import number as part_number
 from rnnbench.findings.headline import setting as part_setting
 from rnnbench.findings.registry import (
@@ -95,6 +101,8 @@ COUNTED = {
     PARTLY_DECIDED: ("is partly decided", "are partly decided"),
     PARTLY_REFUTED: ("is partly refuted", "are partly refuted"),
 }
+# A finding that is a check, where a cell or a list names its verdict: "holds (a check)".
+CHECK_MARK = fmt.Markdown("a check")
 ORDER = (HOLDS, MIXED, PARTLY_DECIDED, PARTLY, PARTLY_REFUTED, FAILS, INCONCLUSIVE, NOT_SHOWN, BY_CONSTRUCTION)
 # The sources by name: the findings name them by file, the arithmetic checks by key.
 SEED_NAMES = {
@@ -159,6 +167,12 @@ class Answers:
         self.results = results
         self.table = findings.findings(results)
         self.by_id = self.table.set_index("id")
+        is_check = self.table["id"].isin(CHECKS)
+        self.measured = self.table[~is_check]  # the claims tested: what the tally of verdicts counts
+        self.checks = self.table[is_check]  # a source's printout recomputed: counted with the arithmetic checks
+
+    def is_check(self, claim: str) -> bool:
+        return claim in CHECKS
 
     def _row(self, claim: str) -> pd.Series:
         if claim not in self.by_id.index:
@@ -201,11 +215,17 @@ class Answers:
     def verdicts(self, key: str) -> fmt.Markdown:
         """A question's claims, each as its title and its reading's cell word: "A window cannot see past its
         width: *holds*; Widening the window is no fix: *partly decided*" (the ledger links each to its entry)."""
-        return fmt.Markdown("; ".join(f"{self.title(c)}: *{cell(self.reading(c))}*" for c in self.question(key)))
+        return fmt.Markdown("; ".join(f"{self.title(c)}: *{self.cell(c)}*" for c in self.question(key)))
+
+    def cell(self, claim: str) -> fmt.Markdown:
+        """The claim's reading as a cell word, a check's marked so: "holds (a check)"."""
+        word = cell(self.reading(claim))
+        return fmt.Markdown(f"{word} ({CHECK_MARK})" if self.is_check(claim) else word)
 
     def tally(self, claims: Iterable[str] | None = None) -> fmt.Markdown:
-        """How many of ``claims`` (every claim) have each verdict, a claim that holds in part by its reading."""
-        claims = list(self.table["id"]) if claims is None else list(claims)
+        """How many of ``claims`` (every measured claim: never a check) have each verdict, a claim that holds in
+        part by its reading."""
+        claims = list(self.measured["id"]) if claims is None else list(claims)
         return tally(self.reading(c) for c in claims)
 
     def ordered(self) -> pd.DataFrame:
@@ -223,6 +243,16 @@ def best_activation(runs: pd.DataFrame, study: str | None) -> tuple[str, str, fl
     means = learned.groupby(["activation", "start"])["value"].mean()
     best = means.idxmin() if learned["metric"].iloc[0] in LOWER_IS_BETTER else means.idxmax()
     return best[0], best[1], float(means[best])
+
+
+def checked(results: str | Path | None = None) -> tuple[int, int]:
+    """(how many checks have a verdict, how many agree with the source): every arithmetic claim
+    (tables/seed_claims.csv) and every finding that is a check with a verdict of holds or fails."""
+    arithmetic = table("seed_claims", results, text=["claimed", "computed"])
+    checks = Answers(results).checks
+    decided = checks[checks["verdict"].isin((HOLDS, FAILS))]
+    right = int(arithmetic["matches"].sum()) + int((decided["verdict"] == HOLDS).sum())
+    return len(arithmetic) + len(decided), right
 
 
 def _sentence_case(text: str) -> str:
@@ -262,7 +292,8 @@ def passage_distance(results: str | Path | None = None) -> int | None:
 
 def errata_items(results: str | Path | None = None) -> dict[str, list[str]]:
     """Markdown list items per kind (ERRATA_KINDS): an arithmetic claim the computation contradicts, the source's
-    number beside the computed one (tables/seed_discrepancies.csv); a measured claim whose verdict is fails, with
+    number beside the computed one (tables/seed_discrepancies.csv), and a finding that is a check and fails, with
+    the number that contradicts the source's printout; a measured claim whose verdict is fails, with
     the number that refutes it; a claim that holds in part with the parts that fail, each with its setting and
     number; the chapter's passage, where the measured distance of its evidence word is not the chapter's."""
     items: dict[str, list[str]] = {kind: [] for kind in ERRATA_KINDS}
@@ -276,7 +307,13 @@ def errata_items(results: str | Path | None = None) -> dict[str, list[str]]:
     found = Answers(results)
     for row in found.ordered().itertuples():
         title = fmt.escape(_sentence_case(row.title))
-        if row.verdict == FAILS:
+        if found.is_check(row.id):
+            if row.verdict == FAILS:
+                items["arithmetic"].append(
+                    f"- **{title}:** {seed_name(row.seed)} says so, and the computation contradicts it: "
+                    f"{fmt.escape(row.headline)} (@{claim_label(row.id)})."
+                )
+        elif row.verdict == FAILS:
             items["refuted"].append(
                 f"- **{title}:** {seed_name(row.seed)} says so, and the measurements refute it: "
                 f"{fmt.escape(row.headline)} (@{claim_label(row.id)})."
@@ -304,22 +341,24 @@ def errata(results: str | Path | None = None) -> fmt.Markdown:
 
 
 def ledger(sections: Mapping[str, str], results: str | Path | None = None) -> pd.DataFrame:
-    """Every claim: the measured ones (tables/findings.csv) in the chapter's order, then the arithmetic ones
-    (tables/seed_claims.csv). Columns claim (its title), source, number (the headline; the computed value, and
-    the source's beside it where they differ), verdict (a cell word, a claim that holds in part by its reading),
-    see (a measured claim's appendix section, an arithmetic one's section as ``sections`` maps the source's
-    section to a label; "" where it maps none)."""
+    """Every claim: the measured ones (tables/findings.csv) in the chapter's order, then the checks: the arithmetic
+    ones (tables/seed_claims.csv), then the findings that are checks, their verdicts marked so. Columns claim (its
+    title), source, number (the headline; the computed value, and the source's beside it where they differ), verdict
+    (a cell word, a claim that holds in part by its reading), see (a finding's appendix section, an arithmetic
+    one's section as ``sections`` maps the source's section to a label; "" where it maps none)."""
     found = Answers(results)
-    rows = [
-        {
+    ordered = found.ordered()
+
+    def finding_row(row) -> dict:
+        return {
             "claim": fmt.escape(row.title),
             "source": seed_name(row.seed),
             "number": fmt.escape(row.headline) if row.headline else fmt.NONE,
-            "verdict": cell(found.reading(row.id)),
+            "verdict": found.cell(row.id),
             "see": fmt.Markdown(f"@{claim_label(row.id)}"),
         }
-        for row in found.ordered().itertuples()
-    ]
+
+    rows = [finding_row(row) for row in ordered.itertuples() if not found.is_check(row.id)]
     for row in table("seed_claims", results, text=["claimed", "computed", "title"]).itertuples():
         number = row.computed if row.matches else f"{row.computed}; the source: {row.claimed}"
         label = sections.get(row.where)
@@ -332,6 +371,7 @@ def ledger(sections: Mapping[str, str], results: str | Path | None = None) -> pd
                 "see": fmt.Markdown(f"@{label}" if label else "–"),
             }
         )
+    rows.extend(finding_row(row) for row in ordered.itertuples() if found.is_check(row.id))
     return pd.DataFrame(rows, columns=["claim", "source", "number", "verdict", "see"])
 
 

@@ -1,5 +1,5 @@
-"""The chapter's claim that a recurrent network carries what it cannot be trained to use, judged on the decoding
-probes (analyses with role ``state_carries``, rnnbench.decay.probe: a linear classifier reading the head noun's
+"""The chapter's claim that a recurrent network carries what it cannot be trained to use, its carrying half judged on
+the decoding probes (analyses with role ``state_carries``, rnnbench.decay.probe: a linear classifier reading the head noun's
 number from the state d steps after the noun, held-out sentences, beside the gradient of the verb's loss that
 crosses the same d steps, relative to its size at d = 0).
 
@@ -8,6 +8,10 @@ crosses the same d steps, relative to its size at d = 0).
                       nearest noun has the other number, over the seeds of trained networks that learned; and the
                       same probe on shuffled labels, the negative control, is not above chance there (by more
                       than the margin)
+
+    trained      "cannot be trained to use information from far back": not tested here, a part not shown. The
+                 probed networks were trained with full backpropagation through time and learned the agreement, so
+                 they show what the state is capable of carrying, not what training cannot reach.
 
 A probe that reads the state says what the state holds; a Jacobian-vector product would not: its decay rate and
 the backward gradient's are the same product of Jacobians, one transposed, so they agree by construction.
@@ -30,6 +34,12 @@ FALL = 10.0  # an order of magnitude at least: the gradient at the distance read
 # above chance reads the head itself.
 SUBSET = "attractor"
 ACCURACY_MARGIN = MARGINS["accuracy"].size
+# The claim's other half, which a probe of networks that learned the dependency cannot test.
+UNTESTED = "cannot be trained to use it"
+UNTESTED_WHY = (
+    "not tested here: the probed networks were trained with full backpropagation through time and learned the "
+    "agreement, so they show that the state carries the number, not that training cannot use it"
+)
 
 
 def far_distance(table: pd.DataFrame) -> int | None:
@@ -79,4 +89,6 @@ def forward_carries(ev: Evidence) -> Judged:
             tests.append(checked)
             value += f"; shuffled labels, above chance {interval(checked.interval)}"
         parts.append(Part.tested(name, tests, value))
+    if parts:
+        parts.append(Part(UNTESTED, NOT_SHOWN, note=UNTESTED_WHY))
     return Judged(tuple(read), tuple(parts), "" if parts else "no decoding probe in this config")

@@ -24,7 +24,7 @@ import pandas as pd
 
 from rnnbench.findings import policy
 from rnnbench.findings.evidence import Evidence, learned
-from rnnbench.findings.policy import ABOVE, BELOW, MARGINS
+from rnnbench.findings.policy import ABOVE, BELOW, MARGINS, RANGES
 from rnnbench.findings.registry import BY_CONSTRUCTION, NOT_SHOWN, Judged, Part
 from rnnbench.metrics import CLIP_SPIKES, LOWER_IS_BETTER, regime_contradicted, threshold_regime
 from rnnbench.numbers import interval, significant
@@ -159,7 +159,8 @@ def _norm(runs: pd.DataFrame) -> pd.Series:
 def direction(ev: Evidence) -> Judged:
     """Per corpus, over the settings in the chapter's regime whose threshold acted: the gradient's direction (true by
     construction), then per optimiser setting with a measured update cosine, that cosine against 1 (no turn beyond
-    the margin) over the learned seeds. A setting outside the regime with a measured cosine is reported, not tested."""
+    the margin) over the learned seeds, its interval cut to a cosine's range [-1, 1] (policy.RANGES). A setting outside
+    the regime with a measured cosine is reported, not tested."""
     runs, read = clipping_runs(ev)
     margin = MARGINS["update cosine"].size
     parts = []
@@ -187,7 +188,7 @@ def direction(ev: Evidence) -> Judged:
                     parts.append(Part(label, NOT_SHOWN, note=f"no clipped step's update was measured ({_share(at)})"))
                 continue  # plain SGD's update follows the gradient: the gradient's part says it
             taken = learned(at)[UPDATE_COSINE].dropna()
-            test = policy.no_effect(taken, None, BELOW, margin, against=1.0)
+            test = policy.no_effect(taken, None, BELOW, margin, against=1.0, bounds=RANGES["update cosine"])
             if test is None:
                 parts.append(
                     Part(
@@ -197,7 +198,8 @@ def direction(ev: Evidence) -> Judged:
                     )
                 )
                 continue
-            value = f"mean cosine {interval(test.interval, digits=4)} over {len(taken)} seeds, {_check(at)}"
+            cut = f" ({test.interval.cut})" if test.interval.cut else ""
+            value = f"mean cosine {interval(test.interval, digits=4)}{cut} over {len(taken)} seeds, {_check(at)}"
             parts.append(Part.tested(label, (test,), value))
         parts.extend(outside)
     return Judged(read, tuple(parts))

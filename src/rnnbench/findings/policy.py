@@ -31,6 +31,11 @@ Intervals, for printing the number behind a verdict:
     difference(a, b)   Welch's 95% interval of mean(a) - mean(b), each list one value per seed
     mean_interval(x)   Student's 95% interval of mean(x), one value per seed (a paired difference, a rate)
     fit(d, y)          least squares y = c + r d, with r's 95% interval and R^2 (a log-norm against distance)
+A quantity that cannot leave a range (a cosine lies in [-1, 1]) has it stated in RANGES; a test given its range
+prints its interval cut to it (Interval.within), and says where it was cut. A t interval knows no bounds: two seeds
+of cosines near 1 give one past 1. Cutting a confidence interval to where the parameter can lie keeps its coverage
+(the parameter is inside the range, so it is inside the cut interval whenever it is inside the whole one); the
+tests' p-values are the same either way.
 """
 
 from __future__ import annotations
@@ -97,6 +102,26 @@ MARGINS: dict[str, Margin] = {
 }
 
 
+@dataclass(frozen=True)
+class Range:
+    """Where a quantity can lie, ``low`` to ``high``, and what it is called where an interval is cut to it."""
+
+    low: float
+    high: float
+    of: str  # "a cosine": an interval cut at ``high`` says "cut at 1, a cosine's largest value"
+
+    def words(self, end: float) -> str:
+        """What cutting an interval at ``end`` (one of the range's ends) says."""
+        which = "largest" if end == self.high else "smallest"
+        return f"cut at {end:g}, {self.of}'s {which} value"
+
+
+# Stated with MARGINS: the quantities whose values are bounded by what they are.
+RANGES: dict[str, Range] = {
+    "update cosine": Range(-1.0, 1.0, "a cosine"),
+}
+
+
 def quantity(metric: str) -> str:
     """The MARGINS key of a study metric: any perplexity, any accuracy."""
     if metric.endswith("ppl") or "perplexity" in metric:
@@ -112,11 +137,31 @@ class Interval:
     low: float
     high: float
     n: int  # values behind it (the smaller side's, for a difference)
+    cut: str = ""  # where it was cut to its quantity's range, in words (within); "" where it was not
 
     def scaled(self, factor: float) -> Interval:
         """The same interval in other units (e.g. relative to a baseline: factor = 100 / baseline)."""
+        if self.cut:
+            raise ValueError(f"an interval cut to its range ({self.cut}) is in that range's units; scale it first")
         ends = sorted((self.low * factor, self.high * factor))
         return Interval(self.estimate * factor, ends[0], ends[1], self.n)
+
+    def within(self, bounds: Range | None) -> Interval:
+        """The interval intersected with ``bounds``, the range its quantity cannot leave (the module docstring:
+        it keeps its coverage), with ``cut`` saying at which end; itself where it lies inside or ``bounds`` is None.
+        An estimate past an end (a mean of cosines that rounding put above 1) is set on it."""
+        if bounds is None:
+            return self
+        low, high = max(self.low, bounds.low), min(self.high, bounds.high)
+        if (low, high) == (self.low, self.high):
+            return self
+        said = [
+            bounds.words(end)
+            for end, moved in ((bounds.low, low != self.low), (bounds.high, high != self.high))
+            if moved
+        ]
+        estimate = min(max(self.estimate, bounds.low), bounds.high)
+        return Interval(estimate, min(low, high), max(low, high), self.n, "; ".join(said))
 
 
 def _clean(values: Sequence[float]) -> np.ndarray:
@@ -239,11 +284,17 @@ def _equivalent(a: np.ndarray, b: np.ndarray | None, low: float, high: float) ->
     return float(ttost_ind(a, b, low, high, usevar="unequal")[0])
 
 
-def _sides(a: Sequence[float], b: Sequence[float] | None) -> tuple[np.ndarray, np.ndarray | None, Interval] | None:
+def _sides(
+    a: Sequence[float], b: Sequence[float] | None, bounds: Range | None = None
+) -> tuple[np.ndarray, np.ndarray | None, Interval] | None:
+    """The two sides as arrays and the interval to print, cut to ``bounds`` (only a mean of one side can be: a
+    difference of two bounded quantities has its own range)."""
     x = _clean(a)
     y = None if b is None else _clean(b)
+    if bounds is not None and y is not None:
+        raise ValueError("a range bounds a mean of one side, not a difference of two")
     interval = mean_interval(x) if y is None else difference(x, y)
-    return None if interval is None else (x, y, interval)
+    return None if interval is None else (x, y, interval.within(bounds))
 
 
 def _flip(side: str) -> str:
@@ -272,13 +323,18 @@ def effect(
 
 
 def no_effect(
-    a: Sequence[float], b: Sequence[float] | None, harm: str, margin: float, against: float = 0.0
+    a: Sequence[float],
+    b: Sequence[float] | None,
+    harm: str,
+    margin: float,
+    against: float = 0.0,
+    bounds: Range | None = None,
 ) -> Test | None:
     """The claim "mean(a) - mean(b) is not beyond ``against`` by more than ``margin`` on the side of ``harm``" (ABOVE,
     BELOW), or within +-margin either way (EITHER). Supported by the equivalence test; refuted where the difference
     is measurably on the side of the harm (for EITHER: measurably different). None with fewer than two values on a
-    side."""
-    found = _sides(a, b)
+    side. ``bounds``, with b None: the range mean(a) cannot leave (RANGES), which the interval printed is cut to."""
+    found = _sides(a, b, bounds)
     if found is None:
         return None
     x, y, interval = found

@@ -1,8 +1,10 @@
 """A claim of the seeds, how it is judged, and its verdict.
 
     Claim     id, the seed file and its words (verbatim), the roles of the evidence it reads, the statistic,
-              the decision rule in one line, the function that judges it, a title in plain words and the
-              question of the chapter it answers (one of QUESTIONS)
+              the decision rule in one line, the function that judges it, a title in plain words, the
+              question of the chapter it answers (one of QUESTIONS), and whether it is a check: a source's own
+              printout recomputed (one network, no seeds), which the book counts with the arithmetic checks, not
+              among the measured verdicts
     Part      one comparison inside a claim (one corpus, one setting): its value, and its tests or its verdict
     Judged    what a judge returns: the files it read as evidence and its parts
     Finding   the row of tables/findings.csv
@@ -139,6 +141,7 @@ class Claim:
     judge: Callable[..., Judged]
     title: str  # the claim in plain words, as a reader would say it ("A window cannot see past its width")
     question: str  # which of QUESTIONS it answers
+    check: bool = False  # a check of a source's own printout, not a test: counted with the arithmetic checks
 
     def __post_init__(self):
         if self.seed not in SEEDS:

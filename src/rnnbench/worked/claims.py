@@ -1,12 +1,13 @@
 """Every checkable number or property of the seeds (the chapter, lessons 001 and 003): the seed's words
 against the code's result. Where they disagree, the computation wins and seed_discrepancies() lists both.
+Lesson 003's gradient reaching token 1 (tables/lesson_gradient_reach.csv) is checked once, by the findings' check
+lesson_gradient_reach (rnnbench.findings.catalog), which the book counts with these.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from itertools import pairwise
 
 import numpy as np
 import pandas as pd
@@ -146,14 +147,6 @@ def _params_24() -> tuple[str, bool, str]:
 def _bi_32() -> tuple[str, bool, str]:
     shape = lesson_rnn_shapes().set_index(["model", "tensor"]).loc[("bi", "outputs"), "shape"]
     return f"bi outputs {shape}", shape.endswith("x32"), ""
-
-
-def _reach_shrinks() -> tuple[str, bool, str]:
-    t = bptt.gradient_reach()
-    values = t.grad_token1_mean_abs.tolist()
-    shrinks = all(a > b for a, b in pairwise(values))
-    computed = ", ".join(f"T={n}: {p}" for n, p in zip(t.length, t.printed, strict=True))
-    return computed, shrinks, "the lesson prints the code, not its output: these are its numbers on this torch"
 
 
 _PARAMS = "The parameter count stops growing"
@@ -296,14 +289,6 @@ CLAIMS: tuple[Claim, ...] = (
         "32",
         _bi_32,
         title="A bidirectional RNN doubles the output size",
-    ),
-    Claim(
-        "lesson003",
-        "Backpropagation Through Time",
-        "the gradient reaching token 1 shrinks as the sequence grows",
-        "shrinks",
-        _reach_shrinks,
-        title="The gradient reaching the first word shrinks as the sequence grows",
     ),
 )
 
