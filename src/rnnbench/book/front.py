@@ -42,7 +42,8 @@ def window_answer(results: str | Path | None = None) -> WindowAnswer:
     section = window_section(results)
     widening = answers.Answers(results).parts("widening_not_fix")
     study = section.ptb_study or "-"
-    gain = widening[(widening["aspect"] == "gain") & widening.index.str.startswith(study)]["verdict"]
+    of_study = widening["source"] == study if "source" in widening else widening.index.str.startswith(study)
+    gain = widening[(widening["aspect"] == "gain") & of_study]["verdict"]
     verdict = gain.iloc[0] if len(gain) else ""
     return WindowAnswer(
         section=section,
