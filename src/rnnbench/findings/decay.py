@@ -174,12 +174,13 @@ def _trained(ev: Evidence) -> tuple[list[tuple[str, pd.DataFrame, pd.DataFrame]]
         rates = backward_rates(ev, name).merge(runs, on="run_id", how="left")
         final = rates[rates["snapshot"].astype(str) == FINAL]
         if final.empty:
-            skipped.append(Part(_networks(ev, name), NOT_SHOWN, note="no final snapshot measured", source=name))
+            label = f"{_networks(ev, name)}, trained"
+            skipped.append(Part(label, NOT_SHOWN, note="no final snapshot measured", source=name))
             continue
         taken = final[final["outcome"] == "learned"]
         if taken.empty:
             note = f"none of its {len(final)} runs learned"
-            skipped.append(Part(_networks(ev, name), NOT_SHOWN, note=note, source=name))
+            skipped.append(Part(f"{_networks(ev, name)}, trained", NOT_SHOWN, note=note, source=name))
             continue
         start = rates[(rates["snapshot"].astype(str) == "0") & rates["run_id"].isin(taken["run_id"])]
         found.append((name, taken, start))
