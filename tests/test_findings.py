@@ -683,7 +683,7 @@ def test_relu_runs_that_all_blow_up_beside_tanh_runs_that_train_hold_the_lessons
     roles = activation_folder(tmp_path, valid, none, diverged=("relu",))
     finding = judge(claim("relu_no_ceiling"), Evidence(tmp_path, roles))
     assert finding.verdict == HOLDS
-    assert finding.value == "PTB, ReLU against tanh: diverged: relu 4 of 4, tanh 0 of 4 (p = 0.014, Holm)"
+    assert finding.value == "PTB, ReLU against tanh: diverged: ReLU 4 of 4, tanh 0 of 4 (p = 0.014, Holm)"
     # 3 of 3 against 0 of 3 is p = 1/20 = 0.05, not below 0.05: three seeds a side cannot show it
     three = {act: values[:3] for act, values in valid.items()}
     roles = activation_folder(tmp_path / "three", three, {act: [0] * 3 for act in valid}, diverged=("relu",))
@@ -692,7 +692,7 @@ def test_relu_runs_that_all_blow_up_beside_tanh_runs_that_train_hold_the_lessons
     # with no run diverging on either side the counts are equal: nothing is decided either way
     calm = activation_folder(tmp_path / "calm", valid, none)
     finding = judge(claim("relu_no_ceiling"), Evidence(tmp_path / "calm", calm))
-    assert finding.verdict == INCONCLUSIVE and "relu 0 of 4, tanh 0 of 4" in finding.value
+    assert finding.verdict == INCONCLUSIVE and "ReLU 0 of 4, tanh 0 of 4" in finding.value
 
 
 def test_a_state_the_probe_reads_at_chance_where_the_gradient_has_faded_fails_forward_carries(tmp_path):

@@ -133,7 +133,9 @@ def relu_unbounded(ev: Evidence) -> Judged:
                 )
                 continue
             blown, held = int((relu["outcome"] == "diverged").sum()), int((bounded["outcome"] == "diverged").sum())
-            value = f"diverged: {RELU} {blown} of {len(relu)}, {ZERO_CENTRED} {held} of {len(bounded)}"
+            value = (
+                f"diverged: {word('activation', RELU)} {blown} of {len(relu)}, {ZERO_CENTRED} {held} of {len(bounded)}"
+            )
             parts.append(
                 Part.tested(label, (policy.more_often(blown, len(relu), held, len(bounded)),), value, source=name)
             )
