@@ -655,7 +655,7 @@ def test_the_cost_of_clipping_is_judged_by_the_findings_rule_on_the_seeds(tmp_pa
     write_study(tmp_path, "thresholds_by_any_name", about, thresholds, metrics)
     write_findings_parts(tmp_path, ("clipping_ptb", "thresholds_by_any_name"))
     parts = pd.read_csv(tmp_path / "tables" / "findings_parts.csv").set_index("part")
-    assert parts.loc["ptb, rate 0.5, norm ≤ 2× median (2)", "verdict"] == "holds"
+    assert parts.loc["PTB, rate 0.5, threshold 2× the median norm (2)", "verdict"] == "holds"
     [cost] = clip_outcomes.clipping_cost(clip_values.section("ptb", tmp_path), tmp_path)
     assert (cost.lr, cost.unclipped_mean, cost.unclipped_min, cost.unclipped_max) == (0.5, 345.0, 344.0, 346.0)
     judged = {t.clip: (t.verdict, t.mean, t.difference, t.regime) for t in cost.thresholds}

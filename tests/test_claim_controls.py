@@ -380,14 +380,14 @@ def test_an_interval_that_crosses_the_margin_is_inconclusive(tmp_path):
     assert finding.verdict == INCONCLUSIVE
     assert "+0% [−4.53%, +4.53%] (margin 2%)" in finding.value
     assert finding.reason == (
-        "inconclusive for ptb, rate 0.5, norm ≤ 2× median (0.25) (not decided at 95% (p = 0.14, Holm))"
+        "inconclusive for PTB, rate 0.5, threshold 2× the median norm (0.25) (not decided at 95% (p = 0.14, Holm))"
     )
 
 
 def test_the_gradients_direction_is_true_by_construction_where_no_stateful_optimiser_was_measured(tmp_path):
     finding = _judge("clip_direction", lambda root: clipping_folder(root, list(UNCLIPPED)), tmp_path)
     assert finding.verdict == BY_CONSTRUCTION
-    assert finding.value == "ptb, the gradient" and finding.reason == f"ptb, the gradient ({RESCALING})"
+    assert finding.value == "PTB, the gradient" and finding.reason == f"PTB, the gradient ({RESCALING})"
 
 
 def test_a_wider_window_that_only_adds_parameters_is_true_by_construction_where_its_gain_is_not_shown(tmp_path):
@@ -396,10 +396,10 @@ def test_a_wider_window_that_only_adds_parameters_is_true_by_construction_where_
         "widening_not_fix", lambda root: widths_folder(root, {1: [170.0], 2: [150.0], 3: [150.0]}), tmp_path
     )
     assert finding.verdict == BY_CONSTRUCTION
-    assert finding.value == "widths, size: +15,000 parameters per word admitted"
+    assert finding.value == "PTB, size: +15,000 parameters per word admitted"
     assert finding.reason == (
-        "widths, size (W_h has (n−1)d × H weights: each word admitted adds d × H); "
-        "not shown for widths, n−1 = 2 → 3: 1 and 1 runs learned; needs two each"
+        "PTB, size (W_h has (n−1)d × H weights: each word admitted adds d × H); "
+        "not shown for PTB, n−1 = 2 → 3: 1 and 1 runs learned; needs two each"
     )
 
 
@@ -437,7 +437,7 @@ def test_a_matched_agreement_pair_with_a_side_under_the_nearest_noun_rule_is_not
     assert finding.verdict == NOT_SHOWN, (finding.value, finding.reason)
     window, recurrence = ("0.95", "1") if side == "window" else ("1", "0.95")
     assert finding.reason == (
-        "agreement, n−1 = 2 (34,521) against H = 60 (34,689): "
+        "agreement corpus, n−1 = 2 (34,521) against H = 60 (34,689): "
         f"{side} below the nearest-noun rule within n−1 = 2 by more than 0.02: window {window}, recurrence "
         f"{recurrence}, rule 1; not trained to what it sees"
     )
@@ -496,5 +496,5 @@ def test_a_threshold_given_as_a_number_is_set_against_its_studys_unclipped_media
         return roles
 
     finding = _judge("clip_divergence", folder, tmp_path)
-    assert "ptb, rate 1, norm ≤ 0.25: 0.5× the unclipped median norm: ordinary steps" in finding.reason
-    assert "ptb, rate 1, norm ≤ 1: unclipped 1/4 diverged, clipped 0/3 (5% of steps clipped)" in finding.value
+    assert "PTB, rate 1, norm threshold 0.25: 0.5× the unclipped median norm: ordinary steps" in finding.reason
+    assert "PTB, rate 1, norm threshold 1: unclipped 1/4 diverged, clipped 0/3 (5% of steps clipped)" in finding.value

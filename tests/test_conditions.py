@@ -17,6 +17,7 @@ from rnnbench.book import (
     context_chapter,
     front,
     gradients_chapter,
+    matched,
     published_chapter,
     reproduce_chapter,
     truncation_chapter,
@@ -35,6 +36,7 @@ NAMESPACES = {
     "context": context_chapter.WindowSection,
     "gradients": gradients_chapter.Passages,
     "reproduce": reproduce_chapter.ReproduceChapter,
+    "matched": matched.Passages,
 }
 
 

@@ -289,7 +289,7 @@ def test_clipping_that_costs_a_fifth_of_the_perplexity_fails_costs_nothing(tmp_p
     finding = judge(claim("clip_quality"), Evidence(tmp_path, roles))
     assert finding.verdict == FAILS
     # difference 20, each side's sd 0.5 and 0.6 over three seeds: the interval is far from 0
-    assert "+20%" in finding.value and "ptb, rate 0.5, norm ≤ 2× median (0.25)" in finding.value
+    assert "+20%" in finding.value and "PTB, rate 0.5, threshold 2× the median norm (0.25)" in finding.value
     assert "measurably worse (p = " in finding.reason
     assert finding.evidence == "studies/clipping_ptb; studies/clip_threshold_ptb"
 
@@ -304,10 +304,10 @@ def test_clipping_with_the_unclipped_perplexities_holds_costs_nothing(tmp_path):
     direction = judge(claim("clip_direction"), Evidence(tmp_path, roles))
     assert (
         direction.verdict == HOLDS
-        and "ptb, adam's update, rate 0.5, norm ≤ 2× median (0.25): mean cosine +0.999 [" in direction.value
+        and "PTB, Adam's update, rate 0.5, threshold 2× the median norm (0.25): mean cosine +0.999 [" in direction.value
     )
     assert (
-        "true by construction: ptb, the gradient (a positive rescaling keeps a vector's direction" in direction.reason
+        "true by construction: PTB, the gradient (a positive rescaling keeps a vector's direction" in direction.reason
     )
     assert direction.evidence == "studies/clipping_ptb; studies/clip_threshold_ptb"
 
@@ -378,11 +378,11 @@ def test_divergence_prevented_at_one_threshold_and_not_at_another_is_partly(tmp_
     finding = judge(claim("clip_divergence"), Evidence(tmp_path, roles))
     assert finding.verdict == PARTLY
     assert (
-        "ptb, rate 1, norm ≤ 2× median (1): unclipped 4/4 diverged, clipped 0/4 (5% of steps clipped) (p = 0.029, Holm)"
+        "PTB, rate 1, threshold 2× the median norm (1): unclipped 4/4 diverged, clipped 0/4 (5% of steps clipped) (p = 0.029, Holm)"
         in finding.value
     )
     assert finding.reason == (
-        "holds for ptb, rate 1, norm ≤ 2× median (1); inconclusive for ptb, rate 1, norm ≤ 50× median (25) "
+        "holds for PTB, rate 1, threshold 2× the median norm (1); inconclusive for PTB, rate 1, threshold 50× the median norm (25) "
         "(not decided at 95% (p = 1, Holm))"
     )
 
@@ -394,7 +394,10 @@ def test_a_window_whose_accuracy_falls_just_past_its_width_is_blind_there(tmp_pa
     curves = [{1: 0.95, 2: a, 3: b} for a, b in ((0.90, 0.60), (0.92, 0.61), (0.94, 0.65))]
     finding = judge(claim("window_blind"), Evidence(tmp_path, window_folder(tmp_path, curves)))
     assert finding.verdict == HOLDS
-    assert finding.value == "windows, n−1 = 2: accuracy at distance 2 − at 3: +0.3 [+0.275, +0.325] (p = 0.00019, Holm)"
+    assert (
+        finding.value
+        == "agreement corpus, n−1 = 2: accuracy at distance 2 − at 3: +0.3 [+0.275, +0.325] (p = 0.00019, Holm)"
+    )
 
 
 def test_a_recurrence_with_a_cliff_fails_no_cliff(tmp_path):
@@ -403,7 +406,7 @@ def test_a_recurrence_with_a_cliff_fails_no_cliff(tmp_path):
     finding = judge(claim("recurrence_no_cliff"), Evidence(tmp_path, recurrence_folder(tmp_path, curves)))
     assert finding.verdict == FAILS
     assert "largest drop +0.3 [" in finding.value and "from distance 3 to 4 (3 adjacent pairs)" in finding.value
-    assert finding.reason.startswith("fails for rnns, hidden = 60 (measurably worse (p = ")
+    assert finding.reason.startswith("fails for agreement corpus, H = 60 (measurably worse (p = ")
 
 
 def test_a_recurrence_study_that_varies_nothing_is_one_setting_over_its_seeds(tmp_path):
@@ -411,7 +414,7 @@ def test_a_recurrence_study_that_varies_nothing_is_one_setting_over_its_seeds(tm
     # 0.002, -0.002, 0), below the 0.02 margin at t = -17.3. One part over the three seeds, not three of one seed.
     curves = [{1: 0.9, 2: 0.9 + a, 3: 0.9, 4: 0.9 + a} for a in (0.002, -0.002, 0.0)]
     finding = judge(claim("recurrence_no_cliff"), Evidence(tmp_path, recurrence_folder(tmp_path, curves, varied=False)))
-    assert finding.verdict == HOLDS and finding.value.startswith("rnns: largest drop +0 [")
+    assert finding.verdict == HOLDS and finding.value.startswith("agreement corpus: largest drop +0 [")
 
 
 def test_the_recurrence_is_set_against_the_window_of_its_size_on_a_language_models_text(tmp_path):
@@ -421,7 +424,7 @@ def test_the_recurrence_is_set_against_the_window_of_its_size_on_a_language_mode
     finding = judge(claim("recurrence_beats_window"), Evidence(tmp_path, roles))
     assert finding.verdict == HOLDS
     assert finding.value.startswith(
-        "ptb, n−1 = 1 (1,494,002) against H = 200 (1,534,002): test_ppl, recurrence − window −10 ["
+        "PTB, n−1 = 1 (1,494,002) against H = 200 (1,534,002): test_ppl, recurrence − window −10 ["
     )
     # One seed of the recurrence has no spread to read a gap of any size against.
     one = tmp_path / "one"
@@ -447,8 +450,14 @@ def test_the_sentence_cut_study_is_split_by_block_and_paired_by_seed(tmp_path):
     # differences 0.15 + (0.001, -0.001, 0), the study's rows read at the block split
     roles = sentence_cut_folder(tmp_path, spread(0.15, 0.002))
     finding = judge(claim("truncation_invisible"), Evidence(tmp_path, roles))
-    assert "sentence, k = 2, split by block" in finding.value and "(paired)" in finding.value
-    assert "stream, k = 2, split by distance" in finding.value and finding.verdict == HOLDS
+    assert (
+        "agreement corpus, sentence cuts, truncated at k = 2, split by block" in finding.value
+        and "(paired)" in finding.value
+    )
+    assert (
+        "agreement corpus, stream segments, truncated at k = 2, split by distance" in finding.value
+        and finding.verdict == HOLDS
+    )
 
 
 def test_sentence_cuts_between_stream_segments_and_full_bptt_reduce_the_damage_without_removing_it(tmp_path):
@@ -458,18 +467,22 @@ def test_sentence_cuts_between_stream_segments_and_full_bptt_reduce_the_damage_w
     )
     assert finding.verdict == HOLDS
     assert (
-        "sentence against stream, k = 2: interaction (gap within − beyond, cut minus full), stream − sentence +0.2"
+        "agreement corpus, sentence cuts against stream segments, truncated at k = 2: interaction (gap within − beyond, cut minus full), stream − sentence +0.2"
         in finding.value
     )
     assert (
-        "sentence against its full-sentence runs, k = 2: interaction (gap within − beyond, cut minus full), sentence +0.15"
+        "agreement corpus, sentence cuts against its full-sentence runs, truncated at k = 2: interaction (gap within − beyond, cut minus full), sentence +0.15"
         in finding.value
     )
     # sentence cuts lose no more than full BPTT: the damage is removed, so the claim holds only in part
     removed = judge(
         claim("sentence_cuts_reduce"), Evidence(tmp_path / "x", sentence_cut_folder(tmp_path / "x", spread(0.0, 0.002)))
     )
-    assert removed.verdict == PARTLY and "fails for sentence against its full-sentence runs, k = 2" in removed.reason
+    assert (
+        removed.verdict == PARTLY
+        and "fails for agreement corpus, sentence cuts against its full-sentence runs, truncated at k = 2"
+        in removed.reason
+    )
 
 
 def test_rates_below_and_above_zero_over_seeds_decide_vanishing_and_explosion(tmp_path):
@@ -492,7 +505,7 @@ def test_rates_below_and_above_zero_over_seeds_decide_vanishing_and_explosion(tm
     assert vanish.verdict == HOLDS and "rate −0.71 [" in vanish.value and "over 2 seeds" in vanish.value
     explode = judge(claim("explode_above_one"), Evidence(tmp_path, roles))
     assert explode.verdict == FAILS and "measurably short of the margin (p = 0.0017, Holm)" in explode.reason
-    assert "radii, radius 1.1, hidden 32: rate +0 [" in explode.value
+    assert "untrained, spectral radius 1.1, H = 32: rate +0 [" in explode.value
 
 
 def test_explosion_is_read_on_trained_networks_whose_radius_ended_above_one_too(tmp_path):
@@ -503,12 +516,13 @@ def test_explosion_is_read_on_trained_networks_whose_radius_ended_above_one_too(
     roles = Roles(analyses={"radius": ("radii",), "trained_decay": ("trained",)})
     finding = judge(claim("explode_above_one"), Evidence(tmp_path, roles))
     assert finding.verdict == PARTLY and finding.evidence == "analyses/radii; analyses/trained"
-    assert "trained, trained: rate −0.1 [−0.125, −0.0752] over 3 seeds, per-step factor 0.905, ρ(U) 1.2 to 1.2" in (
-        finding.value
+    assert (
+        "agreement corpus, trained: rate −0.1 [−0.125, −0.0752] over 3 seeds, per-step factor 0.905, ρ(U) 1.2 to 1.2"
+        in (finding.value)
     )
     assert finding.reason == (
-        "holds for radii, radius 1.5, hidden 32; "
-        "fails for trained, trained (measurably short of the margin (p = 0.0027, Holm))"
+        "holds for untrained, spectral radius 1.5, H = 32; "
+        "fails for agreement corpus, trained (measurably short of the margin (p = 0.0027, Holm))"
     )
 
 
@@ -638,9 +652,9 @@ def test_a_sigmoid_network_measurably_behind_tanh_after_equal_training_holds(tmp
     finding = judge(claim("zero_centred_faster"), Evidence(tmp_path, roles))
     assert finding.verdict == HOLDS
     assert finding.value == (
-        "activation_ptb, sigmoid against tanh: valid_ppl 305 against 250, sigmoid − tanh +55 [+43.7, +66.3] "
+        "PTB, sigmoid against tanh: valid_ppl 305 against 250, sigmoid − tanh +55 [+43.7, +66.3] "
         "(p = 8.8e-05, Holm); "
-        "activation_ptb, steps to a training loss both reach, sigmoid against tanh: steps to training perplexity "
+        "PTB, steps to a training loss both reach, sigmoid against tanh: steps to training perplexity "
         "300: 605 against 405, sigmoid − tanh +200 [+189, +211] (p = 1e-06, Holm)"
     )
     # The same spread at equal means is short of each margin and the claim fails: perplexity 250 +- 1 on both sides,
@@ -654,7 +668,7 @@ def test_a_sigmoid_network_measurably_behind_tanh_after_equal_training_holds(tmp
     faster_steps = {**STEPS_TO_TARGET, "sigmoid": [300, 310, 305]}
     cases = {
         "level": (level_ppl, level_steps, FAILS, "measurably short of the margin"),
-        "part": (None, faster_steps, PARTLY, "; fails for activation_ptb, steps to a training loss both reach"),
+        "part": (None, faster_steps, PARTLY, "; fails for PTB, steps to a training loss both reach"),
     }
     behind = {"tanh": [250, 255, 245], "sigmoid": [300, 310, 305], "relu": [260, 270, 265]}
     for case, (valid, steps, verdict, why) in cases.items():
@@ -671,13 +685,13 @@ def test_relu_units_that_die_in_training_hold_and_none_dying_fails(tmp_path):
     finding = judge(claim("relu_dies"), Evidence(tmp_path, roles))
     assert finding.verdict == HOLDS
     assert finding.value == (
-        "activation_ptb, relu: share of 100 units silent on validation +10% [+5.03%, +15%] (p = 0.0065, Holm)"
+        "PTB, ReLU: share of 100 units silent on validation +10% [+5.03%, +15%] (p = 0.0065, Holm)"
     )
     # no unit silent in any seed: the share is exactly 0, short of the margin of 0.01
     alive = activation_folder(tmp_path / "alive", valid, {"tanh": [0] * 3, "sigmoid": [0] * 3, "relu": [0] * 3})
     finding = judge(claim("relu_dies"), Evidence(tmp_path / "alive", alive))
     assert finding.verdict == FAILS and finding.reason == (
-        "fails for activation_ptb, relu (measurably short of the margin (p = 0, Holm))"
+        "fails for PTB, ReLU (measurably short of the margin (p = 0, Holm))"
     )
 
 
@@ -700,7 +714,7 @@ def test_relu_runs_that_all_blow_up_beside_tanh_runs_that_train_hold_the_lessons
     roles = activation_folder(tmp_path, valid, none, diverged=("relu",))
     finding = judge(claim("relu_no_ceiling"), Evidence(tmp_path, roles))
     assert finding.verdict == HOLDS
-    assert finding.value == "activation_ptb, relu against tanh: diverged: relu 4 of 4, tanh 0 of 4 (p = 0.014, Holm)"
+    assert finding.value == "PTB, ReLU against tanh: diverged: ReLU 4 of 4, tanh 0 of 4 (p = 0.014, Holm)"
     # 3 of 3 against 0 of 3 is p = 1/20 = 0.05, not below 0.05: three seeds a side cannot show it
     three = {act: values[:3] for act, values in valid.items()}
     roles = activation_folder(tmp_path / "three", three, {act: [0] * 3 for act in valid}, diverged=("relu",))
@@ -709,7 +723,7 @@ def test_relu_runs_that_all_blow_up_beside_tanh_runs_that_train_hold_the_lessons
     # with no run diverging on either side the counts are equal: nothing is decided either way
     calm = activation_folder(tmp_path / "calm", valid, none)
     finding = judge(claim("relu_no_ceiling"), Evidence(tmp_path / "calm", calm))
-    assert finding.verdict == INCONCLUSIVE and "relu 0 of 4, tanh 0 of 4" in finding.value
+    assert finding.verdict == INCONCLUSIVE and "ReLU 0 of 4, tanh 0 of 4" in finding.value
 
 
 def test_a_state_the_probe_reads_at_chance_where_the_gradient_has_faded_fails_forward_carries(tmp_path):
@@ -754,10 +768,7 @@ def test_relu_units_are_not_counted_when_every_relu_run_diverged(tmp_path):
     none = {"tanh": [0] * 3, "sigmoid": [0] * 3, "relu": [0] * 3}
     roles = activation_folder(tmp_path, valid, none, diverged=("relu",))
     finding = judge(claim("relu_dies"), Evidence(tmp_path, roles))
-    assert (
-        finding.verdict == NOT_SHOWN
-        and finding.reason == "activation_ptb, relu: 0 of 3 runs learned; needs two; 3 diverged"
-    )
+    assert finding.verdict == NOT_SHOWN and finding.reason == "PTB, ReLU: 0 of 3 runs learned; needs two; 3 diverged"
 
 
 def test_a_threshold_below_the_median_is_reported_outside_the_chapters_regime(tmp_path):
@@ -777,7 +788,7 @@ def test_activation_runs_are_read_per_start_of_u_and_the_speed_claim_reads_the_d
     from rnnbench.findings.activation import default_start, starts
 
     table = pd.DataFrame({"recurrent_init": ["default", "identity", "default", None], "activation": list("abcd")})
-    assert [label for label, _ in starts(table)] == ["", ", identity start"]
+    assert [label for label, _ in starts(table)] == ["", ", U = I start"]
     assert [len(group) for _, group in starts(table)] == [3, 1]  # a row from before the setting is the default's
     assert default_start(table)["activation"].tolist() == ["a", "c", "d"]
     older = table.drop(columns="recurrent_init")  # a study that never varied the start: one group, every row

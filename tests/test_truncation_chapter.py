@@ -47,8 +47,11 @@ def planted(fixture_results, tmp_path, verdicts=None, parts=None, reach=None):
     findings.to_csv(results / "tables" / "findings.csv", index=False)
     table = pd.read_csv(results / "tables" / "findings_parts.csv", dtype=str, keep_default_na=False)
     for claim, labels in (parts or {}).items():
-        for fragment, verdict in labels.items():
-            table.loc[(table["id"] == claim) & table["part"].str.contains(fragment, regex=False), "verdict"] = verdict
+        for key, verdict in labels.items():  # a fragment of the label, or (the part's study, a fragment)
+            source, fragment = key if isinstance(key, tuple) else ("", key)
+            of_source = table["source"] == source if source else True
+            at = (table["id"] == claim) & of_source & table["part"].str.contains(fragment, regex=False)
+            table.loc[at, "verdict"] = verdict
     table.to_csv(results / "tables" / "findings_parts.csv", index=False)
     book = test_report.copy_book(tmp_path / "reports")
     with pytest.MonkeyPatch.context() as mp:
@@ -71,8 +74,8 @@ def test_the_decided_parts_are_named_by_study_kind_and_length(fixture_results, t
     text = planted(fixture_results, tmp_path / "none", parts=undecided)
     assert "The parts decided: none;" in text and "those decided are: none." in text
     plant = {
-        "truncation_invisible": {"": "inconclusive", "truncation_sentence_agreement, k = 2,": "holds"},
-        "truncation_cost": {"": "inconclusive", "truncation_ptb, slow": "fails"},
+        "truncation_invisible": {"": "inconclusive", ("truncation_sentence_agreement", "k = 2,"): "holds"},
+        "truncation_cost": {"": "inconclusive", ("truncation_ptb", ", slow,"): "fails"},
     }
     text = planted(fixture_results, tmp_path / "two", parts=plant)
     assert "The parts decided: holds for the sentence cuts at $k$ = 2;" in text

@@ -273,9 +273,9 @@ def _failing_parts(row, parts: pd.DataFrame, results: str | Path | None = None) 
     for (label, part), where in zip(failing.iterrows(), settings, strict=True):
         # Two parts alike but for what they read (one design against another): each named by its study's description.
         if settings.count(where) > 1:
-            studies = [
-                r.split("/", 1)[-1] for r in read if r.startswith("studies/") and r.split("/", 1)[-1] in str(label)
-            ]
+            source = str(part.get("source", ""))  # "" in a table from before the column: read the label
+            names = [r.split("/", 1)[-1] for r in read if r.startswith("studies/")]
+            studies = [n for n in names if (n == source if source else n in str(label))]
             where = f"{where} ({study_about(studies[0], results)['description']})" if studies else where
         value = part_number(SimpleNamespace(verdict=part["verdict"], value=part["value"], note=part["note"]))
         said.append(f"{where}: {value}" if where and value else where or value)

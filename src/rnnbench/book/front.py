@@ -23,6 +23,7 @@ from rnnbench.book.context_chapter import WindowSection, window_section
 from rnnbench.book.format import Markdown, between, sig, words
 from rnnbench.book.window import window_comparison
 from rnnbench.findings.registry import FAILS, HOLDS
+from rnnbench.findings.setting_words import word
 from rnnbench.metrics import CLIP_SPIKES, METRIC_LABELS
 from rnnbench.plots.ablation_figures import CHANCE
 
@@ -42,7 +43,8 @@ def window_answer(results: str | Path | None = None) -> WindowAnswer:
     section = window_section(results)
     widening = answers.Answers(results).parts("widening_not_fix")
     study = section.ptb_study or "-"
-    gain = widening[(widening["aspect"] == "gain") & widening.index.str.startswith(study)]["verdict"]
+    of_study = widening["source"] == study if "source" in widening else widening.index.str.startswith(study)
+    gain = widening[(widening["aspect"] == "gain") & of_study]["verdict"]
     verdict = gain.iloc[0] if len(gain) else ""
     return WindowAnswer(
         section=section,
@@ -171,7 +173,7 @@ def activation_answer(results: str | Path | None = None) -> ActivationAnswer:
     # a study none of whose runs learned has no best, and is left out of the comparison
     bests = [(s, b) for s in studies if (b := answers.best_activation(runs, s))]
     best = [
-        f"on {act.corpus_name(runs, s)}, {a} from the {start} start "
+        f"on {act.corpus_name(runs, s)}, {word('activation', a)} from the {word('recurrent_init', start)} "
         f"({METRIC_LABELS[act.setting(runs, s, a, start).metric]} {sig(value)})"
         for s, (a, start, value) in bests
     ]
@@ -181,7 +183,8 @@ def activation_answer(results: str | Path | None = None) -> ActivationAnswer:
             settings = [act.setting(runs, study, activation, start) for start in act.starts(runs)]
             failed, total = sum(s.diverged for s in settings), sum(s.runs for s in settings)
             if failed:
-                diverged.append(f"{activation} diverged in {failed} of {total} runs on {act.corpus_name(runs, study)}")
+                said = word("activation", activation)
+                diverged.append(f"{said} diverged in {failed} of {total} runs on {act.corpus_name(runs, study)}")
     return ActivationAnswer(
         measured=bool(bests),
         same_best=len({a for _, (a, _, _) in bests}) == 1,

@@ -2,7 +2,8 @@
 parameter count and at equal training time, and whether the ranking of the two families has settled by epoch.
 
     matched_values(m)     one comparison at equal cost (rnnbench.book.published.Matched) as the values its sentence
-                          reads, every one a formatted value ("–" where nothing was matched)
+                          reads, every one a formatted value ("–" where nothing was matched), and whether every
+                          feed-forward model was matched (a flag: Passages, rnnbench.book.conditions)
     ranking_display(t)    tables/ranking_by_epoch.csv as one row per set of runs: the best model of each family after
                           the last epoch, how many matched windows the RNN beats after each epoch, whether it settled
 
@@ -44,6 +45,14 @@ class MatchedValues:
     rnn_lower: Markdown  # of the matched models, at how many the RNN is lower
     advantage_low: Markdown  # feed-forward minus RNN perplexity over the matched models
     advantage_high: Markdown
+    every_matched: bool = False  # some feed-forward model was compared, and none was left without an RNN that near
+
+
+@dataclass(frozen=True)
+class Passages:
+    """The chapter's flags (rnnbench.book.conditions): which of its alternative sentences the results call for."""
+
+    by_parameters: MatchedValues  # at equal parameter count
 
 
 def _seeds(n: int, low: float = math.nan, high: float = math.nan) -> Markdown:
@@ -83,6 +92,7 @@ def matched_values(m: Matched | None) -> MatchedValues:
         rnn_lower=integer(m.rnn_lower),
         advantage_low=sig(m.advantage_min),
         advantage_high=sig(m.advantage_max),
+        every_matched=m.unmatched == 0,
     )
 
 

@@ -87,8 +87,9 @@ def decided(claim: str, results: str | Path | None = None) -> pd.DataFrame:
     kinds = study_kinds(results)
     rows = []
     for label, part in found[found["verdict"].isin(("holds", "fails"))].iterrows():
-        study = label.split(",")[0].strip()
-        lengths = re.findall(r"(?:k =|bptt) (\d+)", label)
+        study = str(part.get("source", "")) or label.split(",")[0].strip()  # a table from before the source column
+        # the length a part is at, the longer of two: none where the longer is full BPTT
+        lengths = [] if "full BPTT against" in label else re.findall(r"k = (\d+)", label)
         rows.append(
             {
                 "kind": kinds.get(study, study),

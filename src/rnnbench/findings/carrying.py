@@ -25,6 +25,7 @@ from rnnbench.findings import policy
 from rnnbench.findings.evidence import Evidence, learned
 from rnnbench.findings.policy import ABOVE, MARGINS
 from rnnbench.findings.registry import NOT_SHOWN, Judged, Part
+from rnnbench.findings.setting_words import corpus, words
 from rnnbench.numbers import interval, significant
 
 ROLE = "state_carries"
@@ -62,16 +63,18 @@ def forward_carries(ev: Evidence) -> Judged:
         table = ev.analysis_table(name, "probe")
         table = table[(table["snapshot"].astype(str) == FINAL) & (table["subset"] == SUBSET)]
         runs = ev.runs(record["study"])[["run_id", "outcome"]]
+        where = words(record.get("where") or {})
+        label = ", ".join(filter(None, (corpus(str(ev.study(record["study"]).get("corpus", ""))), where, "trained")))
         table = learned(table.merge(runs, on="run_id", how="left"))
         true, shuffled = table[table["labels"] == "true"], table[table["labels"] == "shuffled"]
         networks = true["run_id"].nunique()
         if networks < 2:
-            parts.append(Part(name, NOT_SHOWN, note=f"{networks} trained network learned; needs two"))
+            parts.append(Part(label, NOT_SHOWN, note=f"{networks} trained network learned; needs two", source=name))
             continue
         distance = far_distance(true)
         if distance is None:
             note = f"in some network the gradient falls {significant(FALL)}-fold at no distance measured"
-            parts.append(Part(name, NOT_SHOWN, note=note))
+            parts.append(Part(label, NOT_SHOWN, note=note, source=name))
             continue
         at = true[true["distance"] == distance]
         control = shuffled[shuffled["distance"] == distance]
@@ -88,7 +91,7 @@ def forward_carries(ev: Evidence) -> Judged:
         if checked is not None:
             tests.append(checked)
             value += f"; shuffled labels, above chance {interval(checked.interval)}"
-        parts.append(Part.tested(name, tests, value))
+        parts.append(Part.tested(label, tests, value, source=name))
     if parts:
         parts.append(Part(UNTESTED, NOT_SHOWN, note=UNTESTED_WHY))
     return Judged(tuple(read), tuple(parts), "" if parts else "no decoding probe in this config")

@@ -26,6 +26,8 @@ from rnnbench.findings import policy
 from rnnbench.findings.evidence import Evidence, learned
 from rnnbench.findings.policy import ABOVE, BELOW, MARGINS, RANGES
 from rnnbench.findings.registry import BY_CONSTRUCTION, NOT_SHOWN, Judged, Part
+from rnnbench.findings.setting_words import corpus as corpus_words
+from rnnbench.findings.setting_words import word
 from rnnbench.metrics import CLIP_SPIKES, LOWER_IS_BETTER, regime_contradicted, threshold_regime
 from rnnbench.numbers import interval, significant
 
@@ -97,19 +99,27 @@ def with_regimes(runs: pd.DataFrame) -> pd.DataFrame:
 
 def threshold(clip: float, runs: pd.DataFrame) -> str:
     """A norm threshold as a part names it: its multiple of the reference run's median norm where it was set so
-    ("norm ≤ 2× median (0.849)"), else its value."""
-    times = runs["clip_times_median"].dropna().astype(float)
-    return threshold_words(clip, float(times.iloc[0]) if len(times) else math.nan)
+    ("threshold 2× the median norm (0.849)"), else its value."""
+    return threshold_words(clip, _times(runs))
 
 
 def threshold_words(clip: float, times: float = math.nan) -> str:
     """threshold's words from the numbers: the resolved threshold and its multiple of the median (NaN: none)."""
-    return f"norm ≤ {times:g}× median ({significant(clip)})" if not math.isnan(times) else f"norm ≤ {clip:g}"
+    return (
+        f"{word('clip_times_median', times)} ({significant(clip)})"
+        if not math.isnan(times)
+        else f"norm threshold {clip:g}"
+    )
+
+
+def _times(runs: pd.DataFrame) -> float:
+    times = runs["clip_times_median"].dropna().astype(float)
+    return float(times.iloc[0]) if len(times) else math.nan
 
 
 def part_label(corpus: str, lr: float, clip: float, times: float = math.nan) -> str:
     """The label of a divergence or quality part: what tables/findings_parts.csv names the setting by."""
-    return f"{corpus}, rate {lr:g}, {threshold_words(clip, times)}"
+    return f"{corpus_words(corpus)}, {word('lr', lr)}, {threshold_words(clip, times)}"
 
 
 def _share(runs: pd.DataFrame) -> str:
@@ -170,7 +180,8 @@ def direction(ev: Evidence) -> Judged:
             clipped = clipped.assign(optimizer=[_optimizer(ev, r) for r in clipped["run_id"]])
         inside, outside = [], []
         for (optimizer, lr, clip), at in clipped.groupby(["optimizer", "lr", "clip"], sort=True):
-            label = f"{corpus}, {optimizer}'s update, rate {lr:g}, {threshold(clip, at)}"
+            said = word("optimizer", optimizer)
+            label = f"{corpus_words(corpus)}, {said}'s update, {word('lr', lr)}, {threshold(clip, at)}"
             part = _outside(label, at)
             if part is None:
                 inside.append((label, at))
@@ -178,10 +189,14 @@ def direction(ev: Evidence) -> Judged:
                 outside.append(part)
         if not inside:
             parts.append(
-                Part(corpus, NOT_SHOWN, note="no norm-clipped setting in the chapter's regime had a step clipped")
+                Part(
+                    corpus_words(corpus),
+                    NOT_SHOWN,
+                    note="no norm-clipped setting in the chapter's regime had a step clipped",
+                )
             )
         else:
-            parts.append(Part(f"{corpus}, the gradient", BY_CONSTRUCTION, note=RESCALING))
+            parts.append(Part(f"{corpus_words(corpus)}, the gradient", BY_CONSTRUCTION, note=RESCALING))
         for label, at in inside:
             if at[UPDATE_COSINE].isna().all():
                 if str(at["optimizer"].iloc[0]) not in ("", "sgd"):  # measures the update, on sampled steps
@@ -227,11 +242,12 @@ def divergence(ev: Evidence) -> Judged:
             blown = int(free["diverged"].sum())
             base = f"unclipped {blown}/{len(free)} diverged"
             if clipped.empty:
-                parts.append(Part(f"{corpus}, rate {lr:g}", NOT_SHOWN, base, "no norm-clipped run at this rate"))
+                label = f"{corpus_words(corpus)}, {word('lr', lr)}"
+                parts.append(Part(label, NOT_SHOWN, base, "no norm-clipped run at this rate"))
                 continue
             for clip, runs_at in clipped.groupby("clip", sort=True):
                 n, bad = len(runs_at), int(runs_at["diverged"].sum())
-                label = f"{corpus}, rate {lr:g}, {threshold(clip, runs_at)}"
+                label = part_label(corpus, lr, clip, _times(runs_at))
                 if (part := _outside(label, runs_at)) is not None:
                     parts.append(part)
                     continue
@@ -252,7 +268,7 @@ def quality(ev: Evidence) -> Judged:
             base = learned(free)["value"].dropna()
             clipped = at[_norm(at)]
             for clip, runs_at in clipped.groupby("clip", sort=True):
-                label = f"{corpus}, rate {lr:g}, {threshold(clip, runs_at)}"
+                label = part_label(corpus, lr, clip, _times(runs_at))
                 if (part := _outside(label, runs_at)) is not None:
                     parts.append(part)
                     continue
@@ -288,17 +304,21 @@ def vanishing(ev: Evidence) -> Judged:
         record = ev.analysis(name)
         read.append(f"analyses/{name}")
         if record.get("study") is None:
-            parts.append(Part(name, NOT_SHOWN, note="measures untrained networks, not a clipping study's runs"))
+            note = "measures untrained networks, not a clipping study's runs"
+            parts.append(Part("untrained networks", NOT_SHOWN, note=note, source=name))
             continue
         runs = study_runs(ev, record["study"])
+        trained = corpus_words(str(ev.study(record["study"]).get("corpus", "")))
         rates = backward_rates(ev, name)
         rates = rates[rates["snapshot"].astype(str) == "final"].drop(columns=[*SETTINGS], errors="ignore")
         rates = rates.merge(runs, on="run_id", how="inner", suffixes=("_decay", ""))
         for lr, at in rates.groupby("lr", sort=True):
             free = learned(at[_unclipped(at)])["rate"]
             for clip, group in at[~_unclipped(at)].groupby(["clip_mode", "clip"], sort=True):
-                said = threshold(clip[1], group) if clip[0] == "norm" else f"{clip[0]} ≤ {clip[1]:g}"
-                label = f"{name}, rate {lr:g}, {said}"
+                said = (
+                    threshold(clip[1], group) if clip[0] == "norm" else f"{word('clip_mode', clip[0])} at {clip[1]:g}"
+                )
+                label = f"{trained}, {word('lr', lr)}, {said}"
                 if clip[0] == "norm" and (part := _outside(label, group)) is not None:
                     parts.append(part)
                     continue

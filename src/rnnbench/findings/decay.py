@@ -22,6 +22,7 @@ from rnnbench.findings import policy
 from rnnbench.findings.evidence import Evidence
 from rnnbench.findings.policy import ABOVE, BELOW, EITHER, MARGINS
 from rnnbench.findings.registry import FAILS, HOLDS, NOT_SHOWN, Judged, Part
+from rnnbench.findings.setting_words import corpus, words
 from rnnbench.numbers import interval, significant
 
 # A curve is geometric when a straight line explains this much of log-norm's variance over the fitted distances.
@@ -64,9 +65,16 @@ def setting_rates(keys: list[str], rates: pd.DataFrame) -> list[tuple[dict, pd.D
     return out
 
 
-def _label(name: str, setting: dict, shown: tuple[str, ...]) -> str:
-    parts = [f"{k} {v:g}" if isinstance(v, float) else f"{k} {v}" for k, v in setting.items() if k in shown]
-    return f"{name}, {', '.join(parts)}" if parts else name
+def _networks(ev: Evidence, name: str) -> str:
+    """What an analysis measured, in words: "untrained", or the corpus its study's networks were trained on."""
+    study = ev.analysis(name).get("study")
+    return "untrained" if study is None else corpus(str(ev.study(study).get("corpus", "")))
+
+
+def _label(ev: Evidence, name: str, setting: dict, shown: tuple[str, ...]) -> str:
+    """A part's label: the analysis's networks (_networks) and the settings ``shown``, in words (no analysis key)."""
+    said = words({k: v for k, v in setting.items() if k in shown})
+    return ", ".join(filter(None, (_networks(ev, name), said)))
 
 
 def _untrained(ev: Evidence, role: str, keep) -> tuple[list[tuple[str, dict, pd.DataFrame]], tuple]:
@@ -85,16 +93,16 @@ def _elman_tanh(rates: pd.DataFrame) -> pd.Series:
     return rates["family"].eq("rnn") & rates["activation"].eq("tanh")
 
 
-def _rate_part(label: str, networks: pd.DataFrame, side: str, extra: str = "") -> Part:
+def _rate_part(label: str, networks: pd.DataFrame, side: str, extra: str = "", source: str = "") -> Part:
     """The rates of one setting's networks on ``side`` of 0 (beyond the margin), over its seeds."""
     test = policy.effect(networks["rate"], None, side, RATE_MARGIN)
     if test is None:
-        return Part(label, NOT_SHOWN, note=ONE_NETWORK if len(networks) == 1 else "no finite rate")
+        return Part(label, NOT_SHOWN, note=ONE_NETWORK if len(networks) == 1 else "no finite rate", source=source)
     value = (
         f"rate {interval(test.interval)} over {len(networks)} seeds, "
         f"per-step factor {significant(math.exp(test.interval.estimate))}{extra}"
     )
-    return Part.tested(label, (test,), value)
+    return Part.tested(label, (test,), value, source=source)
 
 
 def _radius_claim(ev: Evidence, side: str) -> Judged:
@@ -103,7 +111,8 @@ def _radius_claim(ev: Evidence, side: str) -> Judged:
         ev, "radius", lambda r: _elman_tanh(r) & (r["radius"].lt(1) if below else r["radius"].gt(1))
     )
     parts = [
-        _rate_part(_label(name, setting, ("radius", "hidden")), networks, side) for name, setting, networks in found
+        _rate_part(_label(ev, name, setting, ("radius", "hidden")), networks, side, source=name)
+        for name, setting, networks in found
     ]
     if not below:  # a trained network whose rho(U) ended above 1 is a case of the claim too
         trained, more, _ = _trained(ev)
@@ -113,11 +122,9 @@ def _radius_claim(ev: Evidence, side: str) -> Judged:
                 above = networks[networks["rho"] > 1]
                 if above.empty:
                     continue
-                label = (
-                    _label(name, {k: v for k, v in setting.items() if k != "snapshot"}, tuple(setting)) + ", trained"
-                )
+                label = _label(ev, name, {k: v for k, v in setting.items() if k != "snapshot"}, tuple(setting))
                 rho = f", ρ(U) {significant(float(above['rho'].min()))} to {significant(float(above['rho'].max()))}"
-                parts.append(_rate_part(label, above, side, rho))
+                parts.append(_rate_part(f"{label}, trained", above, side, rho, source=name))
     reason = "" if parts else f"no tanh network with spectral radius {'below' if below else 'above'} 1 in the analyses"
     return Judged(read, tuple(parts), reason)
 
@@ -139,16 +146,17 @@ def sigmoid_quarter(ev: Evidence) -> Judged:
     found, read = _untrained(ev, "activation", lambda r: r["activation"].eq("sigmoid"))
     parts = []
     for name, setting, networks in found:
-        label = _label(name, setting, ("radius", "hidden"))
+        label = _label(ev, name, setting, ("radius", "hidden"))
         test = policy.no_effect(networks["rate"], None, ABOVE, RATE_MARGIN, against=QUARTER)
         if test is None:
-            parts.append(Part(label, NOT_SHOWN, note=ONE_NETWORK if len(networks) == 1 else "no finite rate"))
+            note = ONE_NETWORK if len(networks) == 1 else "no finite rate"
+            parts.append(Part(label, NOT_SHOWN, note=note, source=name))
             continue
         iv = test.interval
         factors = (
             f"{significant(math.exp(iv.estimate))} [{significant(math.exp(iv.low))}, {significant(math.exp(iv.high))}]"
         )
-        parts.append(Part.tested(label, (test,), f"per-step factor {factors} over {len(networks)} seeds"))
+        parts.append(Part.tested(label, (test,), f"per-step factor {factors} over {len(networks)} seeds", source=name))
     return Judged(read, tuple(parts), "" if parts else "no sigmoid network in the analyses with role activation")
 
 
@@ -160,17 +168,19 @@ def _trained(ev: Evidence) -> tuple[list[tuple[str, pd.DataFrame, pd.DataFrame]]
         record = ev.analysis(name)
         read.append(f"analyses/{name}")
         if record.get("study") is None:
-            skipped.append(Part(name, NOT_SHOWN, note="measures untrained networks"))
+            skipped.append(Part("untrained networks", NOT_SHOWN, note="measures untrained networks", source=name))
             continue
         runs = ev.runs(record["study"])[["run_id", "outcome"]]
         rates = backward_rates(ev, name).merge(runs, on="run_id", how="left")
         final = rates[rates["snapshot"].astype(str) == FINAL]
         if final.empty:
-            skipped.append(Part(name, NOT_SHOWN, note="no final snapshot measured"))
+            label = f"{_networks(ev, name)}, trained"
+            skipped.append(Part(label, NOT_SHOWN, note="no final snapshot measured", source=name))
             continue
         taken = final[final["outcome"] == "learned"]
         if taken.empty:
-            skipped.append(Part(name, NOT_SHOWN, note=f"none of its {len(final)} runs learned"))
+            note = f"none of its {len(final)} runs learned"
+            skipped.append(Part(f"{_networks(ev, name)}, trained", NOT_SHOWN, note=note, source=name))
             continue
         start = rates[(rates["snapshot"].astype(str) == "0") & rates["run_id"].isin(taken["run_id"])]
         found.append((name, taken, start))
@@ -183,7 +193,7 @@ def geometric(ev: Evidence) -> Judged:
     found, read, parts = _trained(ev)
     for name, final, _ in found:
         for setting, networks in setting_rates(ev.analysis(name)["keys"], final):
-            label = _label(name, {k: v for k, v in setting.items() if k != "snapshot"}, tuple(setting))
+            label = _label(ev, name, {k: v for k, v in setting.items() if k != "snapshot"}, tuple(setting))
             fits = [curve_fit(ev, name, point) for _, point in networks.iterrows()]
             fits = [f for f in fits if f is not None]
             if fits:
@@ -191,9 +201,10 @@ def geometric(ev: Evidence) -> Judged:
                 straight = lowest >= GEOMETRIC_R2
                 note = "" if straight else "not a straight line in log-norm"
                 value = f"smallest R² {lowest:.3f} of {len(fits)} networks"
-                parts.append(Part(f"{label}, straight", HOLDS if straight else FAILS, value, note, aspect="geometric"))
-            part = _rate_part(f"{label}, decays", networks, BELOW)
-            parts.append(Part(part.label, part.verdict, part.value, part.note, "decays", part.tests))
+                verdict = HOLDS if straight else FAILS
+                parts.append(Part(f"{label}, straight", verdict, value, note, aspect="geometric", source=name))
+            part = _rate_part(f"{label}, decays", networks, BELOW, source=name)
+            parts.append(Part(part.label, part.verdict, part.value, part.note, "decays", part.tests, source=name))
     return Judged(read, tuple(parts))
 
 
@@ -202,15 +213,18 @@ def not_held(ev: Evidence) -> Judged:
     for name, final, start in found:
         rho_start = start.groupby("run_id")["rho"].first() if len(start) else None
         for setting, networks in setting_rates(ev.analysis(name)["keys"], final):
-            label = _label(name, {k: v for k, v in setting.items() if k not in ("snapshot", "family")}, tuple(setting))
+            shown = {k: v for k, v in setting.items() if k not in ("snapshot", "family")}
+            label = _label(ev, name, shown, tuple(setting))
             test = policy.effect(networks["rate"], None, EITHER, RATE_MARGIN)
             if test is None:
-                parts.append(Part(label, NOT_SHOWN, note=ONE_NETWORK if len(networks) == 1 else "no finite rate"))
+                note = ONE_NETWORK if len(networks) == 1 else "no finite rate"
+                parts.append(Part(label, NOT_SHOWN, note=note, source=name))
                 continue
             rho = (
                 f", ρ(U) {significant(float(rho_start.reindex(networks['run_id']).mean()))} → {significant(float(networks['rho'].mean()))}"
                 if rho_start is not None and len(rho_start)
                 else ""
             )
-            parts.append(Part.tested(label, (test,), f"rate {interval(test.interval)} over {len(networks)} seeds{rho}"))
+            value = f"rate {interval(test.interval)} over {len(networks)} seeds{rho}"
+            parts.append(Part.tested(label, (test,), value, source=name))
     return Judged(read, tuple(parts))

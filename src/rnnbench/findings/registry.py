@@ -87,14 +87,15 @@ COLUMNS = (
     "reason",
 )
 # tables/findings_parts.csv: every part of every claim, decided, with its Holm-adjusted p-values (NaN untested)
-PART_COLUMNS = ("id", "part", "aspect", "verdict", "value", "note", "p_supports", "p_refutes")
+# (part: its label, in words; source: the study or analysis it reads, by its name in the config, "" for none)
+PART_COLUMNS = ("id", "part", "source", "aspect", "verdict", "value", "note", "p_supports", "p_refutes")
 PENDING = "tested"  # a part whose tests decide its verdict when the claim's tests are corrected together
 GIVEN = (HOLDS, FAILS, NOT_SHOWN, BY_CONSTRUCTION)
 
 
 @dataclass(frozen=True)
 class Part:
-    label: str  # what this part compares ("ptb, rate 0.5, norm <= 0.25")
+    label: str  # what this part compares, in words (rnnbench.findings.setting_words): "PTB, rate 0.5, threshold 0.25"
     verdict: str  # one of GIVEN, or PENDING while its tests are undecided
     value: str = ""  # the number behind it
     note: str = ""  # why it is not shown, what failed, or why it is true by construction
@@ -102,6 +103,7 @@ class Part:
     tests: tuple[Test, ...] = ()
     p_supports: float = math.nan  # Holm-adjusted, once settled: the largest over its tests
     p_refutes: float = math.nan  # Holm-adjusted: the smallest over its tests
+    source: str = ""  # the study or analysis it reads, by its config name (never in the label)
 
     def __post_init__(self):
         allowed = (PENDING,) if self.tests else GIVEN
@@ -110,11 +112,11 @@ class Part:
             raise ValueError(f"part {self.label!r}: verdict {self.verdict!r}; a part is {', '.join(GIVEN)} or tested")
 
     @classmethod
-    def tested(cls, label: str, tests: Sequence[Test], value: str = "", aspect: str = "") -> Part:
+    def tested(cls, label: str, tests: Sequence[Test], value: str = "", aspect: str = "", source: str = "") -> Part:
         """A part decided by ``tests`` (every one must hold for it to hold), once the claim's tests are corrected."""
         if not tests:
             raise ValueError(f"part {label!r}: a tested part needs a test")
-        return cls(label, PENDING, value, aspect=aspect, tests=tuple(tests))
+        return cls(label, PENDING, value, aspect=aspect, tests=tuple(tests), source=source)
 
 
 @dataclass(frozen=True)
@@ -178,6 +180,7 @@ class Finding:
             {
                 "id": self.id,
                 "part": p.label,
+                "source": p.source,
                 "aspect": p.aspect,
                 "verdict": p.verdict,
                 "value": p.value,

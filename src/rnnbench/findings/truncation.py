@@ -26,6 +26,7 @@ from rnnbench.findings import policy
 from rnnbench.findings.evidence import Evidence, learned
 from rnnbench.findings.policy import ABOVE, BELOW, MARGINS
 from rnnbench.findings.registry import NOT_SHOWN, Judged, Part
+from rnnbench.findings.setting_words import corpus, study, word
 from rnnbench.numbers import interval, significant
 
 FULL = 0  # bptt 0: full-sentence BPTT, no boundary inside a sentence
@@ -89,6 +90,19 @@ def interactions(reach: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     return pd.DataFrame(points, columns=["k", "seed", "interaction"]), pd.DataFrame(intervals, columns=columns)
 
 
+def _study(ev: Evidence, name: str, roles: tuple[str, ...]) -> str:
+    """A study as a label names it: its corpus, and what sets it apart from the other studies of ``roles``."""
+    return study(ev.study(name), [ev.study(n) for role in roles for n in ev.studies(role)])
+
+
+def _reach(ev: Evidence, name: str) -> str:
+    """A study of reach as a label names it: its corpus (and what sets it apart from the others of its role), and
+    how it cuts the gradient: within sentences (role truncation_sentence) or at stream segments."""
+    role = "truncation_sentence" if name in ev.studies("truncation_sentence") else "truncation_reach"
+    kind = "sentence cuts" if role == "truncation_sentence" else "stream segments"
+    return f"{_study(ev, name, (role,))}, {kind}"
+
+
 def invisible(ev: Evidence) -> Judged:
     parts, read = [], []
     names = dict.fromkeys((*ev.studies("truncation_sentence"), *ev.studies("truncation_reach")))
@@ -97,20 +111,20 @@ def invisible(ev: Evidence) -> Judged:
         reach, split = _gaps(ev, name)
         paired = split == "block"
         for k in sorted(k for k in reach["bptt"].unique() if k > FULL):
-            label = f"{name}, k = {int(k)}, split by {split}"
+            label = f"{_reach(ev, name)}, {word('bptt', k)}, split by {split}"
             cut, full = interaction(reach, k)
             test, n = _interaction_test(cut, full, paired)
             if test is None:
                 note = (
                     f"{len(cut)} cut and {len(full)} full-sentence runs learned with probes on both sides of {int(k)}"
                 )
-                parts.append(Part(label, NOT_SHOWN, note=note))
+                parts.append(Part(label, NOT_SHOWN, note=note, source=name))
                 continue
             value = (
                 f"gap within − beyond: cut {significant(float(cut.mean()))}, full {significant(float(full.mean()))}; "
                 f"interaction {interval(test.interval)} over {n} seeds{' (paired)' if paired else ''}"
             )
-            parts.append(Part.tested(label, (test,), value))
+            parts.append(Part.tested(label, (test,), value, source=name))
     return Judged(tuple(read), tuple(parts))
 
 
@@ -127,26 +141,32 @@ def cost(ev: Evidence) -> Judged:
         runs = runs.assign(max_rss_mb=runs["run_id"].map(memory))
         lengths = sorted(runs["bptt"].unique(), key=_order)
         if len(lengths) < 2:
-            parts.append(Part(name, NOT_SHOWN, note="one truncation length: nothing to compare"))
+            label = _study(ev, name, ("truncation_cost",))
+            parts.append(Part(label, NOT_SHOWN, note="one truncation length: nothing to compare", source=name))
             continue
         short, long = lengths[0], lengths[-1]
-        names = {FULL: "full"}
-        pair = f"bptt {names.get(long, int(long))} against {int(short)}"
+        pair = f"{word('bptt', long)} against k = {int(short)}"
         at_short, at_long = learned(runs[runs["bptt"] == short]), learned(runs[runs["bptt"] == long])
         for what, column, unit, expected, margin in (
             ("slow", "tokens_per_second", " tokens/s", BELOW, MARGINS["tokens per second"]),
             ("memory", "max_rss_mb", " MB", ABOVE, MARGINS["peak memory"]),
         ):
-            label = f"{name}, {what}, {pair}"
+            label = f"{_study(ev, name, ('truncation_cost',))}, {what}, {pair}"
             a, b = at_long[column].dropna(), at_short[column].dropna()
             test = policy.effect(a, b, expected, margin.absolute(float(b.mean()))) if len(b) else None
             if test is None:
                 parts.append(
-                    Part(label, NOT_SHOWN, note=f"{len(a)} and {len(b)} runs learned; needs two each", aspect=what)
+                    Part(
+                        label,
+                        NOT_SHOWN,
+                        note=f"{len(a)} and {len(b)} runs learned; needs two each",
+                        aspect=what,
+                        source=name,
+                    )
                 )
                 continue
             value = f"{significant(float(a.mean()))} against {significant(float(b.mean()))}{unit}, long − short {interval(test.interval)}"
-            parts.append(Part.tested(label, (test,), value, aspect=what))
+            parts.append(Part.tested(label, (test,), value, aspect=what, source=name))
     return Judged(tuple(dict.fromkeys(read)), tuple(parts))
 
 
@@ -180,11 +200,15 @@ def sentence_cuts(ev: Evidence) -> Judged:
                     "remains": (_interaction_test(s_cut, s_full, paired=True)[0], "sentence"),
                 }
                 for aspect, (test, what) in sides.items():
-                    label = f"{name} against {stream_name if aspect == 'reduces' else 'its full-sentence runs'}, k = {int(k)}"
+                    # the stream study by how it cuts, and by its corpus only where it is not this study's
+                    same = corpus(str(ev.study(name).get("corpus", ""))) + ", "
+                    stream_words = _reach(ev, stream_name).removeprefix(same)
+                    against = stream_words if aspect == "reduces" else "its full-sentence runs"
+                    label = f"{_reach(ev, name)} against {against}, {word('bptt', k)}"
                     if test is None:
                         note = f"too few learned runs with probes on both sides of {int(k)}"
-                        parts.append(Part(label, NOT_SHOWN, note=note, aspect=aspect))
+                        parts.append(Part(label, NOT_SHOWN, note=note, aspect=aspect, source=name))
                         continue
                     value = f"interaction (gap within − beyond, cut minus full), {what} {interval(test.interval)}"
-                    parts.append(Part.tested(label, (test,), value, aspect=aspect))
+                    parts.append(Part.tested(label, (test,), value, aspect=aspect, source=name))
     return Judged(tuple(dict.fromkeys(read)), tuple(parts))

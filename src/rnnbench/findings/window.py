@@ -25,6 +25,7 @@ from rnnbench.findings import policy
 from rnnbench.findings.evidence import Evidence, learned
 from rnnbench.findings.policy import ABOVE, BELOW, MARGINS
 from rnnbench.findings.registry import BY_CONSTRUCTION, NOT_SHOWN, Judged, Part
+from rnnbench.findings.setting_words import corpus, study, words
 from rnnbench.metrics import LOWER_IS_BETTER
 from rnnbench.numbers import interval, significant
 from rnnbench.results.beside_published import DYNAMIC_SUFFIX
@@ -48,27 +49,37 @@ def _curves(ev: Evidence, runs: pd.DataFrame) -> list[pd.Series]:
     return [ev.accuracy(r).set_index("distance")["accuracy"] for r in runs["run_id"]]
 
 
+def _study(ev: Evidence, name: str, role: str) -> str:
+    """A study as a label names it: its corpus, and what sets it apart from the other studies of ``role``."""
+    return study(ev.study(name), [ev.study(n) for n in ev.studies(role)])
+
+
 def blind(ev: Evidence) -> Judged:
     parts, read = [], []
     for name in ev.studies("window"):
         read.append(f"studies/{name}")
         runs = ev.runs(name)
         for width, group in runs.groupby("context", sort=True):
-            label, ok = f"{name}, n−1 = {int(width)}", learned(group)
+            label, ok = f"{_study(ev, name, 'window')}, n−1 = {int(width)}", learned(group)
             if len(ok) < 2:
-                parts.append(Part(label, NOT_SHOWN, note=_few(ok, group)))
+                parts.append(Part(label, NOT_SHOWN, note=_few(ok, group), source=name))
                 continue
             curves = _curves(ev, ok)
             if not all(width in c.index and width + 1 in c.index for c in curves):
                 parts.append(
-                    Part(label, NOT_SHOWN, note="no head-verb distance just past the window in the test split")
+                    Part(
+                        label,
+                        NOT_SHOWN,
+                        note="no head-verb distance just past the window in the test split",
+                        source=name,
+                    )
                 )
                 continue
             test = policy.effect([c[width] - c[width + 1] for c in curves], None, ABOVE, ACCURACY_MARGIN)
             value = (
                 f"accuracy at distance {int(width)} − at {int(width) + 1}: {interval(test.interval)}{_of(ok, group)}"
             )
-            parts.append(Part.tested(label, (test,), value))
+            parts.append(Part.tested(label, (test,), value, source=name))
     return Judged(tuple(read), tuple(parts))
 
 
@@ -81,16 +92,18 @@ def no_cliff(ev: Evidence) -> Judged:
         # A study that varies nothing is one setting, its seeds the replicates (never one part per seed).
         for values, group in runs.groupby(vary, sort=False) if vary else [((), runs)]:
             values = values if isinstance(values, tuple) else (values,)
-            label = ", ".join([name, *(f"{k} = {v}" for k, v in zip(vary, values, strict=True))])
+            label = ", ".join(
+                filter(None, (_study(ev, name, "recurrence"), words(dict(zip(vary, values, strict=True)))))
+            )
             ok = learned(group)
             if len(ok) < 2:
-                parts.append(Part(label, NOT_SHOWN, note=_few(ok, group)))
+                parts.append(Part(label, NOT_SHOWN, note=_few(ok, group), source=name))
                 continue
             curves = _curves(ev, ok)
             common = sorted(set.intersection(*(set(c.index) for c in curves)))
             pairs = [d for d in common if d + 1 in common]
             if not pairs:
-                parts.append(Part(label, NOT_SHOWN, note="no two adjacent head-verb distances measured"))
+                parts.append(Part(label, NOT_SHOWN, note="no two adjacent head-verb distances measured", source=name))
                 continue
             # A cliff is a drop beyond the margin: each adjacent pair's drop must be measurably below it.
             tests = [policy.no_effect([c[d] - c[d + 1] for c in curves], None, ABOVE, ACCURACY_MARGIN) for d in pairs]
@@ -99,7 +112,7 @@ def no_cliff(ev: Evidence) -> Judged:
                 f"largest drop {interval(tests[worst].interval)} from distance {pairs[worst]} to {pairs[worst] + 1} "
                 f"({len(pairs)} adjacent pairs){_of(ok, group)}"
             )
-            parts.append(Part.tested(label, tests, value))
+            parts.append(Part.tested(label, tests, value, source=name))
     return Judged(tuple(read), tuple(parts))
 
 
@@ -122,7 +135,7 @@ def beats(ev: Evidence) -> Judged:
             metric = ff_record["metric"]
             for pair in matched_pairs(_sizes(ff, "context"), _sizes(rnn, "hidden")).itertuples(index=False):
                 label = (
-                    f"{ff_record['corpus']}, n−1 = {pair.context} ({int(pair.ff_parameters):,}) "
+                    f"{corpus(ff_record['corpus'])}, n−1 = {pair.context} ({int(pair.ff_parameters):,}) "
                     f"against H = {pair.hidden} ({int(pair.rnn_parameters):,})"
                 )
                 if not pair.matched:
@@ -140,16 +153,16 @@ def beats(ev: Evidence) -> Judged:
                     read.append("tables/agreement_baselines.csv")
                     short = _short_of_the_rule(ev, ff, rnn, pair.context, pair.hidden)
                     if short:
-                        parts.append(Part(label, NOT_SHOWN, note=short))
+                        parts.append(Part(label, NOT_SHOWN, note=short, source=ff_name))
                         continue
                 better = BELOW if metric in LOWER_IS_BETTER else ABOVE
                 test = policy.effect(a, b, better, _margin(metric, b)) if len(b) else None
                 if test is None:
                     note = f"{len(a)} recurrence and {len(b)} window runs learned; needs two each"
-                    parts.append(Part(label, NOT_SHOWN, note=note))
+                    parts.append(Part(label, NOT_SHOWN, note=note, source=ff_name))
                     continue
                 value = f"{metric}, recurrence − window {interval(test.interval)}"
-                parts.append(Part.tested(label, (test,), value))
+                parts.append(Part.tested(label, (test,), value, source=ff_name))
     if parts and ev.roles.comparison:
         read += ["tables/comparison.csv", "tables/ranking_by_epoch.csv"]
         parts += at_convergence(ev.table("comparison"))
@@ -165,14 +178,14 @@ def at_convergence(comparison: pd.DataFrame) -> list[Part]:
     ours = comparison[(comparison["origin"] == "ours") & (comparison["scale"] == REFERENCE_SCALE)]
     ours = ours[~ours["model"].astype(str).str.endswith(DYNAMIC_SUFFIX)]
     parts = []
-    for corpus, rows in ours.groupby("corpus", sort=False):
+    for name, rows in ours.groupby("corpus", sort=False):
         ff = rows[rows["family"] == "ff"].assign(context=lambda r: pd.to_numeric(r["n"]).astype(int) - 1)
         rnn = rows[rows["family"] == "rnn"].assign(hidden=lambda r: pd.to_numeric(r["hidden"]).astype(int))
         if ff.empty or rnn.empty:
             continue
         for pair in matched_pairs(_sizes(ff, "context"), _sizes(rnn, "hidden")).itertuples(index=False):
             label = (
-                f"{corpus}, trained to convergence, n−1 = {pair.context} ({int(pair.ff_parameters):,}) "
+                f"{corpus(name)}, trained to convergence, n−1 = {pair.context} ({int(pair.ff_parameters):,}) "
                 f"against H = {pair.hidden} ({int(pair.rnn_parameters):,})"
             )
             if not pair.matched:
@@ -238,7 +251,7 @@ def converged(ranking: pd.DataFrame) -> list[Part]:
     a description of training, not a test over seeds; its note says where the ranking stood and the epoch from which
     it held."""
     parts = []
-    for (corpus, scale), group in ranking.groupby(["corpus", "scale"], sort=False):
+    for (name, scale), group in ranking.groupby(["corpus", "scale"], sort=False):
         group = group[group["matched"] > 0].sort_values("epoch")
         if scale == "short" or group.empty:
             continue
@@ -254,7 +267,7 @@ def converged(ranking: pd.DataFrame) -> list[Part]:
         )
         if since > 0:
             note += f" (after epoch {int(group['epoch'].iloc[since - 1])}: {leads[since - 1]} of {int(group['matched'].iloc[since - 1])})"
-        parts.append(Part(f"{corpus}, {scale} runs, validation perplexity by epoch", NOT_SHOWN, note=note))
+        parts.append(Part(f"{corpus(name)}, {scale} runs, validation perplexity by epoch", NOT_SHOWN, note=note))
     return parts
 
 
@@ -265,7 +278,10 @@ def widening(ev: Evidence) -> Judged:
         record, runs = ev.study(name), ev.runs(name)
         sizes = _sizes(runs, "context")
         if len(sizes) < 2:
-            parts.append(Part(f"{name}, size", NOT_SHOWN, note="one window width: nothing widened", aspect="size"))
+            said = _study(ev, name, "window_width")
+            parts.append(
+                Part(f"{said}, size", NOT_SHOWN, note="one window width: nothing widened", aspect="size", source=name)
+            )
             continue
         per_word = sizes["parameters"].diff().iloc[1:] / sizes["context"].diff().iloc[1:]
         shown = (
@@ -275,27 +291,34 @@ def widening(ev: Evidence) -> Judged:
         )
         parts.append(
             Part(
-                f"{name}, size",
+                f"{_study(ev, name, 'window_width')}, size",
                 BY_CONSTRUCTION,
                 f"+{shown} parameters per word admitted",
                 "W_h has (n−1)d × H weights: each word admitted adds d × H",
                 aspect="size",
+                source=name,
             )
         )
         metric = record["metric"]
         narrow, wide = sizes["context"].iloc[-2], sizes["context"].iloc[-1]
-        label = f"{name}, n−1 = {int(narrow)} → {int(wide)}"
+        label = f"{_study(ev, name, 'window_width')}, n−1 = {int(narrow)} → {int(wide)}"
         a = learned(runs[runs["context"] == wide])[metric].dropna()
         b = learned(runs[runs["context"] == narrow])[metric].dropna()
         harm = BELOW if metric in LOWER_IS_BETTER else ABOVE  # the widest window's gain is the effect denied
         test = policy.no_effect(a, b, harm, _margin(metric, b)) if len(b) else None
         if test is None:
             parts.append(
-                Part(label, NOT_SHOWN, note=f"{len(a)} and {len(b)} runs learned; needs two each", aspect="gain")
+                Part(
+                    label,
+                    NOT_SHOWN,
+                    note=f"{len(a)} and {len(b)} runs learned; needs two each",
+                    aspect="gain",
+                    source=name,
+                )
             )
             continue
         value = f"{metric}, widest − next {interval(test.interval)}"
-        parts.append(Part.tested(label, (test,), value, aspect="gain"))
+        parts.append(Part.tested(label, (test,), value, aspect="gain", source=name))
     return Judged(tuple(read), tuple(parts))
 
 
