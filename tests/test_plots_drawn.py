@@ -223,6 +223,26 @@ def test_learning_curves_of_one_epoch_at_different_token_counts_are_not_shown_ei
     assert studies.extra_shown("short", "learning-curves", tmp_path / "results")
 
 
+def test_a_study_of_one_seed_whose_runs_did_not_learn_draws_one_point_per_network_and_gets_a_table(tmp_path):
+    """Two settings, one seed, neither run learned: two
+    hollow circles at two positions, one per network, no line through them. The figure marks its panel as one
+    point per run, the book refuses it and the section lists the runs in its table; the same study with a second
+    seed, or with runs that learned (a line through two means), keeps its figure."""
+    failed = "did not learn"
+    alone = _study_folder(tmp_path, "alone", [(16, 1, 3900.0, 0, failed), (32, 1, 3000.0, 0, failed)])
+    png = _draw_study(alone)
+    drawn = json.loads(Path(paths.provenance(png)).read_text())["drawn"]
+    assert drawn["panels"][0]["alone"] and drawn["panels"][0]["positions"] == 2
+    assert not figures.figure_shown(png)
+    section = study_sections.study_section("alone", tmp_path / "results", staging=tmp_path / "staged")
+    assert "![" not in section and "a point of its own" in section
+    for name, rows in (
+        ("seeds", [(16, 1, 3900.0, 0, failed), (16, 2, 3800.0, 0, failed), (32, 1, 3000.0, 0, failed)]),
+        ("learned", [(16, 1, 160.0, 0), (32, 1, 150.0, 0)]),
+    ):
+        assert figures.figure_shown(_draw_study(_study_folder(tmp_path, name, rows))), name
+
+
 def test_a_record_without_counts_is_refused_with_how_to_redraw_it(tmp_path):
     png = tmp_path / "figure.png"
     png.write_bytes(b"x")

@@ -32,6 +32,9 @@ MIN_POINTS = 2  # one point is a number, not a figure: the book shows a table fo
 # An axes that only annotates the panel beside it (a strip of the runs that diverged above a panel of the others'
 # values) carries this gid: it is part of that panel, not a panel of its own, and may draw nothing.
 ANNOTATION = "annotation"
+# A panel whose figure knows that each of its points is one run standing alone (one seed, no line through two
+# settings: one value per network) carries this gid; its count says so, and the book shows a table instead.
+ALONE = "one point per run"
 
 
 NO_STYLE = ("None", "", " ", None)
@@ -84,6 +87,7 @@ def panel_points(ax: Axes) -> dict[str, int]:
         "positions": int(np.unique(np.round(every, 12)).size),
         "curves": sum(1 for x, curve in lines if curve and x.size),
         "longest": max((x.size for x in xs), default=0),
+        **({"alone": True} if ax.get_gid() == ALONE else {}),
     }
 
 
@@ -96,7 +100,7 @@ def drawn_points(fig: Figure) -> dict[str, Any]:
 def one_point_per_series(panel: Mapping[str, Any]) -> bool:
     """A panel of curves in which no series has two points: one point per run (a count from before curves and
     series were counted does not say, and passes)."""
-    return panel.get("curves", 0) > 0 and panel.get("longest", MIN_POINTS) < MIN_POINTS
+    return panel.get("alone", False) or (panel.get("curves", 0) > 0 and panel.get("longest", MIN_POINTS) < MIN_POINTS)
 
 
 def shows(drawn: Mapping[str, Any]) -> bool:
