@@ -49,9 +49,9 @@ def test_points_are_counted_from_lines_scatters_bars_and_heatmap_cells_not_from_
     fig.colorbar(mesh, ax=right)
     drawn = drawn_points(fig)
     assert drawn["panels"] == [
-        {"points": 5, "positions": 4},
-        {"points": 3, "positions": 3},
-        {"points": 5, "positions": 3},
+        {"points": 5, "positions": 4, "curves": 1, "longest": 3},
+        {"points": 3, "positions": 3, "curves": 0, "longest": 3},
+        {"points": 5, "positions": 3, "curves": 0, "longest": 5},
     ]
     assert drawn["points"] == 13 and shows(drawn)
 
@@ -64,6 +64,9 @@ def test_points_are_counted_from_lines_scatters_bars_and_heatmap_cells_not_from_
         ([{"points": 0, "positions": 0}], False),  # an empty figure
         ([{"points": 12, "positions": 1}, {"points": 12, "positions": 12}], False),  # curves of one epoch each
         ([{"points": 2, "positions": 2}], True),
+        ([{"points": 3, "positions": 3, "curves": 3, "longest": 1}], False),  # three runs of one epoch, one dot each
+        ([{"points": 4, "positions": 2, "curves": 2, "longest": 2}], True),  # two seeds' means, seeds scattered
+        ([{"points": 3, "positions": 3, "curves": 0, "longest": 1}], True),  # runs as dots, none meant to be joined
         ([], False),
     ],
 )
@@ -103,7 +106,7 @@ def test_a_study_of_one_setting_gets_a_table_and_no_figure(tmp_path):
     folder = _study_folder(tmp_path, "one", [(200, 1, 160.0, 0), (200, 2, 162.0, 0), (200, 3, 157.0, 0)])
     png = _draw_study(folder)
     record = json.loads(Path(paths.provenance(png)).read_text())
-    assert record["drawn"] == {"points": 4, "panels": [{"points": 4, "positions": 1}]}
+    assert record["drawn"] == {"points": 4, "panels": [{"points": 4, "positions": 1, "curves": 1, "longest": 3}]}
     assert not figures.figure_shown(png)
     with pytest.raises(figures.TooFewPoints):
         figures.stage_figure(png, "study-one", tmp_path / "staged")
@@ -171,6 +174,73 @@ def test_learning_curves_of_one_epoch_are_not_shown_and_their_table_is(tmp_path)
     ]
     assert shown["tokens read"].tolist() == ["465,000", "465,000"]
     assert shown["validation perplexity"].tolist() == ["310", "290"]
+
+
+def test_learning_curves_of_one_epoch_at_different_token_counts_are_not_shown_either(tmp_path):
+    """Three runs of one epoch that read different numbers of tokens (a window or truncation length drops a
+    different remainder): one dot per run, at three positions in each panel. Each run is one point, so the figure
+    is refused all the same, and the book prints the learning table; a run of two epochs beside them is a curve,
+    and the figure is shown."""
+    folder = _study_folder(tmp_path, "short", [(100, 1, 300.0, 0), (200, 1, 280.0, 0), (400, 1, 270.0, 0)])
+    learning = pd.DataFrame(
+        {
+            "run_id": ["run-0", "run-1", "run-2"],
+            "hidden": [100, 200, 400],
+            "seed": [1, 1, 1],
+            "epoch": [1, 1, 1],
+            "valid_ppl": [310.0, 290.0, 280.0],
+            "tokens_seen": [464990, 465000, 464980],
+            "seconds_trained": [8.0, 9.5, 12.0],
+            "outcome": ["learned", "learned", "learned"],
+            "diverged": [False, False, False],
+        }
+    )
+    table = paths.study_extra_table(str(tmp_path / "results"), "short", "learning")
+    png = paths.study_extra_figure(str(tmp_path / "results"), "short", "learning-curves", "png")
+
+    def draw(frame: pd.DataFrame) -> dict:
+        frame.to_csv(table, index=False)
+        jobs.study_extra_figure(
+            "learning-curves",
+            table,
+            str(folder / "study.json"),
+            [png, png[:-3] + "pdf"],
+            provenance_file=paths.provenance(png),
+            provenance=PROVENANCE,
+        )
+        return json.loads(Path(paths.provenance(png)).read_text())["drawn"]
+
+    drawn = draw(learning)
+    assert all(p["positions"] == 3 and p["curves"] == 3 and p["longest"] == 1 for p in drawn["panels"])
+    assert not studies.extra_shown("short", "learning-curves", tmp_path / "results")
+    with pytest.raises(figures.TooFewPoints):
+        figures.stage_figure(png, "study-short-learning-curves", tmp_path / "staged")
+    assert studies.learning_display("short", tmp_path / "results")["epoch"].tolist() == [1, 1, 1]
+
+    second = learning.iloc[[2]].assign(epoch=2, valid_ppl=250.0, tokens_seen=929960, seconds_trained=24.0)
+    drawn = draw(pd.concat([learning, second], ignore_index=True))
+    assert all(p["longest"] == 2 for p in drawn["panels"])
+    assert studies.extra_shown("short", "learning-curves", tmp_path / "results")
+
+
+def test_a_study_of_one_seed_whose_runs_did_not_learn_draws_one_point_per_network_and_gets_a_table(tmp_path):
+    """Two settings, one seed, neither run learned: two
+    hollow circles at two positions, one per network, no line through them. The figure marks its panel as one
+    point per run, the book refuses it and the section lists the runs in its table; the same study with a second
+    seed, or with runs that learned (a line through two means), keeps its figure."""
+    failed = "did not learn"
+    alone = _study_folder(tmp_path, "alone", [(16, 1, 3900.0, 0, failed), (32, 1, 3000.0, 0, failed)])
+    png = _draw_study(alone)
+    drawn = json.loads(Path(paths.provenance(png)).read_text())["drawn"]
+    assert drawn["panels"][0]["alone"] and drawn["panels"][0]["positions"] == 2
+    assert not figures.figure_shown(png)
+    section = study_sections.study_section("alone", tmp_path / "results", staging=tmp_path / "staged")
+    assert "![" not in section and "a point of its own" in section
+    for name, rows in (
+        ("seeds", [(16, 1, 3900.0, 0, failed), (16, 2, 3800.0, 0, failed), (32, 1, 3000.0, 0, failed)]),
+        ("learned", [(16, 1, 160.0, 0), (32, 1, 150.0, 0)]),
+    ):
+        assert figures.figure_shown(_draw_study(_study_folder(tmp_path, name, rows))), name
 
 
 def test_a_record_without_counts_is_refused_with_how_to_redraw_it(tmp_path):

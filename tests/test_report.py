@@ -691,7 +691,8 @@ def test_a_new_study_appears_with_no_edit(fixture, tmp_path, monkeypatch):
     results = tmp_path / "results"
     shutil.copytree(fixture.results / "studies", results / "studies")
     shutil.copytree(fixture.results / "tables", results / "tables")
-    source = sorted((results / "studies").iterdir())[0]
+    # A study whose figure the book shows: the section of its copy must hold it too.
+    source = next(d for d in sorted((results / "studies").iterdir()) if fig.figure_shown(d / "figure.png"))
     added = results / "studies" / "embedding_agreement"
     shutil.copytree(source, added)
     summary = pd.read_csv(added / "summary.csv").assign(study="embedding_agreement")

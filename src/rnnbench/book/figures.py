@@ -7,8 +7,9 @@ staged without an extension: each format picks its own (_quarto.yml's default-im
 the vector PDF for Typst).
 
 A figure's provenance record says how many points it draws (rnnbench.plots.drawn). One that draws fewer than two
-in a panel, or all at one x position (one setting, curves of one epoch each), is no figure: ``figure_shown`` says
-so, ``stage_figure`` refuses it, and the chapter prints its numbers as a table instead.
+in a panel, or all at one x position (one setting, curves of one epoch each), or one point per run however
+spread (curves none of which joins two points), is no figure: ``figure_shown`` says so, ``stage_figure`` refuses
+it, and the chapter prints its numbers as a table instead.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from pathlib import Path
 from rnnbench import paths
 from rnnbench.book.format import label_slug
 from rnnbench.book.results import missing_result, results_root
-from rnnbench.plots.drawn import MIN_POINTS, shows
+from rnnbench.plots.drawn import MIN_POINTS, one_point_per_series, shows
 
 STAGING_DIR = "_staged"  # inside the book folder: HTML and Typst can only embed images under the project folder
 
@@ -31,6 +32,18 @@ class TooFewPoints(ValueError):
 
 def figure_shown(source: str | Path) -> bool:
     """Whether the figure ``source`` (its PNG) draws enough to be shown, read from its provenance record."""
+    return shows(drawn_count(source))
+
+
+def one_point_each(source: str | Path) -> bool:
+    """Whether the figure ``source`` is refused for drawing each run as a point of its own, none joined to another
+    (rnnbench.plots.drawn.one_point_per_series), though its points lie at two positions or more."""
+    panels = drawn_count(source).get("panels", [])
+    return any(one_point_per_series(p) for p in panels) and all(p["positions"] >= MIN_POINTS for p in panels)
+
+
+def drawn_count(source: str | Path) -> dict:
+    """What the figure ``source`` draws (rnnbench.plots.drawn.drawn_points), from its provenance record."""
     record_file = Path(paths.provenance(str(source)))
     if not record_file.is_file():
         raise missing_result(record_file)
@@ -40,7 +53,7 @@ def figure_shown(source: str | Path) -> bool:
             f"{record_file} does not say how many points its figure draws: it predates the count; draw the "
             "figure again (its rule, with --forcerun) so that the book can tell whether to show it"
         )
-    return shows(drawn)
+    return drawn
 
 
 def stage_figure(source: str | Path, name: str, staging: str | Path = STAGING_DIR) -> str:

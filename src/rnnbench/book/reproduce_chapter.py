@@ -4,6 +4,9 @@ sentences the results call for (rnnbench.book.conditions).
     reproduce_chapter(results)   ReproduceChapter: the provenance records, the training jobs' cost, and the wall time
                                  per model of the published comparison
 
+The HTML edition prints every record, job and run; the PDF prints their summaries (``Provenance.first`` to
+``.last``, ``TrainingCost.summary``, ``PublishedRuns.summary``) and names the files that hold the rest.
+
 Reads results only; no torch.
 """
 
@@ -38,6 +41,9 @@ class Provenance:
     inconsistent: Markdown  # the packages whose versions differ between records
     versions: pd.DataFrame  # per package, every version seen
     table: pd.DataFrame  # per record: the output, its producer, when
+    producers: int  # the functions that wrote the records
+    first: Markdown  # the earliest and the latest record's time (UTC, to the minute)
+    last: Markdown
 
 
 def provenance(results: str | Path | None = None) -> Provenance:
@@ -47,6 +53,7 @@ def provenance(results: str | Path | None = None) -> Provenance:
     commands = sorted(records["command"].str.replace(r" \(rule \w+\)$", "", regex=True).unique())
     python = versions.set_index("package")["version"].get("python")
     inconsistent = versions.loc[~versions["consistent"], "package"]
+    created = records["created"].str.slice(0, 16).str.replace("T", " ")
     return Provenance(
         records=len(records),
         files=words(code(f) for f in sorted({f for files in records["config_files"] for f in files.split()})),
@@ -66,10 +73,28 @@ def provenance(results: str | Path | None = None) -> Provenance:
             {
                 "output": records["record"].str.removesuffix(".provenance.json"),
                 "producer": records["producer"].str.removeprefix("rnnbench."),
-                "created": records["created"].str.slice(0, 16).str.replace("T", " "),
+                "created": created,
             }
         ),
+        producers=records["producer"].nunique(),
+        first=Markdown(created.min()) if len(created) else NONE,
+        last=Markdown(created.max()) if len(created) else NONE,
     )
+
+
+SHORT_COMMIT = 12  # hex digits of a commit in the summary: enough to name it, short enough for a printed column
+
+
+def short_commit(commit: str) -> str:
+    """A commit as the summary prints it: its first SHORT_COMMIT digits, and the +dirty mark of a changed tree."""
+    name, plus, mark = commit.partition("+")
+    return name[:SHORT_COMMIT] + plus + mark
+
+
+def commits_of(records: pd.DataFrame) -> Markdown:
+    """The commits a set of provenance records name, short, in one cell."""
+    commits = sorted({short_commit(c) for c in records["git_commit"] if c})
+    return Markdown(", ".join(code(c) for c in commits)) if commits else NONE
 
 
 # The columns of the training jobs' table, in this order, where the benchmarks table has them.
@@ -88,12 +113,43 @@ class TrainingCost:
     most_memory: Markdown  # the run with the largest peak memory, and that peak
     most_memory_mb: Markdown
     table: pd.DataFrame  # one row per job, with the studies that use its run
+    summary: pd.DataFrame  # per study, then every job: runs, summed and slowest wall time, largest peak, commits
+
+
+def _has(study: str):
+    """Whether a run's studies (a list, or NaN for a run that no study uses) include ``study``."""
+    return lambda studies: isinstance(studies, list) and study in studies
+
+
+def cost_summary(
+    jobs: pd.DataFrame, studies: list[str], study_of: dict[str, list[str]], records: pd.DataFrame
+) -> pd.DataFrame:
+    """Per study (in study order), then a row for every job: its runs, their summed and largest wall time, the
+    largest peak memory, and the commits its provenance records name (a study's: those under studies/<study>/).
+    A run that serves two studies counts in both rows, once in the last."""
+    memory = jobs["max_rss_mb"] if "max_rss_mb" in jobs else pd.Series(math.nan, index=jobs.index)
+    rows = []
+    for study in [*studies, None]:
+        mine = jobs.index if study is None else jobs.index[jobs["run_id"].map(study_of).map(_has(study))]
+        own = records if study is None else records[records["record"].str.startswith(f"studies/{study}/")]
+        rows.append(
+            {
+                "study": Markdown("every job") if study is None else code(study),
+                "runs": len(mine),
+                "wall_seconds": jobs.loc[mine, "wall_seconds"].sum() if len(mine) else math.nan,
+                "slowest_seconds": jobs.loc[mine, "wall_seconds"].max(),
+                "max_rss_mb": memory.loc[mine].max(),
+                "commits": commits_of(own),
+            }
+        )
+    return pd.DataFrame(rows)
 
 
 def training_cost(results: str | Path | None = None) -> TrainingCost:
     jobs = res.table("benchmarks", results=results)
+    studies = res.study_names(results)
     study_of: dict[str, list[str]] = {}
-    for study in res.study_names(results):
+    for study in studies:
         for run_id in res.study_summary(study, results)["run_id"].unique():
             study_of.setdefault(run_id, []).append(study)
     jobs["studies"] = jobs["run_id"].map(lambda r: ", ".join(study_of.get(r, [])))
@@ -110,6 +166,7 @@ def training_cost(results: str | Path | None = None) -> TrainingCost:
         most_memory=code(largest["run_id"]) if largest is not None else NONE,
         most_memory_mb=sig(largest["max_rss_mb"]) if largest is not None else NONE,
         table=jobs[[c for c in COST_COLUMNS if c in jobs]],
+        summary=cost_summary(jobs, studies, study_of, res.provenance_table(results)),
     )
 
 
@@ -121,14 +178,27 @@ class PublishedRuns:
     timed: bool  # and some of its training jobs were timed
     minutes: Markdown  # their summed wall time
     table: pd.DataFrame
+    summary: pd.DataFrame  # per corpus and family: runs, summed training and job seconds, slowest job
+
+
+def runs_summary(runs: pd.DataFrame) -> pd.DataFrame:
+    """The comparison's runs (published.runs_table) per corpus and family (FF or RNN, the model's first word)."""
+    family = runs["model"].str.split(",").str[0]
+    grouped = runs.assign(family=family).groupby(["corpus", "family"], sort=False)
+    return grouped.agg(
+        runs=("run", "size"),
+        train_seconds=("train_seconds", "sum"),
+        job_wall_seconds=("job_wall_seconds", lambda s: s.sum(min_count=1)),
+        slowest_job_seconds=("job_wall_seconds", "max"),
+    ).reset_index()
 
 
 def published_runs(results: str | Path | None = None) -> PublishedRuns:
     if not published.has_comparison(results):
-        return PublishedRuns(False, False, NONE, pd.DataFrame())
+        return PublishedRuns(False, False, NONE, pd.DataFrame(), pd.DataFrame())
     runs = published.runs_table(published.comparison(results))
     minutes = published.wall_minutes(runs)
-    return PublishedRuns(True, not math.isnan(minutes), sig(minutes), runs)
+    return PublishedRuns(True, not math.isnan(minutes), sig(minutes), runs, runs_summary(runs))
 
 
 @dataclass(frozen=True)

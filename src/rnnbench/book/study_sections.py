@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from rnnbench import paths
-from rnnbench.book.figures import STAGING_DIR, figure_shown, stage_figure
+from rnnbench.book.figures import STAGING_DIR, figure_shown, one_point_each, stage_figure
 from rnnbench.book.format import (
     Formatter,
     Markdown,
@@ -137,6 +137,9 @@ def study_section(study: str, results: str | Path | None = None, staging: str | 
         f"@fig-study-{slug} plots {metric_name} against `{x}`, and @tbl-study-{slug} lists every run."
         if image
         else f"Its runs have a value at fewer than two settings, too few for a figure, so @tbl-study-{slug} alone lists every run."
+        if not one_point_each(drawn)
+        else f"Each of its runs with a value would be a point of its own, with no seed beside it and no line through "
+        f"it, too few for a figure, so @tbl-study-{slug} alone lists every run."
     )
     among = "Among the runs that learned, the" if (diverged | failed | unjudged).any() else "The"
     if len(measured) == 1:

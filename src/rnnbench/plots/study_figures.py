@@ -21,6 +21,7 @@ import seaborn as sns
 
 from rnnbench.metrics import METRIC_LABELS
 from rnnbench.numbers import counted
+from rnnbench.plots.drawn import ALONE
 from rnnbench.plots.style import (
     DIVERGED_COLOR,
     FAILED_COLOR,
@@ -102,6 +103,20 @@ def _positions(xs: list, x: str) -> tuple[dict, bool, float | None]:
     return position | {v: at for v in never}, log, line
 
 
+def one_value_per_network(runs: pd.DataFrame, x: str, hue: str | None, *, numeric: bool) -> bool:
+    """Whether the study figure of ``runs`` (study_runs) would draw each network as a point of its own: no setting
+    with two drawn runs (one seed, or the others diverged) and no line through two settings' means (a numeric
+    setting learned at two values or more, in one colour). A figure of such points is one value per network
+    with nothing beside it: the runs' table says as much."""
+    drawn = runs[~runs["diverged"] & runs["value"].notna()]
+    keys = [x, hue] if hue else [x]
+    if drawn.empty or drawn.groupby(keys, dropna=False).size().max() > 1:
+        return False
+    learned = drawn[drawn["outcome"] == "learned"]
+    on_line = learned[[not never_limits(x, v) for v in learned[x]]] if numeric else learned.iloc[0:0]
+    return not len(on_line) or on_line.groupby(hue if hue else (lambda _: 0))[x].nunique().max() < 2
+
+
 def study_figure(summary: pd.DataFrame, study: Mapping) -> plt.Figure:
     """A study's metric against its first varied setting (x), the second as colour; every seed a point.
 
@@ -126,6 +141,8 @@ def study_figure(summary: pd.DataFrame, study: Mapping) -> plt.Figure:
 
     apply_theme()
     fig, ax = plt.subplots(figsize=(WIDTH, HEIGHT), layout="constrained")
+    if one_value_per_network(runs, x, hue, numeric=_is_numeric(runs[x])):
+        ax.set_gid(ALONE)  # each run a point of its own: rnnbench.plots.drawn refuses the figure, the book a table
     numeric = _is_numeric(runs[x])
     xs = sorted(runs[x].unique()) if numeric else list(pd.unique(runs[x]))
     position, log_x, separator = (
