@@ -53,6 +53,7 @@ from rnnbench.findings.registry import (
     judge,
     settle,
 )
+from rnnbench.findings.truncation import held_equal
 
 REPO = Path(__file__).resolve().parents[1]
 CONFIG_FILES = [REPO / "config" / "config.yaml", REPO / "config" / "smoke.yaml"]
@@ -840,3 +841,22 @@ def test_the_recurrence_against_the_window_trained_to_convergence_is_a_test_over
     # one seed a side is no test
     (alone,) = window.at_convergence(_reference_rows((120.0,), (140.0, 141.0)))
     assert alone.verdict == "not shown" and "needs two each" in alone.note
+
+
+@pytest.mark.parametrize(
+    ("steps", "held"),
+    [
+        # k = 10, 35, 70 at 665 updates each: equal updates
+        ({10: 665, 35: 665, 70: 665}, "equal updates"),
+        # 23,250 tokens a column: 2,325 updates at k = 10, 664 at 35, 332 at 70 (x k: 23,250, 23,240, 23,240)
+        ({10: 2325, 35: 664, 70: 332}, "equal tokens"),
+        # neither: 100 x 10 = 1,000 against 300 x 35 = 10,500
+        ({10: 100, 35: 300}, ""),
+    ],
+)
+def test_a_truncation_study_is_named_by_what_its_runs_held_equal(steps, held):
+    runs = pd.DataFrame(
+        [{"bptt": k, "steps": n, "outcome": "learned"} for k, n in steps.items()]
+        + [{"bptt": 10, "steps": 7, "outcome": "diverged"}]  # a run that diverged stopped early: not read
+    )
+    assert held_equal(runs) == held

@@ -95,6 +95,22 @@ def _study(ev: Evidence, name: str, roles: tuple[str, ...]) -> str:
     return study(ev.study(name), [ev.study(n) for role in roles for n in ev.studies(role)])
 
 
+def held_equal(runs: pd.DataFrame) -> str:
+    """What a truncation study holds equal across its lengths, read from the updates its runs took (``steps``, over
+    the runs that did not diverge): "equal updates" where every length took one number; "equal tokens" where
+    updates x k agree within 1% (an update reads B x k tokens, B the same for every length); "" otherwise."""
+    if "steps" not in runs:
+        return ""
+    done = runs[runs["outcome"] != "diverged"].dropna(subset=["steps"])
+    per_length = done.groupby("bptt")["steps"].median()
+    if len(per_length) < 2:
+        return ""
+    if per_length.nunique() == 1:
+        return "equal updates"
+    tokens = per_length * per_length.index.to_series().astype(float)
+    return "equal tokens" if tokens.max() <= 1.01 * tokens.min() else ""
+
+
 def _reach(ev: Evidence, name: str) -> str:
     """A study of reach as a label names it: its corpus (and what sets it apart from the others of its role), and
     how it cuts the gradient: within sentences (role truncation_sentence) or at stream segments."""
@@ -146,12 +162,18 @@ def cost(ev: Evidence) -> Judged:
             continue
         short, long = lengths[0], lengths[-1]
         pair = f"{word('bptt', long)} against k = {int(short)}"
+        design = held_equal(runs)  # the design names the study where it can; else its settings do
+        named = (
+            f"{corpus(str(ev.study(name).get('corpus', '')))}, {design}"
+            if design
+            else _study(ev, name, ("truncation_cost",))
+        )
         at_short, at_long = learned(runs[runs["bptt"] == short]), learned(runs[runs["bptt"] == long])
         for what, column, unit, expected, margin in (
             ("slow", "tokens_per_second", " tokens/s", BELOW, MARGINS["tokens per second"]),
             ("memory", "max_rss_mb", " MB", ABOVE, MARGINS["peak memory"]),
         ):
-            label = f"{_study(ev, name, ('truncation_cost',))}, {what}, {pair}"
+            label = f"{named}, {what}, {pair}"
             a, b = at_long[column].dropna(), at_short[column].dropna()
             test = policy.effect(a, b, expected, margin.absolute(float(b.mean()))) if len(b) else None
             if test is None:
