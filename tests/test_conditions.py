@@ -126,3 +126,20 @@ def test_a_rendered_page_that_prints_nan_for_a_number_is_found():
         "From n − 1 = 4 the perplexity goes from nan to NaN ; a nanometre is not one."
     ]
     assert bookcheck.not_a_number("the best width, n − 1 = 4, reaches –") == []
+
+
+# A span of alternative text, innermost: "[text]{.content-visible ...}" with no bracket inside the text.
+SPAN = re.compile(r"\[([^\[\]]*)\]\{\.content-(?:visible|hidden)")
+
+
+def test_no_conditional_span_begins_or_ends_with_a_space():
+    # Pandoc trims a span's edge spaces: "[trained. ]{...}[On" renders as "trained.On", and "0.5[ and ...]{...}" as
+    # "0.5and". A space belongs outside the span; an optional clause starts with its punctuation instead.
+    edged = [
+        f"{chapter.name}:{number}: [{match.group(1)[:40]}...]"
+        for chapter in sorted(REPORTS.glob("*.qmd"))
+        for number, line in enumerate(chapter.read_text(encoding="utf-8").splitlines(), start=1)
+        for match in SPAN.finditer(line)
+        if match.group(1) != match.group(1).strip()
+    ]
+    assert not edged, edged
