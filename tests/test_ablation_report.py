@@ -858,6 +858,9 @@ def test_the_default_recipes_clipping_is_counted_by_regime(tmp_path):
         | {"clipped_fraction": f, "clip_threshold": 0.25 if f else float("nan"), "grad_norm_median": 0.4 + f}
         for run, f in shares.items()
     }
+    # A run that diverged at its 12th step, every step of it clipped on the way up: the explosion's share, left out.
+    runs.append(("h800", {"hidden": 800, "seed": 1}))
+    metrics["h800"] = {"diverged": 1.0, "diverged_step": 12.0, "clipped_fraction": 1.0, "clip_threshold": 0.25}
     write_study(tmp_path, "recipe_ptb", about, runs, metrics)
     write_study(
         tmp_path,

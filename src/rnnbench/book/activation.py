@@ -36,6 +36,7 @@ from rnnbench.book.format import NONE, Markdown, label_slug, share, sig
 from rnnbench.book.results import table
 from rnnbench.metrics import CLIP_NEVER, CLIP_SPIKES, clip_regime
 from rnnbench.results.activation import ACTIVATIONS, DEFAULT_START
+from rnnbench.results.outcome import DIVERGED
 
 CORPUS_NAMES = {"ptb": "PTB"}  # a table names a corpus so; others by their own name
 AGREEMENT = "agreement"
@@ -176,10 +177,11 @@ RARE = frozenset({CLIP_NEVER, CLIP_SPIKES})
 
 
 def clip_differs(found: pd.DataFrame, study: str | None) -> bool:
-    """Whether the threshold acted differently on the activations of ``study`` (its runs from the default start):
-    some often or at every step (rnnbench.metrics.clip_regime), and not all in the same regime. Then a difference
-    between the activations is also one of how often the threshold acted."""
-    here = found[(found["study"] == study) & (found["start"] == DEFAULT_START)]
+    """Whether the threshold acted differently on the activations of ``study`` (its runs from the default start that
+    did not diverge: a diverging run's share of steps clipped is the explosion's): some often or at every step
+    (rnnbench.metrics.clip_regime), and not all in the same regime. Then a difference between the activations is
+    also one of how often the threshold acted."""
+    here = found[(found["study"] == study) & (found["start"] == DEFAULT_START) & (found["outcome"] != DIVERGED)]
     regimes = {clip_regime(f) for f in here["clipped_fraction"].dropna()}
     return bool(regimes - RARE) and len({r if r not in RARE else "rare" for r in regimes}) > 1
 

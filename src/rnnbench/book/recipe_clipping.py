@@ -20,6 +20,7 @@ from rnnbench.book.format import NONE, Markdown, integer, share, sig, words
 from rnnbench.book.results import study_about, study_names, study_summary
 from rnnbench.metrics import CLIP_EVERY_STEP, CLIP_NEVER, CLIP_OFTEN, CLIP_SPIKES, clip_regime
 from rnnbench.results.ablations import per_run
+from rnnbench.results.outcome import DIVERGED
 
 REGIME_ORDER = (CLIP_NEVER, CLIP_SPIKES, CLIP_OFTEN, CLIP_EVERY_STEP)
 
@@ -41,8 +42,8 @@ class RecipeClipping:
 
 
 def recipe_runs(studies: Sequence[str], results: str | Path | None = None) -> pd.DataFrame:
-    """Every run of ``studies`` that clips at a finite threshold, once: study, run_id, clip (the threshold it clipped
-    at: metrics.json's clip_threshold, else its config.json's), clipped_fraction, grad_norm_median."""
+    """Every run of ``studies`` that clips at a finite threshold, once: study, run_id, outcome, clip (the threshold it
+    clipped at: metrics.json's clip_threshold, else its config.json's), clipped_fraction, grad_norm_median."""
     frames = []
     for study in studies:
         wide = per_run(study_summary(study, results), ["outcome"])
@@ -54,7 +55,7 @@ def recipe_runs(studies: Sequence[str], results: str | Path | None = None) -> pd
             for run, t in zip(wide["run_id"], wide["clip_threshold"], strict=True)
         ]
         frames.append(wide.assign(study=study, clip=threshold))
-    columns = ["study", "run_id", "clip", "clipped_fraction", "grad_norm_median"]
+    columns = ["study", "run_id", "outcome", "clip", "clipped_fraction", "grad_norm_median"]
     if not frames:
         return pd.DataFrame(columns=columns)
     table = pd.concat(frames, ignore_index=True).drop_duplicates("run_id")[columns]
@@ -70,9 +71,11 @@ def _configured_threshold(run_id: str, results: str | Path | None) -> float:
 
 
 def recipe_clipping(studies: Sequence[str], results: str | Path | None = None) -> RecipeClipping | None:
-    """The clipping of ``studies``' runs (recipe_runs); None where none of them clips."""
+    """The clipping of ``studies``' runs that did not diverge (recipe_runs); None where none of them clips. A run that
+    diverged clipped on its way to blowing up: its share of steps clipped is the explosion's, not where the threshold
+    sits against a typical norm."""
     runs = recipe_runs([s for s in studies if s in study_names(results)], results)
-    runs = runs[runs["clipped_fraction"].notna()]
+    runs = runs[runs["clipped_fraction"].notna() & runs["outcome"].ne(DIVERGED)]
     if runs.empty:
         return None
     found = [clip_regime(f) for f in runs["clipped_fraction"]]

@@ -25,6 +25,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 OUTCOMES = ("learned", "did not learn", "diverged")
+DIVERGED = OUTCOMES[2]
 # A summary's outcome where the run could not be judged (no baseline): never counted as learned.
 UNKNOWN = "unknown"
 # The columns seed_counts gives, in the order a table lists them.
