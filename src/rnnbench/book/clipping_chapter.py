@@ -91,6 +91,10 @@ def _costs(found: outcomes_of.Outcomes, regime: str) -> Markdown:
         f"{t.clipping.removeprefix('norm, ')} at rate {lr:g}, {t.difference or t.verdict}"
         for lr, t in outcomes_of.costs_in(found.costs, regime)
     ]
+    said += [
+        f"{label.removeprefix('norm, ')} at rate {lr:g}, no seed learned"
+        for lr, label in outcomes_of.unlearned_in(found.costs, regime)
+    ]
     return Markdown("; ".join(said)) if said else Markdown("none at those rates")
 
 

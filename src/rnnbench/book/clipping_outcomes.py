@@ -197,6 +197,8 @@ class CostAtRate:
     unclipped_min: float
     unclipped_max: float
     thresholds: tuple[ThresholdCost, ...]
+    # the thresholds at this rate of which no seed learned or diverged: (setting's label, regime), no cost to judge
+    unlearned: tuple[tuple[str, str], ...] = ()
 
 
 def clipping_cost(section: Clipping, results: str | Path | None = None) -> list[CostAtRate]:
@@ -219,7 +221,9 @@ def clipping_cost(section: Clipping, results: str | Path | None = None) -> list[
             if cost is not None:
                 judged.append(cost)
         stats = [float(base[f"{metric}_{s}"]) for s in ("mean", "min", "max")]
-        costs.append(CostAtRate(float(lr), *stats, tuple(judged)))
+        stuck = norm[(norm["lr"] == lr) & (norm["diverged_runs"] == 0) & (norm["seeds_learned"] == 0)]
+        unlearned = tuple((str(r.clipping), str(r.regime)) for r in stuck.itertuples(index=False))
+        costs.append(CostAtRate(float(lr), *stats, tuple(judged), unlearned))
     return costs
 
 
@@ -258,6 +262,11 @@ def _threshold_cost(
 def costs_in(costs: list[CostAtRate], regime: str) -> list[tuple[float, ThresholdCost]]:
     """Every (rate, threshold cost) of ``costs`` whose setting is in ``regime``."""
     return [(c.lr, t) for c in costs for t in c.thresholds if t.regime == regime]
+
+
+def unlearned_in(costs: list[CostAtRate], regime: str) -> list[tuple[float, str]]:
+    """Every (rate, setting's label) of ``costs`` in ``regime`` of which no seed learned: a cost it cannot have."""
+    return [(c.lr, label) for c in costs for label, at in c.unlearned if at == regime]
 
 
 @dataclass(frozen=True, eq=False)

@@ -132,7 +132,7 @@ class TruncationAnswer:
     across_measured: bool  # some cut run has an accuracy across a cut
     ptb_measured: bool  # the Penn Treebank's truncation design has a length to set against another
     across_learned: bool  # across a cut every length still reads the head above a learned model's floor
-    above_rule: bool  # across a cut every length scores higher than the nearest-noun rule at the same distances
+    above_rule: bool  # across a cut, at every length every seed scores higher than the nearest-noun rule there
     rule_measured: bool  # the nearest-noun rule's accuracy across a cut is known at some length
     longer_faster: bool  # on PTB the longest unrolling read more tokens a second than the shortest
     across: Markdown  # the cut runs' accuracy across a cut, lowest to highest over the lengths

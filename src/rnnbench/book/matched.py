@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from rnnbench.book.format import NONE, Markdown, integer, sig, words
+from rnnbench.book.format import NONE, Markdown, counted, integer, sig, words
 from rnnbench.book.published import CORPUS_NAMES, Matched, ppl
 from rnnbench.metrics import FAMILY_NAMES
 from rnnbench.results.learning_curves import ranking_settled
@@ -116,8 +116,8 @@ def ranking_display(ranking: pd.DataFrame) -> pd.DataFrame:
         )
         rows.append(
             {
-                "runs": f"{CORPUS_NAMES.get(row.corpus, row.corpus)}, {row.scale}",
-                "epochs": integer(row.last_epoch),
+                # the epochs in the runs' cell: a narrow column of its own overprints its neighbour's header in the PDF
+                "runs": f"{CORPUS_NAMES.get(row.corpus, row.corpus)}, {row.scale}, {counted(int(row.last_epoch), 'epoch')}",
                 "best RNN": Markdown(f"{ppl(last.best_rnn_valid_ppl)} ({integer(last.best_rnn_parameters)})"),
                 "best feed-forward": Markdown(f"{ppl(last.best_ff_valid_ppl)} ({integer(last.best_ff_parameters)})"),
                 "RNN lower, matched, by epoch": leads,
@@ -129,7 +129,6 @@ def ranking_display(ranking: pd.DataFrame) -> pd.DataFrame:
         )
     columns = [
         "runs",
-        "epochs",
         "best RNN",
         "best feed-forward",
         "RNN lower, matched, by epoch",
