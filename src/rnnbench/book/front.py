@@ -140,6 +140,7 @@ class TruncationAnswer:
     chance: Markdown
     rule: Markdown  # the nearest-noun rule's accuracy at the distances of the probes across a cut, over the lengths
     memory_share: Markdown
+    design: Markdown  # what the PTB design those two come from holds equal
 
 
 def truncation_answer(results: str | Path | None = None) -> TruncationAnswer:
@@ -156,6 +157,7 @@ def truncation_answer(results: str | Path | None = None) -> TruncationAnswer:
         chance=sig(CHANCE),
         rule=tc.accuracy_range(cuts.rule_low, cuts.rule_high),
         memory_share=facts.memory_share,
+        design=facts.design,
     )
 
 

@@ -270,6 +270,7 @@ class PtbFacts:
     """What the chapter reads off the PTB designs (rnnbench.book.truncation) beside the section's numbers."""
 
     measured: bool  # a PTB design has two lengths whose speed and memory were measured
+    design: Markdown  # what that design holds equal ("equal tokens", "equal updates")
     memory_share: Markdown  # the peak memory's rise from the leanest length to the largest, a share of the leanest
     longer_faster: bool  # whether the length that trains the most tokens a second is the longer of the two
     same_best: bool  # whether every design ranks one length best (on validation)
@@ -277,12 +278,14 @@ class PtbFacts:
 
 def ptb_facts(results: str | Path | None = None) -> PtbFacts:
     designs = truncation_designs(results)
-    measured = designs.get(EQUAL_TOKENS) or designs.get(EQUAL_UPDATES)
+    design = EQUAL_TOKENS if EQUAL_TOKENS in designs else EQUAL_UPDATES
+    measured = designs.get(design)
     memory = memory_range(measured) if measured else None
     speeds = fastest_and_slowest(measured) if measured else None
     best = {int(ranked[0]["bptt"]) for ranked in map(best_and_worst_length, designs.values()) if ranked}
     return PtbFacts(
         bool(memory and speeds),
+        Markdown(design),
         share((memory[1]["max_rss_mb"] - memory[0]["max_rss_mb"]) / memory[0]["max_rss_mb"]) if memory else NONE,
         bool(speeds and speeds[0]["bptt"] > speeds[1]["bptt"]),
         len(best) == 1,
