@@ -133,6 +133,23 @@ def test_every_figure_the_book_shows_draws_two_points_apart_in_every_panel(tmp_p
         assert on_show == all(p["points"] >= 2 and p["positions"] >= 2 for p in drawn["panels"]), name
 
 
+def _draw_learning(tmp_path, folder, learning: pd.DataFrame) -> dict:
+    """Study "short"'s learning table written and its learning-curves figure drawn by the job; what the figure's
+    record says it drew."""
+    table = paths.study_extra_table(str(tmp_path / "results"), "short", "learning")
+    learning.to_csv(table, index=False)
+    png = paths.study_extra_figure(str(tmp_path / "results"), "short", "learning-curves", "png")
+    jobs.study_extra_figure(
+        "learning-curves",
+        table,
+        str(folder / "study.json"),
+        [png, png[:-3] + "pdf"],
+        provenance_file=paths.provenance(png),
+        provenance=PROVENANCE,
+    )
+    return json.loads(Path(paths.provenance(png)).read_text())["drawn"]
+
+
 def test_learning_curves_of_one_epoch_are_not_shown_and_their_table_is(tmp_path):
     """Two runs of one epoch each: one dot per run in each panel, both dots at the same tokens read; the
     figure is refused and the book's learning table gives each run's epoch instead."""
@@ -150,17 +167,7 @@ def test_learning_curves_of_one_epoch_are_not_shown_and_their_table_is(tmp_path)
             "diverged": [False, False],
         }
     )
-    table = paths.study_extra_table(str(tmp_path / "results"), "short", "learning")
-    learning.to_csv(table, index=False)
-    png = paths.study_extra_figure(str(tmp_path / "results"), "short", "learning-curves", "png")
-    jobs.study_extra_figure(
-        "learning-curves",
-        table,
-        str(folder / "study.json"),
-        [png, png[:-3] + "pdf"],
-        provenance_file=paths.provenance(png),
-        provenance=PROVENANCE,
-    )
+    _draw_learning(tmp_path, folder, learning)
     assert not studies.extra_shown("short", "learning-curves", tmp_path / "results")
     shown = studies.learning_display("short", tmp_path / "results")
     assert list(shown.columns) == [
@@ -195,30 +202,16 @@ def test_learning_curves_of_one_epoch_at_different_token_counts_are_not_shown_ei
             "diverged": [False, False, False],
         }
     )
-    table = paths.study_extra_table(str(tmp_path / "results"), "short", "learning")
-    png = paths.study_extra_figure(str(tmp_path / "results"), "short", "learning-curves", "png")
-
-    def draw(frame: pd.DataFrame) -> dict:
-        frame.to_csv(table, index=False)
-        jobs.study_extra_figure(
-            "learning-curves",
-            table,
-            str(folder / "study.json"),
-            [png, png[:-3] + "pdf"],
-            provenance_file=paths.provenance(png),
-            provenance=PROVENANCE,
-        )
-        return json.loads(Path(paths.provenance(png)).read_text())["drawn"]
-
-    drawn = draw(learning)
+    drawn = _draw_learning(tmp_path, folder, learning)
     assert all(p["positions"] == 3 and p["curves"] == 3 and p["longest"] == 1 for p in drawn["panels"])
     assert not studies.extra_shown("short", "learning-curves", tmp_path / "results")
+    png = paths.study_extra_figure(str(tmp_path / "results"), "short", "learning-curves", "png")
     with pytest.raises(figures.TooFewPoints):
         figures.stage_figure(png, "study-short-learning-curves", tmp_path / "staged")
     assert studies.learning_display("short", tmp_path / "results")["epoch"].tolist() == [1, 1, 1]
 
     second = learning.iloc[[2]].assign(epoch=2, valid_ppl=250.0, tokens_seen=929960, seconds_trained=24.0)
-    drawn = draw(pd.concat([learning, second], ignore_index=True))
+    drawn = _draw_learning(tmp_path, folder, pd.concat([learning, second], ignore_index=True))
     assert all(p["longest"] == 2 for p in drawn["panels"])
     assert studies.extra_shown("short", "learning-curves", tmp_path / "results")
 
