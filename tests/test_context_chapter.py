@@ -8,8 +8,9 @@ import json
 import pytest
 from planted import write_study
 
-from rnnbench.book import context_chapter
+from rnnbench.book import context, context_chapter
 from rnnbench.book.format import NONE
+from rnnbench.worked.lessons import lesson_params
 
 ABOUT = {"family": "ff", "corpus": "ptb", "metric": "test_ppl", "vary": ["context"], "roles": ["window_width"]}
 
@@ -70,3 +71,19 @@ def test_without_a_window_study_nothing_is_measured_and_nothing_fails(tmp_path):
     section = context_chapter.window_section(tmp_path)
     assert not (section.ptb_measured or section.agreement_measured or section.blind_measured)
     assert section.ptb_widths == section.narrow_ppl == section.blind_low == NONE
+
+
+def test_the_lessons_count_is_read_and_named_in_words():
+    # d_model = 2, d_h = 3: the recurrence 3 x 3 + 3 x 2 + 3 = 18 weights; the first layer 3 x (T x 2): 12 at T = 2,
+    # 60 at T = 10, five times as many, 60 - 18 = 42 more than the recurrence
+    count = context.lesson_count(lesson_params(d_model=2, d_h=3, tokens=(2, 10)))
+    assert (count.recurrence, count.first_layer_short, count.first_layer_long) == (18, 12, 60)
+    assert (count.short_tokens, count.long_tokens, count.ratio, count.extra) == (2, 10, 5, 42)
+    assert list(count.table["quantity"])[:4] == [
+        "$W_{hh}$, state to state",
+        "$W_{xh}$, input to state",
+        "$b_h$",
+        "the recurrence, in all",
+    ]
+    assert not count.table["quantity"].str.contains("mlp_|_ratio").any()  # no identifier reaches the table
+    assert list(count.table["shape"])[:2] == ["3 × 3", "3 × 2"]

@@ -212,10 +212,11 @@ class Answers:
             raise KeyError(f"question {key!r}; known: {', '.join(QUESTIONS)}")
         return list(self.table.loc[self.table["question"] == key, "id"])
 
-    def verdicts(self, key: str) -> fmt.Markdown:
-        """A question's claims, each as its title and its reading's cell word: "A window cannot see past its
-        width: *holds*; Widening the window is no fix: *partly decided*" (the ledger links each to its entry)."""
-        return fmt.Markdown("; ".join(f"{self.title(c)}: *{self.cell(c)}*" for c in self.question(key)))
+    def question_tally(self, key: str) -> fmt.Markdown:
+        """How many of a question's measured claims have each reading ("1 holds and 3 are inconclusive"); a
+        check of a lesson's printout is the ledger's, not counted here."""
+        measured = [c for c in self.question(key) if not self.is_check(c)]
+        return self.tally(measured) if measured else fmt.Markdown("none is measured")
 
     def cell(self, claim: str) -> fmt.Markdown:
         """The claim's reading as a cell word, a check's marked so: "holds (a check)"."""

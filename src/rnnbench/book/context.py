@@ -4,6 +4,7 @@
     widening(corpus)     the window study of a corpus (role window_width): its metric per width n−1, mean and range
                          over the seeds that learned, the best width and the two widest, and its staged figure
     blind_windows()      the agreement windows (role window): accuracy within each window's width and beyond it
+    lesson_count(table)  the lesson's count (tables/lesson_params.csv): its numbers, and its rows in words
 
 Returns numbers and staged figures; the sentences are the chapter's. Reads results only; no torch.
 """
@@ -18,7 +19,7 @@ import pandas as pd
 
 from rnnbench import paths
 from rnnbench.book.figures import STAGING_DIR, figure_shown, stage_figure
-from rnnbench.book.format import label_slug
+from rnnbench.book.format import Markdown, label_slug
 from rnnbench.book.results import results_root, study_about, study_summary
 from rnnbench.book.studies import first_of, studies_with_role
 from rnnbench.book.window import window_comparison
@@ -166,3 +167,60 @@ def shapes_side_by_side(shapes: pd.DataFrame, context: int) -> pd.DataFrame:
     table = table.set_index("tensor").loc[order].reset_index()  # an outer merge sorts: put FF's order back
     total = {"tensor": "total", "count (FF)": ff["count"].sum(), "count (RNN)": rnn["count"].sum()}
     return pd.concat([table, pd.DataFrame([total])], ignore_index=True)
+
+
+# tables/lesson_params.csv's quantities as the chapter's table names them: the recurrence's tensors by their
+# symbols, the first layer of the network that reads the tokens concatenated in words.
+LESSON_QUANTITIES = {
+    "W_hh": "$W_{hh}$, state to state",
+    "W_xh": "$W_{xh}$, input to state",
+    "b_h": "$b_h$",
+    "recurrence": "the recurrence, in all",
+    "mlp_first_layer": "first layer",
+    "mlp_first_layer_with_bias": "first layer with its bias",
+    "mlp_first_layer_minus_recurrence": "first layer less the recurrence",
+}
+
+
+@dataclass(frozen=True)
+class LessonCount:
+    d_model: int
+    d_h: int
+    recurrence: int  # W_hh, W_xh and b_h
+    short_tokens: int
+    long_tokens: int
+    first_layer_short: int  # the concatenating network's first layer, weights only, at short_tokens
+    first_layer_long: int
+    ratio: int  # first_layer_long / first_layer_short, as the table gives it
+    extra: int  # first_layer_long - recurrence
+    table: pd.DataFrame  # one row per quantity in words: quantity, tokens, shape, count
+
+
+def lesson_count(lesson: pd.DataFrame) -> LessonCount:
+    """Lesson 001's count (rnnbench.worked.lessons.lesson_params's table): the values the chapter's sentence reads,
+    and the table with its quantities named in words (the ratio row is the sentence's, not the table's)."""
+    by = lesson.set_index(["quantity", "tokens"])["count"]
+    first = lesson[lesson["quantity"] == "mlp_first_layer"].sort_values("tokens")
+    short, long = int(first["tokens"].iloc[0]), int(first["tokens"].iloc[-1])
+    shown = lesson[lesson["quantity"].isin(LESSON_QUANTITIES)]
+    table = pd.DataFrame(
+        {
+            "quantity": [Markdown(LESSON_QUANTITIES[q]) for q in shown["quantity"]],  # the symbols are TeX
+            "tokens": shown["tokens"],
+            "shape": shown["shape"].fillna("").str.replace("x", " × ", regex=False),
+            "count": shown["count"],
+        }
+    )
+    first_short, first_long = int(first["count"].iloc[0]), int(first["count"].iloc[-1])
+    return LessonCount(
+        d_model=int(lesson["d_model"].iloc[0]),
+        d_h=int(lesson["d_h"].iloc[0]),
+        recurrence=int(lesson.loc[lesson["quantity"] == "recurrence", "count"].iloc[0]),
+        short_tokens=short,
+        long_tokens=long,
+        first_layer_short=first_short,
+        first_layer_long=first_long,
+        ratio=int(lesson.loc[lesson["quantity"].str.startswith("mlp_first_layer_ratio"), "count"].iloc[0]),
+        extra=int(by.loc[("mlp_first_layer_minus_recurrence", long)]),
+        table=table.reset_index(drop=True),
+    )

@@ -18,11 +18,11 @@ from rnnbench.book import answers, decay, published
 from rnnbench.book import truncation_chapter as tc
 from rnnbench.book.clipping import clipping_table
 from rnnbench.book.clipping_chapter import relative_studies
-from rnnbench.book.clipping_outcomes import divergence_by_regime, unclipped_divergence
+from rnnbench.book.clipping_outcomes import divergence_by_rate, divergence_by_regime, unclipped_divergence
 from rnnbench.book.context_chapter import WindowSection, window_section
 from rnnbench.book.format import Markdown, between, sig, words
 from rnnbench.book.window import window_comparison
-from rnnbench.findings.registry import FAILS, HOLDS
+from rnnbench.findings.registry import FAILS, HOLDS, INCONCLUSIVE, NOT_SHOWN
 from rnnbench.findings.setting_words import word
 from rnnbench.metrics import CLIP_SPIKES, METRIC_LABELS
 from rnnbench.plots.ablation_figures import CHANCE
@@ -107,23 +107,55 @@ def gradient_answer(results: str | Path | None = None) -> GradientAnswer:
 
 @dataclass(frozen=True)
 class ClippingAnswer:
-    helped: bool  # thresholds that clip rare spikes diverged in a smaller share of runs than unclipped SGD
+    """Does clipping help, and what does it cost? At each rate where unclipped SGD diverged, its runs that diverged
+    against those of each threshold set to clip rare spikes; the divergence claim's reading chooses the first words."""
+
+    prevents: bool  # the claim that clipping is a remedy for divergence holds
+    prevents_in_part: bool  # it holds at some rates, fails or is undecided at others
+    prevents_undecided: bool  # no rate decides it (or no rate could test it)
+    prevents_fails: bool  # it fails, at every rate tested or in part with the rest undecided
     spikes_tried: bool  # some unclipped rate diverged and a threshold clipping rare spikes ran there
     spikes_learned: bool  # and a seed of such a threshold learned there
     unclipped_trained: bool  # some rate at which unclipped SGD learned, where a threshold's cost can be read
+    by_rate: Markdown  # "at rate 1, 3 of 5 runs unclipped and 0 of 5 clipped at 2 × median; at rate 5, 5 of 5 and ..."
+
+
+def divergence_by_rate_words(table) -> Markdown:
+    """At each rate where an unclipped run diverged, its diverged runs against each rare-spike threshold's there:
+    "at rate 1, 3 of 5 runs unclipped and 0 of 5 clipped at 2 × median; at rate 5, 5 of 5 and 4 of 5". A rate
+    after the first names a threshold only where it differs from the first rate's."""
+    said, first = [], None
+    for at in divergence_by_rate(table):
+        spikes = [c for c in at.clipped if c.regime == CLIP_SPIKES]
+        if not (at.unclipped_diverged and spikes):
+            continue
+        names = [c.clipping.removeprefix("norm, ") for c in spikes]
+        if first is None or names != first:
+            clipped = words(f"{c.diverged} of {c.runs} clipped at {n}" for c, n in zip(spikes, names, strict=True))
+            said.append(f"at rate {at.lr:g}, {at.unclipped_diverged} of {at.unclipped_runs} runs unclipped and {clipped}")
+            first = first or names
+        else:
+            clipped = words(f"{c.diverged} of {c.runs}" for c in spikes)
+            said.append(f"at rate {at.lr:g}, {at.unclipped_diverged} of {at.unclipped_runs} and {clipped}")
+    return Markdown("; ".join(said)) if said else Markdown("no rate")
 
 
 def clipping_answer(results: str | Path | None = None) -> ClippingAnswer:
     runs = clipping_table(relative_studies(results), results)
     spikes, unclipped = divergence_by_regime(runs).get(CLIP_SPIKES), unclipped_divergence(runs)
     at_divergence = runs[(runs["regime"] == CLIP_SPIKES) & runs["lr"].isin(unclipped.rates)]
+    reading = answers.Answers(results).reading("clip_divergence")
     return ClippingAnswer(
-        helped=bool(spikes and unclipped.runs and spikes.diverged / spikes.runs < unclipped.diverged / unclipped.runs),
+        prevents=reading == HOLDS,
+        prevents_in_part=reading in (answers.MIXED, answers.PARTLY_DECIDED),
+        prevents_undecided=reading in (INCONCLUSIVE, NOT_SHOWN),
+        prevents_fails=reading in (FAILS, answers.PARTLY_REFUTED),
         spikes_tried=bool(spikes and unclipped.diverged),
         spikes_learned=bool(unclipped.diverged and (at_divergence["seeds_learned"] > 0).any()),
         unclipped_trained=bool(
             (runs["unclipped"] & (runs["seeds_learned"] > 0) & ~runs["lr"].isin(unclipped.rates)).any()
         ),
+        by_rate=divergence_by_rate_words(runs),
     )
 
 
