@@ -188,3 +188,16 @@ def test_the_repositorys_rules_and_main_chapters_are_read():
     chapters = prose_check.main_chapters(REPO / "reports" / "_quarto.yml")
     assert chapters[0] == "index.qmd"
     assert all(chapter.endswith(".qmd") for chapter in chapters)
+
+
+def test_a_code_identifier_in_a_table_cell_is_found_but_not_in_inline_code_mathematics_or_a_path(tmp_path, checkout):
+    body = CLEAN.replace("<td>141.2</td>", "<td>141.2</td><td>mlp_first_layer_with_bias</td>")
+    body += "<p>Set <code>clip_times_median</code> in config/config.yaml; see tables/lesson_params.csv.</p>"
+    body += '<p>The bias <math display="inline"><semantics><annotation>b_h</annotation></semantics></math> too.</p>'
+    found = findings(tmp_path, checkout, body)
+    assert [(f.kind, f.word) for f in found] == [("identifier", "mlp_first_layer_with_bias")]
+
+
+def test_a_symbol_written_with_an_underscore_is_not_an_identifier():
+    assert prose_check.IDENTIFIER.search("the bias b_h and the state h_t") is None
+    assert prose_check.IDENTIFIER.search("its test_ppl").group() == "test_ppl"

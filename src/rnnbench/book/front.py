@@ -132,7 +132,9 @@ def divergence_by_rate_words(table) -> Markdown:
         names = [c.clipping.removeprefix("norm, ") for c in spikes]
         if first is None or names != first:
             clipped = words(f"{c.diverged} of {c.runs} clipped at {n}" for c, n in zip(spikes, names, strict=True))
-            said.append(f"at rate {at.lr:g}, {at.unclipped_diverged} of {at.unclipped_runs} runs unclipped and {clipped}")
+            said.append(
+                f"at rate {at.lr:g}, {at.unclipped_diverged} of {at.unclipped_runs} runs unclipped and {clipped}"
+            )
             first = first or names
         else:
             clipped = words(f"{c.diverged} of {c.runs}" for c in spikes)

@@ -1,10 +1,11 @@
 """The rendered book's main text read as a reader reads it, and every name of the pipeline found in it.
 
 A chapter of the main text speaks of networks, settings and what was measured; the names the pipeline gives
-them (a study's or analysis's key, a run id, a Snakemake rule) belong to the appendices, the captions (which
-say where a figure or table comes from) and the code. This reads the HTML pages of the chapters listed under
+them (a study's or analysis's key, a run id, a Snakemake rule), and any other code identifier (a table's column,
+a setting's key), belong to the appendices, the captions (which say where a figure or table comes from) and the
+code. This reads the HTML pages of the chapters listed under
 ``book: chapters:`` of the book's _quarto.yml (never ``appendices:``), keeps the page's ``<main>`` without its
-captions, code blocks, navigation and scripts, and reports each such name left in its prose and table cells:
+captions, code blocks, mathematics, navigation and scripts, and reports each such name left in its prose and table cells:
 
     python -m rnnbench.book.prose_check RESULTS [--workflow CHECKOUT]
 
@@ -29,8 +30,11 @@ from rnnbench.config.locations import package_checkout
 from rnnbench.config.schema import run_settings_schema
 
 # Elements whose text is not the chapter's prose: captions (they name their source on purpose), code blocks,
-# navigation and its buttons, scripts and inline drawings. A table's cells are prose: they are read.
-SKIPPED_TAGS = frozenset({"script", "style", "nav", "pre", "figcaption", "caption", "template", "svg", "button"})
+# navigation and its buttons, scripts, inline drawings and mathematics (MathML: its TeX source writes b_h, h_t).
+# A table's cells are prose: they are read.
+SKIPPED_TAGS = frozenset(
+    {"script", "style", "nav", "pre", "figcaption", "caption", "template", "svg", "button", "math"}
+)
 # Quarto 1.9 marks a float's caption with this class (on figcaption today; on a div in some layouts).
 SKIPPED_CLASSES = frozenset({"quarto-float-caption", "sidebar", "margin-sidebar", "quarto-title-meta"})
 VOID_TAGS = frozenset(
@@ -44,6 +48,9 @@ BREAKING_TAGS = frozenset(
 RULE = re.compile(r"^(?:rule|checkpoint)\s+([A-Za-z_]\w*)\s*:", re.MULTILINE)
 RULE_WORD = re.compile(r"\brules? $")  # "the rule train", "rule report"
 CONTEXT = 40  # characters of the page shown on each side of a name found
+# A code identifier in words' place (mlp_first_layer, clip_times_median, test_ppl): lower-case parts joined by
+# underscores, the first of two letters or more (a symbol such as b_h is mathematics), not part of a path or file.
+IDENTIFIER = re.compile(r"(?<![\w./\\-])[a-z]{2,}[a-z0-9]*(?:_[a-z0-9]+)+(?![\w/-]|\.\w)")
 
 
 @dataclass(frozen=True)
@@ -59,7 +66,7 @@ class Names:
 @dataclass(frozen=True)
 class Finding:
     page: str
-    kind: str  # study, analysis, run id or rule
+    kind: str  # study, analysis, run id, rule or identifier
     word: str
     context: str
 
@@ -187,7 +194,8 @@ def check_page(html: str, names: Names, page: str = "") -> list[Finding]:
 
     A name that is also an ordinary word (``train``, ``report``, ``all``: letters only) counts only where the
     page names it as a target (inside a ``snakemake ...`` command shown as code, or right after the word rule);
-    a name with an underscore, or a run id, counts wherever it stands."""
+    a name with an underscore, or a run id, counts wherever it stands; any other code identifier (IDENTIFIER)
+    counts outside inline code."""
     text, code = page_prose(html)
     plain = {n for ns in names.by_kind.values() for n in ns if n.isalpha()}
     marked = {n for ns in names.by_kind.values() for n in ns if not n.isalpha()}
@@ -212,6 +220,11 @@ def check_page(html: str, names: Names, page: str = "") -> list[Finding]:
         for match in _word(plain, ends="/-").finditer(text):
             if named_as_rule(match):
                 add(match.start(), match.end(), names.kind_of(match.group()))
+    # any other identifier, where it is not shown as code and not already found as a name of the pipeline
+    spans = [(start, start + len(f.word)) for start, f in found] + list(code)
+    for match in IDENTIFIER.finditer(text):
+        if not any(a <= match.start() < b for a, b in spans):
+            add(match.start(), match.end(), "identifier")
     return [finding for _, finding in sorted(found, key=lambda pair: pair[0])]
 
 

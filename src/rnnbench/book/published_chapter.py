@@ -79,11 +79,7 @@ class ReferenceSummary:
     shown: bool
     stale: bool  # some reference run no longer matches config/paper.yaml or the code
     rows: Markdown
-    level: Markdown
-    below: Markdown
-    above: Markdown
-    mixed: Markdown
-    uncompared: Markdown
+    by_verdict: Markdown  # "3 are level with their published model and 2 are not compared"
     stale_runs: Markdown
     margin: Markdown  # the band around a normalised ratio of 1 within which a row is level
     rnn_ptb: ReferenceRow  # Mikolov's table's RNN, and Bengio's table's feed-forward network
@@ -199,6 +195,26 @@ def best_run(frame: pd.DataFrame, corpus: str, family: str) -> BestRun:
     )
 
 
+# Each reference verdict (rnnbench.book.reference_results.reference_verdict) as the tally says it of one result and of
+# several, in this order; results not set against their published model are counted together.
+REFERENCE_WORDS = {
+    "tie": ("is level with its published model", "are level with their published model"),
+    "below": ("is below it with every seed", "are below it with every seed"),
+    "above": ("is above it with every seed", "are above it with every seed"),
+    "mixed": ("is beyond the band on the mean only", "are beyond the band on the mean only"),
+    "not compared": ("is not compared", "are not compared"),
+}
+UNCOMPARED = ("not comparable", "no baseline")
+
+
+def reference_tally(verdicts: list[str]) -> Markdown:
+    """How many reference results have each verdict, those with none left out: "3 are level with their published
+    model, 1 is below it with every seed and 2 are not compared"."""
+    kinds = ["not compared" if v in UNCOMPARED else v for v in verdicts]
+    said = [f"{kinds.count(k)} {REFERENCE_WORDS[k][kinds.count(k) != 1]}" for k in REFERENCE_WORDS if k in kinds]
+    return words(said) if said else Markdown("none has a verdict")
+
+
 def reference_summary(frame: pd.DataFrame | None) -> ReferenceSummary:
     rows = converged.reference_runs(frame) if frame is not None else pd.DataFrame()
     verdicts = [converged.reference_verdict(r) for _, r in rows.iterrows()]
@@ -207,11 +223,7 @@ def reference_summary(frame: pd.DataFrame | None) -> ReferenceSummary:
         shown=len(rows) > 0,
         stale=stale > 0,
         rows=integer(len(rows)),
-        level=integer(verdicts.count("tie")),
-        below=integer(verdicts.count("below")),
-        above=integer(verdicts.count("above")),
-        mixed=integer(verdicts.count("mixed")),
-        uncompared=integer(sum(v in ("not comparable", "no baseline") for v in verdicts)),
+        by_verdict=reference_tally(verdicts),
         stale_runs=counted(stale, "reference run"),
         margin=Markdown(str(converged.MARGIN)),
         rnn_ptb=_reference_row(rows, "ptb", "rnn"),

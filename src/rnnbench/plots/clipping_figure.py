@@ -167,7 +167,7 @@ def clipping_figure(runs: pd.DataFrame) -> plt.Figure:
     axes[1][0].set_ylabel(METRIC_LABELS.get(metric, metric), fontsize=9)  # of the seeds that did not diverge
     middle = axes[1][len(panels) // 2]  # one label under every panel's ticks: a figure-wide label would meet the legend
     middle.set_xlabel("threshold as a multiple of the median norm, and the share of steps it clipped", fontsize=9)
-    _legend(fig, found, runs)
+    _legend(fig, found, runs, cap)
     return fig
 
 
@@ -198,7 +198,8 @@ def _draw_setting(
     strip, ax, x: float, setting, seeds: pd.DataFrame, rng: np.random.Generator, cap: float | None = None
 ) -> None:
     """One position: its diverged seeds as red crosses in the strip (with their count), the others at their value;
-    a value above ``cap`` as a hollow triangle on the axis's top edge, its value written beside it."""
+    the values above ``cap`` as hollow triangles side by side on the axis's top edge, their values written below
+    them one to a line (written beside each, two seeds' labels overprint one another)."""
     diverged = seeds[seeds["outcome"] == "diverged"]
     spread = np.linspace(-0.18, 0.18, len(diverged)) if len(diverged) > 1 else np.zeros(len(diverged))
     strip.scatter(x + spread, np.full(len(diverged), 0.35), marker="x", color=DIVERGED_COLOR, s=22, linewidths=1.2)
@@ -216,9 +217,13 @@ def _draw_setting(
     color = REGIME_COLORS.get(setting.regime, "0.4")
     learned = finished["outcome"].eq("learned").to_numpy()
     above = (finished["value"] > cap).to_numpy() if cap is not None else np.zeros(len(finished), dtype=bool)
-    for offset, value in zip(jitter[above], finished["value"][above], strict=True):
-        ax.scatter(x + offset, 0.97 * cap, marker="^", facecolors="none", edgecolors=FAILED_COLOR, s=22, zorder=3)
-        ax.text(x + offset + 0.08, 0.97 * cap, f"{value:,.0f}", fontsize=6.5, color=FAILED_COLOR, va="center")
+    if above.any():
+        off_scale = sorted(finished["value"][above])
+        side = np.linspace(-0.12, 0.12, len(off_scale)) if len(off_scale) > 1 else np.zeros(1)
+        ax.scatter(x + side, np.full(len(side), 0.97 * cap), marker="^", facecolors="none", edgecolors=FAILED_COLOR,
+                   s=22, zorder=3)  # fmt: skip
+        ax.text(x, 0.93 * cap, "\n".join(f"{v:,.0f}" for v in off_scale), ha="center", va="top", fontsize=6.5,
+                color=FAILED_COLOR, linespacing=1.1)  # fmt: skip
     learned, finished, jitter = learned[~above], finished[~above], jitter[~above]
     ax.scatter(x + jitter[learned], finished["value"][learned], color=color, s=16, zorder=3)
     ax.scatter(
@@ -231,8 +236,9 @@ def _draw_setting(
     )
 
 
-def _legend(fig: plt.Figure, found: pd.DataFrame, runs: pd.DataFrame) -> None:
-    """What is drawn: the regimes present, a seed that did not learn, a diverged seed, the unclipped mean's line."""
+def _legend(fig: plt.Figure, found: pd.DataFrame, runs: pd.DataFrame, cap: float | None) -> None:
+    """What is drawn: the regimes present, a seed that did not learn, one off the scale (where the axis is capped),
+    a diverged seed, the unclipped mean's line."""
     from matplotlib.lines import Line2D
 
     words = {
@@ -252,7 +258,12 @@ def _legend(fig: plt.Figure, found: pd.DataFrame, runs: pd.DataFrame) -> None:
             Line2D([], [], marker="o", linestyle="", markerfacecolor="none", markeredgecolor=FAILED_COLOR,
                    markersize=4, label="did not learn")
         )  # fmt: skip
+    if cap is not None:
+        handles.append(
+            Line2D([], [], marker="^", linestyle="", markerfacecolor="none", markeredgecolor=FAILED_COLOR,
+                   markersize=4, label="off the scale (value below it)")
+        )  # fmt: skip
     if "diverged" in outcomes:
         handles.append(Line2D([], [], marker="x", linestyle="", color=DIVERGED_COLOR, markersize=4, label="diverged"))
     handles.append(Line2D([], [], color="black", linestyle="--", linewidth=0.8, label="unclipped mean"))
-    fig.legend(handles=handles, loc="outside upper center", ncol=min(len(handles), 4), fontsize=7.5, frameon=False)
+    fig.legend(handles=handles, loc="outside upper center", ncol=min(len(handles), 3), fontsize=7.5, frameon=False)

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
+from rnnbench.findings.setting_words import corpus as corpus_words
 from rnnbench.metrics import FAMILY_LABELS, METRIC_LABELS
 from rnnbench.plots.style import PRINT_WIDTH, level_colours, plain_log_ticks
 
@@ -25,7 +26,8 @@ SCALE_STYLES = {"reference": "-", "paper": "-", "short": "--"}
 
 def learning_curves_figure(table: pd.DataFrame) -> plt.Figure:
     """Validation perplexity against training tokens seen (log axes), one line per run, a panel per corpus
-    (rnnbench.results.learning_curves.learning_curves): colour the family, dashed a short run, a dot at each epoch's end."""
+    (rnnbench.results.learning_curves.learning_curves): colour the family, dashed a short run, a dot at each epoch's
+    end; runs of one epoch are their dots alone, named so in the legend."""
     sns.set_theme(style="whitegrid", context="paper")
     corpora = list(dict.fromkeys(table["corpus"])) or ["none"]
     width = min(3.6 * len(corpora), PRINT_WIDTH)  # printed at most this wide, so at the size drawn
@@ -34,16 +36,21 @@ def learning_curves_figure(table: pd.DataFrame) -> plt.Figure:
     for ax, corpus in zip(axes[0], corpora, strict=True):
         here = table[(table["corpus"] == corpus) & table["valid_ppl"].notna()]
         labelled: set[tuple[str, str]] = set()
+        # A scale and family whose every run ended after one epoch has points, not curves: drawn and named so.
+        epochs = here.groupby(["scale", "family", "run_id"], sort=False)["tokens_seen"].count()
+        one_epoch = epochs.groupby(level=["scale", "family"]).max().eq(1)
         for (scale, family, _), run in here.groupby(["scale", "family", "run_id"], sort=False):
             key = (scale, family)
-            label = f"{FAMILY_LABELS.get(family, family)}, {scale}" if key not in labelled else None
+            points = bool(one_epoch.get(key, False))
+            label = f"{FAMILY_LABELS.get(family, family)}, {scale}{' (one epoch)' if points else ''}"
+            label = label if key not in labelled else None
             labelled.add(key)
             ax.plot(
                 run["tokens_seen"].astype(float),
                 run["valid_ppl"],
-                SCALE_STYLES.get(scale, "-"),
+                "" if points else SCALE_STYLES.get(scale, "-"),
                 marker="o",
-                markersize=2.5,
+                markersize=3.5 if points else 2.5,
                 linewidth=1.6 if scale == "reference" else 1.0,
                 color=colors.get(family, "0.4"),
                 alpha=1.0 if scale == "reference" else 0.6,
@@ -61,7 +68,7 @@ def learning_curves_figure(table: pd.DataFrame) -> plt.Figure:
         ax.tick_params(axis="y", which="both", labelsize=8)
         ax.set_xlabel("training tokens seen")
         ax.set_ylabel("validation perplexity")
-        ax.set_title(corpus, fontsize=9)
+        ax.set_title(corpus_words(corpus), fontsize=9)
         if labelled:
             ax.legend(fontsize=7)
     return fig

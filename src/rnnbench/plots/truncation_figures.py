@@ -90,14 +90,22 @@ def _interaction(ax: plt.Axes, reaches: Mapping[str, pd.DataFrame], colours: Map
     _legend_below(ax)
 
 
+# Panel (c)'s designs told apart by hue, marker and line together: two hues of one sequential map were too close
+# to read at print size.
+DESIGN_STYLES = (("o", "-"), ("s", "--"), ("^", "-."), ("D", ":"))
+
+
 def _ptb(ax: plt.Axes, runs: pd.DataFrame, metric: str, colours: Mapping[str, tuple]) -> None:
-    """Panel (c): the metric against k, one colour per design; a learned seed a point, their mean a line."""
+    """Panel (c): the metric against k, a colour, marker and line style per design; a learned seed a point, their
+    mean a line."""
     top = runs.loc[runs["outcome"] == "learned", "value"].max() if (runs["outcome"] == "learned").any() else 1.0
-    for design, rows in runs.groupby("design", sort=False):
+    for i, (design, rows) in enumerate(runs.groupby("design", sort=False)):
+        marker, line = DESIGN_STYLES[i % len(DESIGN_STYLES)]
         learned = rows[rows["outcome"] == "learned"]
-        ax.plot(learned["bptt"], learned["value"], "o", color=colours[design], alpha=0.5, markersize=3)
+        ax.plot(learned["bptt"], learned["value"], marker, color=colours[design], alpha=0.6, markersize=3.5)
         means = learned.groupby("bptt")["value"].mean()
-        ax.plot(means.index, means.values, "-", color=colours[design], linewidth=1.2, label=design)
+        ax.plot(means.index, means.values, line, marker=marker, color=colours[design], linewidth=1.4, markersize=4.5,
+                label=design)  # fmt: skip
         failed = rows[rows["outcome"] == "did not learn"]
         ax.plot(failed["bptt"], failed["value"], "o", color=FAILED_COLOR, markerfacecolor="none", markersize=4)
         diverged = rows[rows["outcome"] == "diverged"]
@@ -132,6 +140,6 @@ def truncation_figure(
         _interaction(axes["b"], reaches, colours)
     if not ptb.empty:
         designs = list(dict.fromkeys(ptb["design"]))
-        tones = sns.color_palette("rocket", len(designs) + 1)
+        tones = sns.color_palette("colorblind", max(len(designs), 2))
         _ptb(axes["c"], ptb, metric, {d: tones[i] for i, d in enumerate(designs)})
     return fig
