@@ -87,7 +87,13 @@ def test_a_probe_reads_a_studys_agreement_runs_at_its_snapshots_with_only_the_se
     points = cfg.analysis_points("p")
     assert [(p.keys["seed"], p.keys["snapshot"]) for p in points] == [(1, "0"), (1, "final"), (2, "0"), (2, "final")]
     record = cfg.analyses["p"].record(points)
-    assert record["kind"] == "probe" and record["measure"] == {"folds": 3, "l2": 0.01, "seed": 0, "dtype": "float32"}
+    assert record["kind"] == "probe" and record["measure"] == {
+        "folds": 3,
+        "l2": 0.01,
+        "permutations": 10,
+        "seed": 0,
+        "dtype": "float32",
+    }
     assert cfg.analyses["p"].roles == ("state_carries",)
     outputs = set(paths.expected_outputs(cfg, []))
     root = cfg.results_dir

@@ -159,7 +159,7 @@ def write_probe(results: Path, trained: float, attracted: float) -> None:
     name, root = "probe_x", str(results)
     Path(paths.analysis_dir(root, name)).mkdir(parents=True)
     record = {"name": name, "kind": "probe", "study": "s", "where": {"bptt": 0}, "snapshots": ["0", "final"]}
-    record["measure"] = {"folds": 5, "l2": 0.01, "seed": 0, "dtype": "float32"}
+    record["measure"] = {"folds": 5, "l2": 0.01, "permutations": 10, "seed": 0, "dtype": "float32"}
     Path(paths.analysis_record(root, name)).write_text(json.dumps(record))
     rows = []
     for run_id in ("r1", "r2"):

@@ -170,3 +170,25 @@ def test_the_gradient_at_d_has_crossed_d_steps_back_from_the_verbs_state(written
     # U = 0: the verb's loss reaches only the state that predicts it
     got = collect_states(reader(vocab, 0.0), stream, starts, probes, numbers)
     assert got.gradient[0] > 0 and got.gradient[5] > 0 and not got.gradient[1:5].any()
+
+
+def test_the_shuffled_control_pools_its_permutations_and_the_true_labels_are_read_once():
+    # A readable label: the true row does not depend on how many permutations the control draws; the control's
+    # row counts every permutation's predictions (n x K of them) and its chance is the mean of theirs.
+    rng = np.random.default_rng(3)
+    label = rng.integers(0, 2, 200)
+    state = rng.normal(size=(200, 8))
+    state[:, 0] += np.where(label == 1, 3.0, -3.0)
+    states = states_at_one_distance(state, label)
+    one, pooled = (probe_table(states, folds=5, l2=0.01, seed=0, permutations=k) for k in (1, 8))
+    pd.testing.assert_series_equal(row(one), row(pooled), check_names=False)
+    control = row(pooled, "shuffled")
+    assert control["n_scored"] == 200
+    assert (control["accuracy"] * 200 * 8) == pytest.approx(round(control["accuracy"] * 200 * 8))
+    # the first permutation is the one-permutation control's: a second call with one draws it again
+    assert row(one, "shuffled")["accuracy"] == row(probe_table(states, folds=5, l2=0.01, seed=0), "shuffled")["accuracy"]
+    # eight permutations of a label the state does not carry (its own shuffles): the pooled control sits within
+    # a few points of chance, where single permutations spread wider
+    singles = [row(probe_table(states, folds=5, l2=0.01, seed=s), "shuffled") for s in range(8)]
+    spread = np.std([r["accuracy"] - r["chance"] for r in singles])
+    assert abs(control["accuracy"] - control["chance"]) < 2 * spread / np.sqrt(8) + 0.02

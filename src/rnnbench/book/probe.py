@@ -47,6 +47,7 @@ class ProbeValues:
     sentences: Markdown  # held-out sentences read
     folds: Markdown
     l2: Markdown
+    permutations: Markdown  # "10 seeded permutations" of the labels, pooled in the shuffled control
     networks: Markdown  # "3 seeds"
     learned: Markdown  # how many of them learned agreement (the study's summary): "all" where every one did
     far: Markdown  # the farthest distance every network reaches
@@ -116,6 +117,7 @@ def probe_values(results: str | Path | None = None, staging: str | Path = STAGIN
         sentences=integer(every[every["distance"] == 0]["n_scored"].iloc[0]),
         folds=integer(record["measure"]["folds"]),
         l2=sig(record["measure"]["l2"]),
+        permutations=counted(record["measure"]["permutations"], "seeded permutation"),
         networks=counted(trained["run_id"].nunique(), "seed"),
         # "3 seeds, all of which learned", not "3 of which": the count is read beside the number of seeds
         learned=_how_many((runs["outcome"] == "learned").sum(), trained["run_id"].nunique()),

@@ -34,9 +34,9 @@ if TYPE_CHECKING:
 UNTRAINED_DEFAULTS = {"family": "rnn", "activation": "tanh", "hidden": 200, "embed_dim": 200}
 UNTRAINED_KEYS = ("family", "radius", "activation", "hidden", "embed_dim", "seed")
 FINAL = "final"
-# The measure keys a probe analysis reads (rnnbench.decay.probe); folds and l2 are its alone.
-PROBE_MEASURE = ("folds", "l2", "seed", "dtype")
-PROBE_ONLY = ("folds", "l2")
+# The measure keys a probe analysis reads (rnnbench.decay.probe); folds, l2 and permutations are its alone.
+PROBE_MEASURE = ("folds", "l2", "permutations", "seed", "dtype")
+PROBE_ONLY = ("folds", "l2", "permutations")
 
 
 @dataclass(frozen=True)

@@ -53,7 +53,7 @@ def analysis_tables(
             tables["passage"].append(table)
         elif record["kind"] == "probe":
             model = network(source, len(corpus.vocab), DTYPES[measure["dtype"]])
-            settings = {key: measure[key] for key in ("folds", "l2", "seed")}
+            settings = {key: measure[key] for key in ("folds", "l2", "permutations", "seed")}
             tables["probe"].append(probe_point(model, corpus, **settings, keys=point["keys"]))
         else:
             fit = tuple(measure["fit"]) if measure["fit"] is not None else None
