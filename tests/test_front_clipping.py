@@ -29,7 +29,7 @@ def test_each_diverging_rate_sets_the_unclipped_runs_against_the_rare_spike_thre
         },
     )
     assert divergence_by_rate_words(table) == (
-        "at rate 1, 3 of 5 runs unclipped and 0 of 5 clipped at 2 × median; at rate 5, 5 of 5 and 4 of 5"
+        "at rate 1, 3 of 5 unclipped and 0 of 5 clipped at 2 × median; at rate 5, 5 of 5 and 4 of 5"
     )
 
 

@@ -85,14 +85,15 @@ def _contradicted(found: outcomes_of.Outcomes) -> Markdown:
 
 
 def _costs(found: outcomes_of.Outcomes, regime: str) -> Markdown:
-    """Each threshold of ``regime`` at a rate where unclipped training trained: its multiple, then the difference
-    of the mean metric from the unclipped one with its interval ("2 × median at rate 0.5, +0.38% [−0.21%, +0.98%]")."""
+    """Each threshold of ``regime`` at a rate where unclipped training trained: the difference of the mean metric
+    from the unclipped one with its interval, then the setting ("+0.38% [−0.21%, +0.98%] at 2 × median and rate
+    0.5"); a setting no seed of which learned is said so ("no seed learned at 0.5 × median and rate 0.5")."""
     said = [
-        f"{t.clipping.removeprefix('norm, ')} at rate {lr:g}, {t.difference or t.verdict}"
+        f"{t.difference or t.verdict} at {t.clipping.removeprefix('norm, ')} and rate {lr:g}"
         for lr, t in outcomes_of.costs_in(found.costs, regime)
     ]
     said += [
-        f"{label.removeprefix('norm, ')} at rate {lr:g}, no seed learned"
+        f"no seed learned at {label.removeprefix('norm, ')} and rate {lr:g}"
         for lr, label in outcomes_of.unlearned_in(found.costs, regime)
     ]
     return Markdown("; ".join(said)) if said else Markdown("none at those rates")

@@ -117,12 +117,12 @@ class ClippingAnswer:
     spikes_tried: bool  # some unclipped rate diverged and a threshold clipping rare spikes ran there
     spikes_learned: bool  # and a seed of such a threshold learned there
     unclipped_trained: bool  # some rate at which unclipped SGD learned, where a threshold's cost can be read
-    by_rate: Markdown  # "at rate 1, 3 of 5 runs unclipped and 0 of 5 clipped at 2 × median; at rate 5, 5 of 5 and ..."
+    by_rate: Markdown  # "at rate 1, 3 of 5 unclipped and 0 of 5 clipped at 2 × median; at rate 5, 5 of 5 and ..."
 
 
 def divergence_by_rate_words(table) -> Markdown:
     """At each rate where an unclipped run diverged, its diverged runs against each rare-spike threshold's there:
-    "at rate 1, 3 of 5 runs unclipped and 0 of 5 clipped at 2 × median; at rate 5, 5 of 5 and 4 of 5". A rate
+    "at rate 1, 3 of 5 unclipped and 0 of 5 clipped at 2 × median; at rate 5, 5 of 5 and 4 of 5". A rate
     after the first names a threshold only where it differs from the first rate's."""
     said, first = [], None
     for at in divergence_by_rate(table):
@@ -132,9 +132,7 @@ def divergence_by_rate_words(table) -> Markdown:
         names = [c.clipping.removeprefix("norm, ") for c in spikes]
         if first is None or names != first:
             clipped = words(f"{c.diverged} of {c.runs} clipped at {n}" for c, n in zip(spikes, names, strict=True))
-            said.append(
-                f"at rate {at.lr:g}, {at.unclipped_diverged} of {at.unclipped_runs} runs unclipped and {clipped}"
-            )
+            said.append(f"at rate {at.lr:g}, {at.unclipped_diverged} of {at.unclipped_runs} unclipped and {clipped}")
             first = first or names
         else:
             clipped = words(f"{c.diverged} of {c.runs}" for c in spikes)
