@@ -296,7 +296,8 @@ def sentence_cut_folder(root, gap_sentence, gap_stream=0.35, gap_full=0.0, seeds
 
 def cost_folder(root, speed, memory):
     """A truncation_cost study of bptt 5 and full-sentence BPTT (bptt 0, the longest), one learned run per seed
-    value: ``speed`` bptt -> tokens a second, ``memory`` bptt -> peak memory in MB (tables/benchmarks.csv)."""
+    value: ``speed`` bptt -> tokens a CPU second (the summary's tokens_per_cpu_second), ``memory`` bptt -> peak
+    memory in MB (tables/benchmarks.csv)."""
     runs, bench = [], []
     for bptt in (5, 0):
         for s, (tps, mb) in enumerate(zip(speed[bptt], memory[bptt], strict=True), start=1):
@@ -307,7 +308,7 @@ def cost_folder(root, speed, memory):
                     "seed": s,
                     "bptt": bptt,
                     "outcome": "learned",
-                    "metrics": {"test_ppl": 150.0, "tokens_per_second": tps},
+                    "metrics": {"test_ppl": 150.0, "tokens_per_cpu_second": tps},
                 }
             )
             bench.append({"run_id": run_id, "max_rss_mb": mb})
@@ -370,15 +371,19 @@ def clipping_folder(
     return Roles(studies={"clipping": (none_study, "clip_threshold_ptb")})
 
 
-def divergence_folder(root, counts, lr=1.0, clipped=0.05, reference=0.5):
+def divergence_folder(root, counts, lr=1.0, clipped=0.05, reference=0.5, settled_high=None):
     """One clipping study at rate ``lr``: ``counts`` clip -> (diverged, runs), clip None for unclipped runs (clip
     15, mode none); a run that diverged says so in its outcome and its metric. Every clipped run's threshold is set as
     a multiple of a reference's median norm ``reference`` (clip 1: twice it, the chapter's regime, a priori; None: a
-    threshold given as a number) and it clipped the share ``clipped`` of its steps."""
+    threshold given as a number) and it clipped the share ``clipped`` of its steps. ``settled_high``: clip -> how many
+    of the runs that did not diverge blew up all the same (ended above the unigram perplexity: "did not learn", and
+    the summary's blew_up row)."""
     runs = []
     for clip, (blown, n) in counts.items():
+        high = (settled_high or {}).get(clip, 0)
         for s in range(1, n + 1):
             gone = s <= blown
+            settled = not gone and s <= blown + high
             runs.append(
                 {
                     "run_id": f"{'none' if clip is None else f'n{clip:g}'}-{s}",
@@ -386,8 +391,12 @@ def divergence_folder(root, counts, lr=1.0, clipped=0.05, reference=0.5):
                     "clip_mode": "none" if clip is None else "norm",
                     "clip": 15.0 if clip is None else clip,
                     "clip_times_median": math.inf if clip is None else clip / reference if reference else None,
-                    "outcome": "diverged" if gone else "learned",
-                    "metrics": {"diverged": float(gone), "clipped_fraction": 0.0 if clip is None else clipped},
+                    "outcome": "diverged" if gone else "did not learn" if settled else "learned",
+                    "metrics": {
+                        "diverged": float(gone),
+                        "blew_up": float(gone or settled),
+                        "clipped_fraction": 0.0 if clip is None else clipped,
+                    },
                 }
             )
     about = {**CLIPPING_ABOUT, "vary": ["clip_mode", "clip", "clip_times_median"], "fixed": {"lr": lr}}

@@ -388,6 +388,19 @@ def test_divergence_prevented_at_one_threshold_and_not_at_another_is_partly(tmp_
     )
 
 
+def test_a_run_that_ended_above_the_unigram_blew_up_though_it_did_not_diverge(tmp_path):
+    # unclipped: 2 of 4 diverged and the other 2 settled above the unigram perplexity, 4 of 4 blew up; clipped at
+    # 2 x median: 0 of 4. Fisher one-sided 1/70 = 0.014, one test: holds. On divergence alone (2/4 against 0/4,
+    # p = 3/14 = 0.21) it could not have.
+    roles = divergence_folder(tmp_path, {None: (2, 4), 1.0: (0, 4)}, settled_high={None: 2})
+    finding = judge(claim("clip_divergence"), Evidence(tmp_path, roles))
+    assert finding.verdict == HOLDS
+    assert (
+        "unclipped 4/4 blew up (2 diverged, 2 ended above the unigram perplexity), clipped 0/4 diverged"
+        in finding.value
+    )
+
+
 def test_a_window_whose_accuracy_falls_just_past_its_width_is_blind_there(tmp_path):
     # n-1 = 2: distance 2 at 0.90, 0.92, 0.94; distance 3 at 0.60, 0.61, 0.65: drops 0.30, 0.31, 0.29,
     # mean 0.30, sd 0.01, t interval 0.30 +- 4.303 * 0.01 / sqrt(3) = [0.275, 0.325]: above 0; t = 0.30 / 0.00577 =
@@ -736,8 +749,8 @@ def test_a_state_the_probe_reads_at_chance_where_the_gradient_has_faded_fails_fo
     finding = judge(claim("forward_carries"), Evidence(tmp_path, same))
     assert finding.verdict == FAILS and "measurably short of the margin (p = 0.00083, Holm)" in finding.reason
     assert (
-        "at distance 10 (gradient 1 × 10⁻⁵ of its size at the verb), sentences whose nearest noun has the other number: "
-        "accuracy 0.5 against chance 0.5"
+        "at distance 10, sentences whose nearest noun has the other number (on them the gradient 1 × 10⁻⁵ of its size "
+        "at the verb): accuracy 0.5 against chance 0.5"
     ) in finding.value
     assert "above chance +0 [−0.00248, +0.00248] over 3 seeds" in finding.value
     assert finding.evidence == "analyses/probe"

@@ -8,8 +8,9 @@ import pytest
 
 from rnnbench.config.runs import RunConfig
 from rnnbench.config.settings import load_config
-from rnnbench.metrics import RUN_METRICS, RunOutputError, read_metrics
+from rnnbench.metrics import RUN_METRICS, TOKENS_PER_CPU_SECOND, RunOutputError, read_metrics, tokens_per_cpu_second
 from rnnbench.results.summary import (
+    BLEW_UP,
     benchmark_table,
     corpus_table,
     study_record,
@@ -71,8 +72,9 @@ def test_summarize_study_is_one_row_per_run_and_metric_keys_first(study_runs):
     assert list(table.columns) == [
         *("study", "run_id", "family", "corpus", "seed", "hidden", "outcome", "metric", "value"),
     ]
-    assert len(table) == 2 * len(RUN_METRICS)  # 2 runs x 11 metrics
-    assert table["metric"].tolist() == list(RUN_METRICS) * 2
+    # 2 runs x (their metrics, whether training blew up, their speed in CPU time)
+    assert len(table) == 2 * (len(RUN_METRICS) + 2)
+    assert table["metric"].tolist() == [*RUN_METRICS, BLEW_UP, TOKENS_PER_CPU_SECOND] * 2
     assert (
         (table["study"] == "rnn_hidden").all() and (table["family"] == "rnn").all() and (table["corpus"] == "ptb").all()
     )
@@ -97,6 +99,19 @@ def test_each_run_is_judged_against_its_corpus_unigram_baseline(study_runs):
     assert by_run(summarize_study("s", points, configs, files, {key: 200.0}))[configs[0].run_id] == "did not learn"
     # no baseline given: not called learned
     assert by_run(summarize_study("s", points, configs, files))[configs[0].run_id] == "unknown"
+
+
+def test_a_run_blew_up_where_it_diverged_or_ended_above_its_corpus_unigram(study_runs):
+    points, configs, files = study_runs
+    key = configs[0].corpus_key
+    blown = lambda table: table[table["metric"] == BLEW_UP].set_index("run_id")["value"]  # noqa: E731
+    # unigram 700: the first run's 180.5 is far below it; the second diverged
+    judged = blown(summarize_study("s", points, configs, files, {key: 700.0}))
+    assert (judged[configs[0].run_id], judged[configs[1].run_id]) == (0.0, 1.0)
+    # a unigram of 150: 180.5 is worse than word frequencies alone, a blow-up the divergence rules did not stop
+    assert blown(summarize_study("s", points, configs, files, {key: 150.0}))[configs[0].run_id] == 1.0
+    # no baseline: not judged
+    assert math.isnan(blown(summarize_study("s", points, configs, files))[configs[0].run_id])
 
 
 def test_unigram_perplexities_read_the_test_rows_of_the_baselines_table():
@@ -243,3 +258,10 @@ def test_a_metrics_file_read_without_a_run_id_is_named_by_its_folder(tmp_path):
         read_metrics(path)
     path.write_text('{"test_ppl": null, "diverged": true, "diverged_reason": "norm", "cpu_seconds": 3}')
     assert read_metrics(path)["diverged_reason"] == "norm"  # null: what training writes for a diverged run
+
+
+def test_the_speed_in_cpu_time_is_the_tokens_read_over_the_cpu_seconds_taken():
+    # 1,000 tokens a wall second for 30 wall seconds: 30,000 tokens; over 20 CPU seconds, 1,500 a CPU second
+    assert tokens_per_cpu_second({"tokens_per_second": 1000.0, "train_seconds": 30.0, "cpu_seconds": 20.0}) == 1500.0
+    assert math.isnan(tokens_per_cpu_second({"tokens_per_second": None, "train_seconds": 30.0, "cpu_seconds": 20.0}))
+    assert math.isnan(tokens_per_cpu_second({"tokens_per_second": 1000.0, "train_seconds": 30.0, "cpu_seconds": 0.0}))

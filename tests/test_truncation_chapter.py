@@ -72,14 +72,14 @@ def test_the_decided_parts_are_named_by_study_kind_and_length(fixture_results, t
     # Every part undecided, then one sentence-cut part planted as holding and one PTB speed part as failing.
     undecided = {"truncation_invisible": {"": "inconclusive"}, "truncation_cost": {"": "inconclusive"}}
     text = planted(fixture_results, tmp_path / "none", parts=undecided)
-    assert "The parts decided: none;" in text and "those decided are: none." in text
+    assert "Decided by these seeds: none." in text and "in each design; decided by these seeds: none." in text
     plant = {
         "truncation_invisible": {"": "inconclusive", ("truncation_sentence_agreement", "k = 2,"): "holds"},
         "truncation_cost": {"": "inconclusive", ("truncation_ptb", ", slow,"): "fails"},
     }
     text = planted(fixture_results, tmp_path / "two", parts=plant)
-    assert "The parts decided: holds for the sentence cuts at $k$ = 2;" in text
-    assert "those decided are: speed with equal tokens fails." in text
+    assert "Decided by these seeds: holds for the sentence cuts at $k$ = 2." in text
+    assert "decided by these seeds: speed with equal tokens fails." in text
 
 
 def test_the_numbers_are_the_fixture_reach_tables(fixture_results, tmp_path):

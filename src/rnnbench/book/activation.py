@@ -28,9 +28,10 @@ import pandas as pd
 
 from rnnbench import paths
 from rnnbench.book import recipe_clipping
+from rnnbench.book.answers import reading
 from rnnbench.book.decay import untrained_rates
 from rnnbench.book.figures import STAGING_DIR, book_figure, book_figure_shown
-from rnnbench.book.findings import findings
+from rnnbench.book.findings import findings, parts
 from rnnbench.book.findings import sections as evidence_sections
 from rnnbench.book.format import NONE, Markdown, label_slug, share, sig
 from rnnbench.book.results import table
@@ -244,8 +245,9 @@ def verdict_row(claim: str, results: str | Path | None = None) -> pd.Series:
 
 
 def verdict(claim: str, results: str | Path | None = None) -> str:
-    """The claim's verdict (rnnbench.findings.policy.VERDICTS)."""
-    return str(verdict_row(claim, results)["verdict"])
+    """The claim's verdict (rnnbench.findings.policy.VERDICTS), read with its parts where it holds in part
+    (rnnbench.book.answers.reading)."""
+    return reading(str(verdict_row(claim, results)["verdict"]), parts(claim, results)["verdict"])
 
 
 def quote(claim: str, results: str | Path | None = None) -> Markdown:

@@ -32,6 +32,7 @@ from rnnbench.book.studies import count_of, extra_figure, extra_shown, extra_tab
 from rnnbench.findings.clipping import with_regimes
 from rnnbench.metrics import METRIC_LABELS, UPDATE_COSINE_EVERY, regime_contradicted
 from rnnbench.results.ablations import per_run, setting_table
+from rnnbench.results.outcome import BLEW_UP, DIVERGED
 
 # Measurements of the clipping table, in its column order.
 CLIP_METRICS = (
@@ -67,13 +68,15 @@ def clipping_table(studies: list[str], results: str | Path | None = None) -> pd.
     share of steps clipped contradicts the regime.
 
         clipping, clip_mode, clip, clip_times_median, lr, optimizer, study, metric, unclipped, regime, times,
-        contradicted, runs, seeds_learned, seeds_failed, diverged_runs, <metric>_mean/_min/_max,
+        contradicted, runs, seeds_learned, seeds_failed, diverged_runs, blown_runs (diverged, or ended above the
+        unigram model's perplexity: rnnbench.results.outcome.blew_up), <metric>_mean/_min/_max,
         <CLIP_METRICS>_mean/_min/_max
     """
     frames = []
     for study in studies:
         about, summary = _clipping_summary(study, results)
         table = setting_table(summary, list(SETTING_KEYS), [about["metric"], *CLIP_METRICS], every_run=EVERY_RUN)
+        table = table.merge(_blown_runs(summary), on=list(SETTING_KEYS), how="left")
         table = table.merge(_regimes(study, summary), on=list(SETTING_KEYS), how="left")
         frames.append(table.assign(study=study, metric=about["metric"], optimizer=_optimizer(study, results)))
     # A setting two studies share is the same runs: listed once.
@@ -87,6 +90,16 @@ def clipping_table(studies: list[str], results: str | Path | None = None) -> pd.
     kind = table["clip_mode"].map({"norm": 1, "value": 2}).where(~table["unclipped"], 0)
     table = table.assign(_kind=kind).sort_values(["_kind", "clip", "lr"]).drop(columns="_kind")
     return table.reset_index(drop=True)
+
+
+def _blown_runs(summary: pd.DataFrame) -> pd.DataFrame:
+    """Each setting (SETTING_KEYS) with blown_runs: its runs whose training blew up, diverging or ending above the
+    unigram model's perplexity (the summary's BLEW_UP row; a run with no such row counts as blown where it diverged)."""
+    runs = summary.drop_duplicates("run_id")[["run_id", *SETTING_KEYS, "outcome"]].copy()
+    flags = summary[summary["metric"] == BLEW_UP].set_index("run_id")["value"]
+    blown = pd.to_numeric(runs["run_id"].map(flags), errors="coerce").fillna(0).gt(0)
+    runs["blown_runs"] = (blown | runs["outcome"].eq(DIVERGED)).astype(int)
+    return runs.groupby(list(SETTING_KEYS), dropna=False, sort=False)["blown_runs"].sum().reset_index()
 
 
 def _regimes(study: str, summary: pd.DataFrame) -> pd.DataFrame:

@@ -21,9 +21,10 @@ import pandas as pd
 from rnnbench import paths
 from rnnbench.book import clipping_outcomes as outcomes_of
 from rnnbench.book import recipe_clipping
+from rnnbench.book.answers import reading
 from rnnbench.book.clipping import CLIPPING_ROLE, Clipping, clipping_table, relative_thresholds, update_turn
 from rnnbench.book.figures import STAGING_DIR, figure_shown, stage_figure
-from rnnbench.book.findings import findings, sections
+from rnnbench.book.findings import findings, parts, sections
 from rnnbench.book.format import NONE, Markdown, between, counted, escape, label_slug, share, sig, words
 from rnnbench.book.results import results_root, study_about
 from rnnbench.book.studies import studies_with_role
@@ -65,13 +66,20 @@ def _outcomes(corpus: str, studies: list[str], results: str | Path | None) -> ou
 
 
 def _at_divergence(found: outcomes_of.Outcomes, regime: str) -> Markdown:
-    """The settings of one regime at the rates where unclipped runs diverged: how many of their runs diverged and
-    the share of steps they clipped ("0 of 6 runs (clipping 0.26% to 2% of the steps)")."""
+    """The settings of one regime at the rates where unclipped runs diverged: how many of their runs blew up (of
+    them, how many diverged) and the share of steps they clipped ("5 of 10 runs, 4 of which diverged (clipping
+    5% to 82% of the steps)")."""
     at = found.at_divergence.get(regime)
     if at is None:
         return Markdown("no run (no setting was in that regime there)")
-    clipped = between(at.share_min, at.share_max, share)
-    return Markdown(f"{at.diverged} of {counted(at.runs, 'run')} (clipping {clipped} of the steps)")
+    said = [f"{at.diverged} of them diverged"] if at.diverged != at.blown else []
+    said.append(f"clipping {between(at.share_min, at.share_max, share)} of the steps")
+    return Markdown(f"{at.blown} of {counted(at.runs, 'run')} ({'; '.join(said)})")
+
+
+def _diverged_of(diverged: int, blown: int) -> str:
+    """ " (3 of them diverged)" where not every run that blew up diverged; nothing where all of them did."""
+    return "" if diverged == blown else f" ({diverged} of them diverged)"
 
 
 def _contradicted(found: outcomes_of.Outcomes) -> Markdown:
@@ -105,7 +113,7 @@ class ClippingChapter:
     corpus: Markdown
     metric: Markdown
     quotes: dict[str, Markdown]  # claim -> the seed's words
-    verdicts: dict[str, str]  # claim -> its verdict (tables/findings.csv)
+    verdicts: dict[str, str]  # claim -> its verdict (tables/findings.csv), read with its parts where it holds in part
     # the design
     median: Markdown
     reference_lr: Markdown
@@ -116,8 +124,9 @@ class ClippingChapter:
     seeds: int
     spikes_below: Markdown  # the share of steps below which a threshold's clipping agrees with the rare-spike regime
     # divergence, at the rates where unclipped runs diverged
-    unclipped_by_rate: Markdown  # "0 of 3 at rate 0.5, 3 of 3 at rate 1 and 3 of 3 at rate 5"
-    spikes: Markdown  # "0 of 6 runs (clipping 0.26% to 2% of the steps)"
+    # how many runs blew up (diverged, or ended above the unigram model's perplexity), the diverged among them
+    unclipped_by_rate: Markdown  # "0 of 5 at rate 0.5, 5 of 5 at rate 1 (3 of them diverged) and 5 of 5 at rate 5"
+    spikes: Markdown  # "5 of 10 runs (4 of them diverged; clipping 5% to 82% of the steps)"
     every: Markdown  # the same, of the thresholds at or below the median (ordinary steps)
     contradicted: Markdown  # the settings whose share of steps clipped contradicts their regime
     spike_metric: Markdown  # the metric of the rare-spike settings' seeds that learned there, per rate
@@ -171,7 +180,9 @@ def chapter(results: str | Path | None = None) -> ClippingChapter:
         corpus=Markdown(CORPUS_WORDS.get(corpus, corpus)),
         metric=Markdown(found.section.metric_name),
         quotes={c: escape(claims.loc[c, "quote"]) for c in CLAIMS if c in claims.index},
-        verdicts={c: str(claims.loc[c, "verdict"]) for c in CLAIMS if c in claims.index},
+        verdicts={
+            c: reading(str(claims.loc[c, "verdict"]), parts(c, results)["verdict"]) for c in CLAIMS if c in claims.index
+        },
         median=sig(relative.median),
         reference_lr=sig(relative.reference_lr),
         reference_seed=Markdown(f"{relative.reference_seed:g}") if relative.reference_seed >= 0 else NONE,
@@ -181,7 +192,7 @@ def chapter(results: str | Path | None = None) -> ClippingChapter:
         seeds=relative.seeds,
         spikes_below=share(CLIP_SPIKES_BELOW),
         unclipped_by_rate=words(
-            f"{at.unclipped_diverged} of {at.unclipped_runs} at rate {at.lr:g}"
+            f"{at.unclipped_blown} of {at.unclipped_runs} at rate {at.lr:g}{_diverged_of(at.unclipped_diverged, at.unclipped_blown)}"
             for at in outcomes_of.divergence_by_rate(table)
             if at.unclipped_runs
         )

@@ -37,12 +37,14 @@ from rnnbench.numbers import interval
 
 @dataclass(frozen=True)
 class DivergenceAtRate:
-    """At one learning rate: how many unclipped runs diverged and where (a count over every run, since
-    divergence is what it measures), and each clipped setting's regime and divergences there."""
+    """At one learning rate: how many unclipped runs diverged and where, and how many blew up (diverged, or ended
+    above the unigram model's perplexity; counts over every run, since blowing up is what they measure), and each
+    clipped setting's regime and outcomes there."""
 
     lr: float
     unclipped_runs: int  # 0 where the rate has no unclipped setting
     unclipped_diverged: int
+    unclipped_blown: int
     first_step: float  # of the unclipped runs that diverged; NaN where none did
     last_step: float
     clipped: tuple[ClippedOutcome, ...]
@@ -50,7 +52,8 @@ class DivergenceAtRate:
 
 @dataclass(frozen=True)
 class ClippedOutcome:
-    """A clipped setting at one rate: its label, regime, share of steps clipped (over every run), runs, divergences."""
+    """A clipped setting at one rate: its label, regime, share of steps clipped (over every run), runs, divergences
+    and runs that blew up (the diverged among them)."""
 
     clipping: str
     clip_mode: str
@@ -58,6 +61,7 @@ class ClippedOutcome:
     share: float
     runs: int
     diverged: int
+    blown: int
 
 
 def divergence_by_rate(table: pd.DataFrame) -> list[DivergenceAtRate]:
@@ -72,6 +76,7 @@ def divergence_by_rate(table: pd.DataFrame) -> list[DivergenceAtRate]:
                 lr=float(lr),
                 unclipped_runs=int(u["runs"]) if u is not None else 0,
                 unclipped_diverged=int(u["diverged_runs"]) if u is not None else 0,
+                unclipped_blown=int(u["blown_runs"]) if u is not None else 0,
                 first_step=float(u["diverged_step_min"]) if u is not None and u["diverged_runs"] else math.nan,
                 last_step=float(u["diverged_step_max"]) if u is not None and u["diverged_runs"] else math.nan,
                 clipped=tuple(
@@ -82,6 +87,7 @@ def divergence_by_rate(table: pd.DataFrame) -> list[DivergenceAtRate]:
                         float(r.clipped_fraction_mean),
                         int(r.runs),
                         int(r.diverged_runs),
+                        int(r.blown_runs),
                     )
                     for r in clipped.itertuples(index=False)
                 ),
@@ -99,6 +105,7 @@ class RegimeAtDivergence:
     settings: tuple[str, ...]  # "<clipping> at rate <lr>"
     runs: int
     diverged: int
+    blown: int  # diverged, or ended above the unigram model's perplexity
     share_min: float
     share_max: float
 
@@ -118,6 +125,7 @@ def divergence_by_regime(table: pd.DataFrame) -> dict[str, RegimeAtDivergence]:
             tuple(name for name, _ in outcomes),
             sum(c.runs for _, c in outcomes),
             sum(c.diverged for _, c in outcomes),
+            sum(c.blown for _, c in outcomes),
             min(c.share for _, c in outcomes),
             max(c.share for _, c in outcomes),
         )
@@ -138,6 +146,7 @@ class UnclippedDivergence:
     rates: tuple[float, ...]
     runs: int
     diverged: int
+    blown: int  # diverged, or ended above the unigram model's perplexity
     first_step: float
     last_step: float
 
@@ -148,6 +157,7 @@ def unclipped_divergence(table: pd.DataFrame) -> UnclippedDivergence:
         tuple(at.lr for at in rates),
         sum(at.unclipped_runs for at in rates),
         sum(at.unclipped_diverged for at in rates),
+        sum(at.unclipped_blown for at in rates),
         min((at.first_step for at in rates), default=math.nan),
         max((at.last_step for at in rates), default=math.nan),
     )

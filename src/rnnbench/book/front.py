@@ -63,6 +63,8 @@ class MatchedAnswer:
     short_measured: bool  # ... among the default run's short runs
     agreement_measured: bool  # an agreement window has a recurrence of its size, both read past the width
     overtaken: bool  # the window leads at every matched width after short training, the recurrence at convergence
+    agreement_tested: bool  # the verdict tests some agreement pair on accuracy over every distance
+    agreement_sizes: Markdown  # "3 of the 3": pairs where that accuracy is measurably higher, of those tested
 
 
 def matched_answer(results: str | Path | None = None) -> MatchedAnswer:
@@ -70,7 +72,13 @@ def matched_answer(results: str | Path | None = None) -> MatchedAnswer:
     windows = window_comparison(results)
     converged = cross is not None and cross.converged.spanned > 0
     short = cross is not None and cross.short.spanned > 0
+    pairs = answers.Answers(results).parts("recurrence_beats_window")
+    named = windows is not None and "source" in pairs  # a part names the study it reads (findings_parts' source)
+    of_agreement = pairs[pairs["source"].eq(windows.windows)] if named else pairs.iloc[0:0]
+    tested = of_agreement[of_agreement["verdict"].isin((HOLDS, FAILS, INCONCLUSIVE))]
     return MatchedAnswer(
+        agreement_tested=len(tested) > 0,
+        agreement_sizes=Markdown(f"{int((tested['verdict'] == HOLDS).sum())} of the {len(tested)}"),
         ptb_measured=converged or short,
         converged_measured=converged,
         short_measured=short,
@@ -107,7 +115,7 @@ def gradient_answer(results: str | Path | None = None) -> GradientAnswer:
 
 @dataclass(frozen=True)
 class ClippingAnswer:
-    """Does clipping help, and what does it cost? At each rate where unclipped SGD diverged, its runs that diverged
+    """Does clipping help, and what does it cost? At each rate where unclipped SGD blew up, its runs that blew up
     against those of each threshold set to clip rare spikes; the divergence claim's reading chooses the first words."""
 
     prevents: bool  # the claim that clipping is a remedy for divergence holds
@@ -117,26 +125,27 @@ class ClippingAnswer:
     spikes_tried: bool  # some unclipped rate diverged and a threshold clipping rare spikes ran there
     spikes_learned: bool  # and a seed of such a threshold learned there
     unclipped_trained: bool  # some rate at which unclipped SGD learned, where a threshold's cost can be read
-    by_rate: Markdown  # "at rate 1, 3 of 5 unclipped and 0 of 5 clipped at 2 × median; at rate 5, 5 of 5 and ..."
+    by_rate: Markdown  # runs that blew up: "at rate 1, 5 of 5 unclipped and 0 of 5 clipped at 2 × median; at ..."
 
 
 def divergence_by_rate_words(table) -> Markdown:
-    """At each rate where an unclipped run diverged, its diverged runs against each rare-spike threshold's there:
-    "at rate 1, 3 of 5 unclipped and 0 of 5 clipped at 2 × median; at rate 5, 5 of 5 and 4 of 5". A rate
-    after the first names a threshold only where it differs from the first rate's."""
+    """At each rate where an unclipped run blew up (diverged, or ended above the unigram model's perplexity), its
+    runs that blew up against each rare-spike threshold's there: "at rate 1, 5 of 5 unclipped and 0 of 5 clipped at
+    2 × median; at rate 5, 5 of 5 and 5 of 5". A rate after the first names a threshold only where it differs from
+    the first rate's."""
     said, first = [], None
     for at in divergence_by_rate(table):
         spikes = [c for c in at.clipped if c.regime == CLIP_SPIKES]
-        if not (at.unclipped_diverged and spikes):
+        if not (at.unclipped_blown and spikes):
             continue
         names = [c.clipping.removeprefix("norm, ") for c in spikes]
         if first is None or names != first:
-            clipped = words(f"{c.diverged} of {c.runs} clipped at {n}" for c, n in zip(spikes, names, strict=True))
-            said.append(f"at rate {at.lr:g}, {at.unclipped_diverged} of {at.unclipped_runs} unclipped and {clipped}")
+            clipped = words(f"{c.blown} of {c.runs} clipped at {n}" for c, n in zip(spikes, names, strict=True))
+            said.append(f"at rate {at.lr:g}, {at.unclipped_blown} of {at.unclipped_runs} unclipped and {clipped}")
             first = first or names
         else:
-            clipped = words(f"{c.diverged} of {c.runs}" for c in spikes)
-            said.append(f"at rate {at.lr:g}, {at.unclipped_diverged} of {at.unclipped_runs} and {clipped}")
+            clipped = words(f"{c.blown} of {c.runs}" for c in spikes)
+            said.append(f"at rate {at.lr:g}, {at.unclipped_blown} of {at.unclipped_runs} and {clipped}")
     return Markdown("; ".join(said)) if said else Markdown("no rate")
 
 
@@ -150,7 +159,7 @@ def clipping_answer(results: str | Path | None = None) -> ClippingAnswer:
         prevents_in_part=reading in (answers.MIXED, answers.PARTLY_DECIDED),
         prevents_undecided=reading in (INCONCLUSIVE, NOT_SHOWN),
         prevents_fails=reading in (FAILS, answers.PARTLY_REFUTED),
-        spikes_tried=bool(spikes and unclipped.diverged),
+        spikes_tried=bool(spikes and unclipped.blown),
         spikes_learned=bool(unclipped.diverged and (at_divergence["seeds_learned"] > 0).any()),
         unclipped_trained=bool(
             (runs["unclipped"] & (runs["seeds_learned"] > 0) & ~runs["lr"].isin(unclipped.rates)).any()
@@ -165,8 +174,14 @@ class TruncationAnswer:
     ptb_measured: bool  # the Penn Treebank's truncation design has a length to set against another
     across_learned: bool  # across a cut every length still reads the head above a learned model's floor
     above_rule: bool  # across a cut, at every length every seed scores higher than the nearest-noun rule there
+    mean_above_rule: bool  # where some seed does not, the seeds' mean does at every length
+    # the reading of the chapter's claim that training cannot see across a cut: the answer's first words
+    harm_holds: bool
+    harm_in_part: bool
+    harm_undecided: bool
+    harm_fails: bool
     rule_measured: bool  # the nearest-noun rule's accuracy across a cut is known at some length
-    longer_faster: bool  # on PTB the longest unrolling read more tokens a second than the shortest
+    longer_faster: bool  # on PTB the longest unrolling read more tokens a CPU second than the shortest
     across: Markdown  # the cut runs' accuracy across a cut, lowest to highest over the lengths
     gap: Markdown  # and how much lower than within a block
     chance: Markdown
@@ -177,11 +192,17 @@ class TruncationAnswer:
 
 def truncation_answer(results: str | Path | None = None) -> TruncationAnswer:
     cuts, facts = tc.cut_numbers("sentence cuts", results), tc.ptb_facts(results)
+    reading = answers.Answers(results).reading("truncation_invisible")
     return TruncationAnswer(
+        harm_holds=reading == HOLDS,
+        harm_in_part=reading in (answers.MIXED, answers.PARTLY_DECIDED),
+        harm_undecided=reading in (INCONCLUSIVE, NOT_SHOWN),
+        harm_fails=reading in (FAILS, answers.PARTLY_REFUTED),
         across_measured=math.isfinite(cuts.across_low),
         ptb_measured=facts.measured,
         across_learned=cuts.across_learned,
         above_rule=cuts.rule_lengths > 0 and cuts.above_rule == cuts.rule_lengths,
+        mean_above_rule=cuts.rule_lengths > 0 and cuts.mean_above_rule == cuts.rule_lengths,
         rule_measured=cuts.rule_lengths > 0,
         longer_faster=facts.longer_faster,
         across=tc.accuracy_range(cuts.across_low, cuts.across_high),

@@ -32,7 +32,7 @@ from rnnbench.book.studies import (
     measured_cell,
     studies_with_role,
 )
-from rnnbench.metrics import METRIC_LABELS
+from rnnbench.metrics import METRIC_LABELS, TOKENS_PER_CPU_SECOND
 from rnnbench.results.ablations import reach_table, setting_table
 from rnnbench.results.cut_accuracy import contrast
 from rnnbench.results.selection import best_and_worst, selection_metric
@@ -67,7 +67,7 @@ def truncation_cost(study: str, results: str | Path | None = None) -> pd.DataFra
     if not bench_path.is_file():
         raise missing_result(bench_path)
     bench = pd.read_csv(bench_path).groupby("run_id", as_index=False).mean(numeric_only=True)
-    measured = list(dict.fromkeys([metric, selection_metric(metric), "tokens_per_second", "steps"]))
+    measured = list(dict.fromkeys([metric, selection_metric(metric), TOKENS_PER_CPU_SECOND, "steps"]))
     per_setting = setting_table(summary, ["bptt"], [m for m in measured if m in set(summary["metric"])])
     runs = summary.drop_duplicates("run_id")
     runs = runs[runs["outcome"] == "learned"][["run_id", "bptt"]].merge(bench, on="run_id", how="left")
@@ -277,9 +277,9 @@ def ptb_section(results: str | Path | None = None) -> PtbSection:
         *ranked_cells(updates),
         metric,
         Markdown(selected_on(measured) or metric) if measured else NONE,
-        sig(fast["tokens_per_second_mean"]) if speeds else NONE,
+        sig(fast[f"{TOKENS_PER_CPU_SECOND}_mean"]) if speeds else NONE,
         integer(fast["bptt"]) if speeds else NONE,
-        sig(slow["tokens_per_second_mean"]) if speeds else NONE,
+        sig(slow[f"{TOKENS_PER_CPU_SECOND}_mean"]) if speeds else NONE,
         integer(slow["bptt"]) if speeds else NONE,
         integer(low["max_rss_mb"]) if memory else NONE,
         integer(low["bptt"]) if memory else NONE,
@@ -336,8 +336,10 @@ def selected_on(cost: TruncationCost) -> str | None:
 
 
 def fastest_and_slowest(cost: TruncationCost) -> tuple[pd.Series, pd.Series] | None:
-    """The lengths that trained fastest and slowest in tokens per second, where more than one was measured."""
-    speed = cost.learned.dropna(subset=["tokens_per_second_mean"]).sort_values("tokens_per_second_mean")
+    """The lengths that trained fastest and slowest in tokens per CPU second (rnnbench.metrics says why not wall
+    seconds), where more than one was measured."""
+    column = f"{TOKENS_PER_CPU_SECOND}_mean"
+    speed = cost.learned.dropna(subset=[column]).sort_values(column)
     return (speed.iloc[-1], speed.iloc[0]) if len(speed) > 1 else None
 
 
@@ -357,7 +359,7 @@ def truncation_display(cost: TruncationCost) -> pd.DataFrame:
             "bptt": table["bptt"].astype(int),
             "learned": [count_of(k, n) for k, n in zip(table["seeds_learned"], table["runs"], strict=True)],
             cost.metric_name: [measured_cell(row, cost.metric) for _, row in table.iterrows()],
-            "tokens/s": [sig(v, plain=True) for v in table["tokens_per_second_mean"]],
+            "tokens per CPU s": [sig(v, plain=True) for v in table[f"{TOKENS_PER_CPU_SECOND}_mean"]],
             "wall s": [sig(v, plain=True) for v in column_or_nan(table, "wall_seconds")],
             "CPU s": [sig(v, plain=True) for v in column_or_nan(table, "cpu_seconds")],
             "peak MB": [integer(v) if not math.isnan(v) else "–" for v in column_or_nan(table, "max_rss_mb")],

@@ -23,6 +23,7 @@ from pathlib import Path
 import pandas as pd
 
 from rnnbench import paths
+from rnnbench.book.answers import reading
 from rnnbench.book.figures import STAGING_DIR
 from rnnbench.book.findings import findings, parts
 from rnnbench.book.format import NONE, Markdown, between, fixed, integer, share, words
@@ -51,9 +52,10 @@ SIGN_DECIMALS = 12
 
 
 def quoted(claim: str, results: str | Path | None = None) -> tuple[Markdown, str]:
-    """The seed's words of ``claim`` as the findings quote them, and the claim's verdict."""
+    """The seed's words of ``claim`` as the findings quote them, and the claim's verdict, read with its parts where
+    it holds in part (rnnbench.book.answers.reading: mixed, partly decided or partly refuted)."""
     row = findings(results).set_index("id").loc[claim]
-    return Markdown(row["quote"]), str(row["verdict"])
+    return Markdown(row["quote"]), reading(str(row["verdict"]), parts(claim, results)["verdict"])
 
 
 def agreement_studies(results: str | Path | None = None) -> dict[str, str]:
@@ -128,6 +130,7 @@ class CutNumbers:
     rule_high: float
     above_rule: int  # lengths at which every cut run that learned scores higher across a cut than that rule, of
     rule_lengths: int  # the lengths with both numbers
+    mean_above_rule: int  # lengths at which their mean across a cut is higher than the rule
 
     @property
     def across_learned(self) -> bool:
@@ -140,7 +143,7 @@ def cut_numbers(kind: str = "sentence cuts", results: str | Path | None = None) 
     study = agreement_studies(results).get(kind)
     if study is None:
         nan = float("nan")
-        return CutNumbers(None, NONE, NONE, NONE, 0, 0, 0, 0, nan, nan, nan, nan, nan, nan, nan, nan, 0, 0)
+        return CutNumbers(None, NONE, NONE, NONE, 0, 0, 0, 0, nan, nan, nan, nan, nan, nan, nan, nan, 0, 0, 0)
     reach = extra_table(study, "reach", results)
     points, intervals = interactions(reach)
     gaps, _ = split_gaps(reach)
@@ -151,7 +154,7 @@ def cut_numbers(kind: str = "sentence cuts", results: str | Path | None = None) 
     rule = rule_across(study, results)
     # every seed that learned must clear the rule, not only their mean
     lowest = cut_rows.groupby("bptt")["beyond_accuracy"].min()
-    both = pd.concat([lowest.rename("network"), rule.rename("rule")], axis=1).dropna()
+    both = pd.concat([lowest.rename("network"), across.rename("mean"), rule.rename("rule")], axis=1).dropna()
     listed = [
         f"{signed(r.mean, 3)} ({signed(r.low, 3)} to {signed(r.high, 3)}) at k = {integer(r.k)}"
         for r in intervals.itertuples(index=False)
@@ -176,6 +179,7 @@ def cut_numbers(kind: str = "sentence cuts", results: str | Path | None = None) 
         *_range(both["rule"]),
         int((both["network"] > both["rule"]).sum()),
         len(both),
+        int((both["mean"] > both["rule"]).sum()),
     )
 
 
@@ -272,7 +276,7 @@ class PtbFacts:
     measured: bool  # a PTB design has two lengths whose speed and memory were measured
     design: Markdown  # what that design holds equal ("equal tokens", "equal updates")
     memory_share: Markdown  # the peak memory's rise from the leanest length to the largest, a share of the leanest
-    longer_faster: bool  # whether the length that trains the most tokens a second is the longer of the two
+    longer_faster: bool  # whether the length that trains the most tokens a CPU second is the longer of the two
     same_best: bool  # whether every design ranks one length best (on validation)
 
 
@@ -299,6 +303,7 @@ class Passages:
     across_learned: bool  # CutNumbers.across_learned of the sentence-cut study
     rule_measured: bool  # the nearest-noun rule's accuracy across a cut is known at some length
     above_rule: bool  # across a cut, at every length every seed scores higher than that rule
+    mean_above_rule: bool  # and, where some seed does not, the seeds' mean does at every length
     ptb: PtbFacts  # its flags: longer_faster, same_best
 
 
@@ -307,5 +312,6 @@ def passages(cuts: CutNumbers, facts: PtbFacts) -> Passages:
         across_learned=cuts.across_learned,
         rule_measured=cuts.rule_lengths > 0,
         above_rule=cuts.rule_lengths > 0 and cuts.above_rule == cuts.rule_lengths,
+        mean_above_rule=cuts.rule_lengths > 0 and cuts.mean_above_rule == cuts.rule_lengths,
         ptb=facts,
     )

@@ -81,8 +81,8 @@ def forward_carries(ev: Evidence) -> Judged:
         carries = policy.effect(at["accuracy"] - at["chance"], None, ABOVE, ACCURACY_MARGIN)
         tests = [carries]
         value = (
-            f"at distance {distance} (gradient {significant(float(at['gradient_relative'].mean()))} of its size at the verb), "
-            f"sentences whose nearest noun has the other number: accuracy {significant(float(at['accuracy'].mean()))} against chance {significant(float(at['chance'].mean()))}, "
+            f"at distance {distance}, sentences whose nearest noun has the other number (on them the gradient "
+            f"{significant(float(at['gradient_relative'].mean()))} of its size at the verb): accuracy {significant(float(at['accuracy'].mean()))} against chance {significant(float(at['chance'].mean()))}, "
             f"above chance {interval(carries.interval)} over {len(at)} seeds"
         )
         # The control must not read above chance; below it is no leak (a label-blind probe scores p^2 + (1-p)^2,

@@ -4,7 +4,8 @@ norm exceeds it), judged on the studies with role ``clipping``, grouped by corpu
     direction    the clipped gradient points where the unclipped one did (true by construction: a positive
                  rescaling), and the update a stateful optimiser takes from it turns by no more than the margin
                  (the cosine of the two updates at the same state, measured in training)
-    divergence   at a rate where unclipped runs diverge, norm-clipped runs diverge measurably less often
+    divergence   at a rate where unclipped runs blow up (diverge, or end above the unigram model's perplexity),
+                 norm-clipped runs blow up measurably less often
     quality      at a rate where unclipped runs train, norm clipping costs no more than the perplexity margin
 
     vanishing    clipping does not make the gradient decay more slowly (analyses with role clipping_decay)
@@ -30,6 +31,7 @@ from rnnbench.findings.setting_words import corpus as corpus_words
 from rnnbench.findings.setting_words import word
 from rnnbench.metrics import CLIP_SPIKES, LOWER_IS_BETTER, regime_contradicted, threshold_regime
 from rnnbench.numbers import interval, significant
+from rnnbench.results.outcome import BLEW_UP
 
 ROLE = "clipping"
 SETTINGS = ("clip_mode", "clip", "lr")
@@ -70,6 +72,8 @@ def study_runs(ev: Evidence, name: str) -> pd.DataFrame:
         diverged=runs.get("diverged", pd.Series(0.0, index=runs.index)).fillna(0).gt(0)
         | runs["outcome"].eq("diverged"),
     )
+    # blew up: diverged, or ended above the unigram model's perplexity (rnnbench.results.outcome.blew_up)
+    runs["blown"] = runs["diverged"] | runs.get(BLEW_UP, pd.Series(0.0, index=runs.index)).fillna(0).gt(0)
     for column in ("clipped_fraction", "clip_cosine_mean", UPDATE_COSINE, "grad_norm_median"):
         if column not in runs:
             runs[column] = math.nan
@@ -228,32 +232,44 @@ def _optimizer(ev: Evidence, run_id: str) -> str:
         return ""
 
 
+def _blown(runs: pd.DataFrame) -> str:
+    """How many of ``runs`` blew up, and how: "3/5 diverged" where every one that blew up diverged, else
+    "5/5 blew up (3 diverged, 2 ended above the unigram perplexity)"."""
+    blown, diverged, n = int(runs["blown"].sum()), int(runs["diverged"].sum()), len(runs)
+    if blown == diverged:
+        return f"{diverged}/{n} diverged"
+    return f"{blown}/{n} blew up ({diverged} diverged, {blown - diverged} ended above the unigram perplexity)"
+
+
 def divergence(ev: Evidence) -> Judged:
-    """Divergence is the measurement here: every run counts, learned or not, by whether it diverged; the counts
-    are compared by Fisher's exact test."""
+    """Blowing up is the measurement here: every run counts, learned or not, by whether its training blew up
+    (diverged, or ended above the unigram model's perplexity: rnnbench.results.outcome.blew_up); the counts are
+    compared by Fisher's exact test."""
     runs, read = clipping_runs(ev)
     parts = []
     for corpus, group in runs.groupby("corpus", sort=False):
         for lr, at in group.groupby("lr", sort=True):
             free = at[_unclipped(at)]
-            if free.empty or not free["diverged"].any():
+            if free.empty or not free["blown"].any():
                 continue
             clipped = at[_norm(at)]
-            blown = int(free["diverged"].sum())
-            base = f"unclipped {blown}/{len(free)} diverged"
+            blown = int(free["blown"].sum())
+            base = f"unclipped {_blown(free)}"
             if clipped.empty:
                 label = f"{corpus_words(corpus)}, {word('lr', lr)}"
                 parts.append(Part(label, NOT_SHOWN, base, "no norm-clipped run at this rate"))
                 continue
             for clip, runs_at in clipped.groupby("clip", sort=True):
-                n, bad = len(runs_at), int(runs_at["diverged"].sum())
+                n, bad = len(runs_at), int(runs_at["blown"].sum())
                 label = part_label(corpus, lr, clip, _times(runs_at))
                 if (part := _outside(label, runs_at)) is not None:
                     parts.append(part)
                     continue
-                value = f"{base}, clipped {bad}/{n} ({_check(runs_at)})"
+                plain = free["blown"].eq(free["diverged"]).all() and runs_at["blown"].eq(runs_at["diverged"]).all()
+                clipped_said = f"{bad}/{n}" if plain else _blown(runs_at)  # "diverged" said once where it is all
+                value = f"{base}, clipped {clipped_said} ({_check(runs_at)})"
                 parts.append(Part.tested(label, (policy.more_often(blown, len(free), bad, n),), value))
-    reason = "" if parts else "no unclipped run diverged at any rate: there was no divergence to prevent"
+    reason = "" if parts else "no unclipped run blew up at any rate: there was no divergence to prevent"
     return Judged(read, tuple(parts), reason)
 
 

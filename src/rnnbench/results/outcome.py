@@ -10,7 +10,8 @@
     learned         the rest
 
 A run that blew up and ended far above the unigram perplexity without tripping the divergence rules (a loss
-that rose, then settled high) is "did not learn": a failure, never a result. No ranking and no claim rests
+that rose, then settled high) is "did not learn": a failure, never a result. Where blowing up is what a claim is
+about (clipping), blew_up counts it with the runs that diverged. No ranking and no claim rests
 on a run that is not "learned"; the book counts them.
 
 Over seeds, a setting's runs are counted once (seed_counts): every mean or spread over seeds is taken over
@@ -28,6 +29,8 @@ OUTCOMES = ("learned", "did not learn", "diverged")
 DIVERGED = OUTCOMES[2]
 # A summary's outcome where the run could not be judged (no baseline): never counted as learned.
 UNKNOWN = "unknown"
+# A study summary's row, beside each run's own metrics, saying whether its training blew up (blew_up): 1 or 0.
+BLEW_UP = "blew_up"
 # The columns seed_counts gives, in the order a table lists them.
 COUNT_COLUMNS = ("runs", "seeds_learned", "seeds_failed", "diverged_runs")
 
@@ -66,6 +69,22 @@ def outcome(
     if test_ppl is None or not math.isfinite(test_ppl):
         return "did not learn"
     return "learned" if test_ppl < LEARNED_FRACTION * unigram_ppl else "did not learn"
+
+
+def blew_up(metrics: Mapping[str, Any], *, unigram_ppl: float | None = None) -> bool:
+    """Whether a finished run's training blew up: it diverged, or a language model ended with a test perplexity
+    above its corpus's unigram model's, worse than a model that knows word frequencies alone (a loss that rose and
+    settled high, which the divergence rules did not stop). A run that only learned slowly ends between the
+    unigram's perplexity and the learned line, not above it. An agreement run blows up only by diverging.
+    Without the baseline a language model cannot be judged: ValueError."""
+    if metrics.get("diverged"):
+        return True
+    if metrics.get("agreement_accuracy") is not None:
+        return False
+    if unigram_ppl is None or not math.isfinite(unigram_ppl):
+        raise ValueError("a language model is judged against its corpus's unigram perplexity: give unigram_ppl")
+    test_ppl = metrics.get("test_ppl")
+    return test_ppl is None or not math.isfinite(test_ppl) or test_ppl > unigram_ppl
 
 
 def learned(outcomes: Iterable[str]) -> list[bool]:

@@ -18,7 +18,8 @@ import pandas as pd
 from rnnbench.config.runs import RunConfig
 from rnnbench.config.schema import json_settings
 from rnnbench.config.settings import Config
-from rnnbench.metrics import RUN_METRICS, read_metrics
+from rnnbench.metrics import RUN_METRICS, TOKENS_PER_CPU_SECOND, read_metrics, tokens_per_cpu_second
+from rnnbench.results.outcome import BLEW_UP
 
 # Snakemake's benchmark is trusted for a job's wall time only. Its CPU time and memory are those of the job's
 # processes sampled every 30 s after the first 15 s, the last sample's: a 31-second job can show half its CPU
@@ -68,20 +69,20 @@ def summarize_study(
 
     Each row carries its run's ``outcome`` (rnnbench.results.outcome: learned, did not learn, diverged), judged against
     ``unigram_ppl`` (corpus key -> the unigram model's test perplexity) for language models, against chance for
-    agreement runs; "unknown" where the baseline is missing (a run cannot be called learned without one)."""
-    from rnnbench.results.outcome import UNKNOWN, outcome
+    agreement runs; "unknown" where the baseline is missing (a run cannot be called learned without one). Beside the
+    run's metrics, a row BLEW_UP: 1 where its training blew up (rnnbench.results.outcome.blew_up), NaN unjudged;
+    and its speed in tokens per CPU second (rnnbench.metrics.tokens_per_cpu_second)."""
+    from rnnbench.results.outcome import UNKNOWN, blew_up, outcome
 
     rows = []
     for point, cfg, path in zip(points, configs, metric_files, strict=True):
         metrics = read_metrics(path, cfg.run_id)
+        baseline = (unigram_ppl or {}).get(cfg.corpus_key)
         try:
-            state = outcome(
-                metrics,
-                unigram_ppl=(unigram_ppl or {}).get(cfg.corpus_key),
-                agreement_probes=metrics.get("agreement_probes"),
-            )
+            state = outcome(metrics, unigram_ppl=baseline, agreement_probes=metrics.get("agreement_probes"))
+            blown = float(blew_up(metrics, unigram_ppl=baseline))
         except ValueError:
-            state = UNKNOWN
+            state, blown = UNKNOWN, float("nan")
         keys = {
             "study": study,
             "run_id": cfg.run_id,
@@ -94,6 +95,8 @@ def summarize_study(
         for metric in RUN_METRICS:
             value = metrics.get(metric)
             rows.append({**keys, "metric": metric, "value": float(value) if value is not None else float("nan")})
+        rows.append({**keys, "metric": BLEW_UP, "value": blown})
+        rows.append({**keys, "metric": TOKENS_PER_CPU_SECOND, "value": tokens_per_cpu_second(metrics)})
     return pd.DataFrame(rows)
 
 
