@@ -40,7 +40,9 @@ def test_the_chapter_states_the_fixture_design_and_places_its_figure(fixture, mo
     # every fixture run clips a quarter of its steps whatever its threshold: 5 x median stays in the rare-spike regime
     # it was set in, flagged at both rates; 0.5 x median clips ordinary steps, as set (run i learned at 20 - 0.5 i,
     # run 1 did not learn)
-    named = "contradicts the regime it was set in is named here with that share: 5 × median at rate 0.5, 25% of the steps"
+    named = (
+        "contradicts the regime it was set in is named here with that share: 5 × median at rate 0.5, 25% of the steps"
+    )
     assert f"{named} (rare spikes); 5 × median" in text
     # Adam's update is measured where Adam clips: 0.5 x and 2 x median in clipping_adam_ptb, 0.5 x in the agreement
     # study; the fixture's 2 x run is one that did not learn, so only the ordinary-step settings have a mean cosine
