@@ -379,6 +379,7 @@ def ppl_metrics(test, valid, diverged=0, step=None, tokens=1000.0):
         "diverged": diverged,
         "diverged_step": step,
         "tokens_per_second": tokens,
+        "tokens_per_cpu_second": tokens,  # the summary's row: speed read in CPU time, here equal to wall time
         "clipped_fraction": 0.0,
         "clip_cosine_mean": float("nan"),
         "grad_norm_median": 1.0,
@@ -507,7 +508,7 @@ def test_truncation_cost_is_over_the_seeds_that_learned(truncation_results):
     assert cost.loc[35, ["runs", "seeds_learned", "seeds_failed", "diverged_runs"]].tolist() == [3, 2, 1, 1]
     assert cost.loc[5, "test_ppl_mean"] == pytest.approx(382.0)  # (380 + 384) / 2, not 888
     assert cost.loc[35, "valid_ppl_mean"] == pytest.approx(391.0)
-    assert cost.loc[5, "tokens_per_second_mean"] == pytest.approx(1000.0)  # (900 + 1,100) / 2; seed 3's 5,000 out
+    assert cost.loc[5, "tokens_per_cpu_second_mean"] == pytest.approx(1000.0)  # (900 + 1,100) / 2; seed 3's 5,000 out
     assert cost.loc[5, "wall_seconds"] == pytest.approx(11.0) and cost.loc[35, "max_rss_mb"] == pytest.approx(502.0)
 
 
@@ -526,7 +527,7 @@ def test_the_best_truncation_length_is_chosen_on_validation(truncation_results):
     many, few = truncation_values.updates_by_length(cost)
     assert (many["bptt"], many["steps_mean"], few["bptt"], few["steps_mean"]) == (5, 4650, 35, 665)
     fast, slow = truncation_values.fastest_and_slowest(cost)
-    assert (fast["bptt"], fast["tokens_per_second_mean"], slow["bptt"]) == (35, 3100.0, 5)  # seed 3's 5,000 out
+    assert (fast["bptt"], fast["tokens_per_cpu_second_mean"], slow["bptt"]) == (35, 3100.0, 5)  # seed 3's 5,000 out
     least, most = truncation_values.memory_range(cost)
     assert (least["max_rss_mb"], most["max_rss_mb"]) == (401.0, 502.0)  # 400 and 402; 500 and 504
     shown = truncation_values.truncation_display(cost).set_index("bptt")
@@ -821,7 +822,7 @@ def test_a_relative_threshold_is_shown_as_the_threshold_it_resolved_to(relative_
 
 def test_divergence_and_cost_are_read_by_regime(relative_results):
     outcomes = clip_outcomes.outcomes("ptb", relative_results)
-    assert outcomes.unclipped == clip_outcomes.UnclippedDivergence((1.0, 5.0), 4, 4, 3.0, 12.0)
+    assert outcomes.unclipped == clip_outcomes.UnclippedDivergence((1.0, 5.0), 4, 4, 4, 3.0, 12.0)
     # at the diverging rates 1 and 5: twice the median is in the rare-spike regime at both, whatever it clipped
     spikes, every = outcomes.at_divergence["rare spikes"], outcomes.at_divergence["ordinary steps"]
     assert (spikes.settings, spikes.runs, spikes.diverged, spikes.share_min, spikes.share_max) == (

@@ -336,8 +336,7 @@ def selected_on(cost: TruncationCost) -> str | None:
 
 
 def fastest_and_slowest(cost: TruncationCost) -> tuple[pd.Series, pd.Series] | None:
-    """The lengths that trained fastest and slowest in tokens per CPU second (rnnbench.metrics says why not wall
-    seconds), where more than one was measured."""
+    """The lengths that trained fastest and slowest in tokens per CPU second, where more than one was measured."""
     column = f"{TOKENS_PER_CPU_SECOND}_mean"
     speed = cost.learned.dropna(subset=[column]).sort_values(column)
     return (speed.iloc[-1], speed.iloc[0]) if len(speed) > 1 else None
