@@ -298,7 +298,7 @@ def outcomes(corpus: str, results: str | Path | None = None) -> Outcomes:
     found = section(corpus, results)
     if found is None:
         empty = pd.DataFrame(columns=["clip_times_median", "clip", "lr", "regime", "share"])
-        return Outcomes(None, None, UnclippedDivergence((), 0, 0, math.nan, math.nan), {}, empty, [])
+        return Outcomes(None, None, UnclippedDivergence((), 0, 0, 0, math.nan, math.nan), {}, empty, [])
     return Outcomes(
         found,
         relative_thresholds(found, results),
