@@ -112,4 +112,4 @@ def test_the_figure_marks_the_diverged_run_at_the_top_and_draws_the_others_at_th
     assert sorted(p[1] for p in _points(metric)) == [0.93, 280.0, 320.0]  # the diverged run at the top
     assert sorted(p[1] for p in _points(clipped)) == [50.0, 75.0, 100.0]  # per cent; the diverged run's too
     assert steps.get_ylim()[1] > 600  # room above the values for the run that has none
-    assert [t.get_text() for t in steps.get_xticklabels()] == ["tanh", "sigmoid", "relu"]
+    assert [t.get_text() for t in steps.get_xticklabels()] == ["tanh", "σ", "ReLU"]

@@ -87,3 +87,13 @@ def test_the_lessons_count_is_read_and_named_in_words():
     ]
     assert not count.table["quantity"].str.contains("mlp_|_ratio").any()  # no identifier reaches the table
     assert list(count.table["shape"])[:2] == ["3 × 3", "3 × 2"]
+
+
+def test_the_totals_table_stops_two_contexts_past_the_crossover_and_keeps_the_largest():
+    from rnnbench.worked.chapter import params_totals
+
+    # d = 100, H = 200: FF - RNN = 20,000 (n-1) - 60,000, a tie at 3 and FF larger from 4; counted to 10.
+    totals = params_totals(embed_dim=100, hidden=200, contexts=range(1, 11))
+    shown = context.totals_around_crossover(totals)
+    assert shown["context"].tolist() == [1, 2, 3, 4, 5, 6, 10]
+    assert shown["ff_minus_rnn"].tolist()[-1] == 140_000

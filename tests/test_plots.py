@@ -153,6 +153,15 @@ def test_book_figures_draw_from_their_tables():
     assert ax.get_yscale() == "log" and len(ax.get_lines()) == 2
 
 
+def test_the_decay_figure_ends_at_its_floor_and_names_each_line_that_leaves():
+    # 0.01^d falls below the floor, 10^-35, at d = 18 (10^-36); 0.9^100 = 2.7 x 10^-5 stays in view.
+    d = np.arange(1, 101)
+    decay = pd.DataFrame({"factor": [0.01] * 100 + [0.9] * 100, "distance": [*d, *d], "value": [*0.01**d, *0.9**d]})
+    ax = BOOK_FIGURES["decay"](decay).axes[0]
+    assert ax.get_ylim()[0] == pytest.approx(1e-35)
+    assert [(t.get_text(), t.xy[0]) for t in ax.texts] == [("0.01 ↓", 18)]
+
+
 @pytest.mark.parametrize("sizes, scale", [((0, 50, 100), "linear"), ((8, 64, 512), "log")])
 def test_a_log_x_axis_only_for_positive_sizes(sizes, scale):
     """ff hidden = 0 (no hidden layer) next to 50 and 100: a log axis would drop the 0 without a word;

@@ -822,6 +822,11 @@ def test_escape_and_code():
     assert fmt.code("||U||") == "\\|\\|U\\|\\|"  # a pipe would end a table cell even inside code
 
 
+def test_text_with_math_keeps_its_spans_and_escapes_the_rest():
+    assert fmt.with_math("5 is $H/d$, W_h of $(n-1)dH = H^2$ | x") == "5 is $H/d$, W\\_h of $(n-1)dH = H^2$ \\| x"
+    assert fmt.with_math("no span, one $ sign") == "no span, one \\$ sign"
+
+
 def test_markdown_table():
     frame = pd.DataFrame({"tensor": ["W_h", "U"], "count": [150_000, 250_000], "ok": [True, False]})
     table = fmt.markdown_table(frame, formats={"count": fmt.integer}, headers={"ok": "agrees"})

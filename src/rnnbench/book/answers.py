@@ -302,8 +302,8 @@ def errata_items(results: str | Path | None = None) -> dict[str, list[str]]:
     for row in wrong.itertuples():
         note = str(row.note).strip().rstrip(".")
         items["arithmetic"].append(
-            f"- **{fmt.escape(_sentence_case(row.title))}:** {seed_name(row.seed)} says {fmt.escape(row.claimed)}, "
-            f"the computation gives {fmt.escape(row.computed)}" + (f" — {fmt.escape(note)}." if note else ".")
+            f"- **{fmt.escape(_sentence_case(row.title))}:** {seed_name(row.seed)} says {fmt.with_math(row.claimed)}, "
+            f"the computation gives {fmt.with_math(row.computed)}" + (f" — {fmt.with_math(note)}." if note else ".")
         )
     found = Answers(results)
     for row in found.ordered().itertuples():
@@ -367,7 +367,7 @@ def ledger(sections: Mapping[str, str], results: str | Path | None = None) -> pd
             {
                 "claim": fmt.escape(row.title),
                 "source": seed_name(row.seed),
-                "number": fmt.escape(number),
+                "number": fmt.with_math(number),
                 "verdict": cell(HOLDS if row.matches else FAILS),
                 "see": fmt.Markdown(f"@{label}" if label else "–"),
             }

@@ -169,6 +169,23 @@ def shapes_side_by_side(shapes: pd.DataFrame, context: int) -> pd.DataFrame:
     return pd.concat([table, pd.DataFrame([total])], ignore_index=True)
 
 
+# Contexts the totals' table shows past the first at which the feed-forward model is the larger: enough to see
+# the gap grow by the same step, before the largest context counted closes the table.
+PAST_CROSSOVER = 2
+
+
+def totals_around_crossover(totals: pd.DataFrame) -> pd.DataFrame:
+    """tables/params_totals.csv from the smallest context to PAST_CROSSOVER contexts past the first at which the
+    feed-forward model is larger, and the largest context: the rows between differ by one word's weights each."""
+    larger = totals.loc[totals["larger"] == "ff", "context"]
+    if larger.empty:
+        return totals
+    last = totals["context"].sort_values().tolist()
+    shown = [c for c in last if c <= larger.min()]
+    shown += [c for c in last if c > larger.min()][:PAST_CROSSOVER] + last[-1:]
+    return totals[totals["context"].isin(shown)]
+
+
 # tables/lesson_params.csv's quantities as the chapter's table names them: the recurrence's tensors by their
 # symbols, the first layer of the network that reads the tokens concatenated in words.
 LESSON_QUANTITIES = {

@@ -146,6 +146,17 @@ def escape(text: Any) -> Markdown:
     return Markdown(MARKDOWN_SPECIAL.sub(r"\\\1", str(text)))
 
 
+# A TeX span in plain text: from one dollar sign to the next, with no dollar sign inside.
+MATH_SPAN = re.compile(r"(\$[^$]+\$)")
+
+
+def with_math(text: Any) -> Markdown:
+    """Plain text that writes its mathematics as TeX spans ($H^2$), as the worked checks' notes do: the text
+    escaped as escape() does, the spans left for Quarto to typeset."""
+    pieces = MATH_SPAN.split(str(text))  # odd positions hold the spans
+    return Markdown("".join(piece if at % 2 else escape(piece) for at, piece in enumerate(pieces)))
+
+
 def code(text: Any) -> Markdown:
     """Verbatim text (a hash, a path, a command, a value as printed) as inline code.
 

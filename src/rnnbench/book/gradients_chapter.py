@@ -126,6 +126,8 @@ def bptt_check(results: str | Path | None = None) -> BpttCheck:
     passes = check.groupby(["variant", "parameter"], sort=False)["passes"].all().reset_index()
     table = table.merge(passes, on=["variant", "parameter"])
     table["variant"] = table["variant"].map(lambda v: VARIANTS.get(v, humanize(v)))
+    table["parameter"] = table["parameter"].map(lambda p: Markdown(f"${p}$"))  # the symbols the equations use
+    table["shape"] = table["shape"].str.replace("x", " × ")
     return BpttCheck(
         classes=classes,
         hidden=hidden,
@@ -157,6 +159,7 @@ class Jacobian:
     beside: decay.WorkedBeside
     wide_growing: Markdown  # the radii at which the wide network's product grows
     table: pd.DataFrame  # per radius: the product at a few distances, U's power, the rate and the mean tanh'
+    headers: dict[str, Markdown]  # the table's columns in the equations' symbols
 
 
 def jacobian(results: str | Path | None = None) -> Jacobian:
@@ -170,17 +173,18 @@ def jacobian(results: str | Path | None = None) -> Jacobian:
     beside = decay.worked_beside_measured(width, decay.untrained_rates(results))
     rates = beside.table.set_index("radius")
     rows = []
+    tenth = min(10, max_distance)
     for r in radii:
         at = product[product["radius"] == r].set_index("distance")
         rows.append(
             {
-                "spectral radius of U": r,
-                "‖∂h_1/∂h_0‖": at.loc[1, "jacobian_norm"],
-                "‖∂h_10/∂h_0‖": at.loc[min(10, max_distance), "jacobian_norm"],
-                f"‖∂h_τ/∂h_0‖ at τ = {max_distance}": at.loc[max_distance, "jacobian_norm"],
-                f"‖U^τ‖ at τ = {max_distance}": at.loc[max_distance, "u_power_norm"],
-                "rate a step": rates.loc[r, "small_rate"],
-                "mean tanh′": at["mean_tanh_slope"].mean(),
+                "radius": r,
+                "first": at.loc[1, "jacobian_norm"],
+                "tenth": at.loc[tenth, "jacobian_norm"],
+                "last": at.loc[max_distance, "jacobian_norm"],
+                "power": at.loc[max_distance, "u_power_norm"],
+                "rate": rates.loc[r, "small_rate"],
+                "slope": at["mean_tanh_slope"].mean(),
             }
         )
     largest = max(radii)
@@ -197,6 +201,16 @@ def jacobian(results: str | Path | None = None) -> Jacobian:
         beside=beside,
         wide_growing=words(f"{r:g}" for r in rates.index[rates["wide_rate"] > 0]) or NONE,
         table=pd.DataFrame(rows),
+        # \Vert, not \|: a pipe table reads any | as a cell's end, an escaped one as a bare |
+        headers={
+            "radius": Markdown("spectral radius of $U$"),
+            "first": Markdown(r"$\Vert\partial h_1/\partial h_0\Vert$"),
+            "tenth": Markdown(rf"$\Vert\partial h_{{{tenth}}}/\partial h_0\Vert$"),
+            "last": Markdown(rf"$\Vert\partial h_{{{max_distance}}}/\partial h_0\Vert$"),
+            "power": Markdown(rf"$\Vert U^{{{max_distance}}}\Vert$"),
+            "rate": Markdown("rate a step"),
+            "slope": Markdown(r"mean $\tanh'$"),
+        },
     )
 
 

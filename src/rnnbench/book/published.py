@@ -100,7 +100,10 @@ def best_runs(frame: pd.DataFrame) -> pd.DataFrame:
 
 def corpus_rows(frame: pd.DataFrame, corpus: str) -> pd.DataFrame:
     """The chapter's table for one corpus: every published row, then our best run of each family; each with its
-    ratio to the Kneser-Ney model of its own split (its paper's, or ours)."""
+    ratio to the Kneser-Ney model of its own split (its paper's, or ours; kn_name says which model, for the
+    header where every row names the same), and ours with its ratio to the published row it stands against,
+    which its model cell names. A reference result names its seeds and their range; its commit is in
+    reference/."""
     theirs = published_rows(frame, corpus)
     mine = best_runs(frame)
     mine = mine[mine["corpus"] == corpus]
@@ -113,7 +116,8 @@ def corpus_rows(frame: pd.DataFrame, corpus: str) -> pd.DataFrame:
                 "measured by": Markdown(", ".join(where)),
                 "test_ppl": row.test_ppl,
                 "ratio": None,
-                "over_kn": _over_kn(row.ratio_to_kn, row.kn_model),
+                "over_kn": row.ratio_to_kn,
+                "kn_name": _kn_name(row.kn_model),
             }
         )
     for row in reference_runs(frame).itertuples():
@@ -122,38 +126,43 @@ def corpus_rows(frame: pd.DataFrame, corpus: str) -> pd.DataFrame:
         spread = f"mean of seeds {row.seeds}, {ppl(row.test_min)} to {ppl(row.test_max)}"
         rows.append(
             {
-                "model": Markdown(f"**ours, trained to convergence**: {escape(row.description)}"),
-                "measured by": Markdown(
-                    f"reference results from commit {code(row.commit)}, {escape(row.epochs)} epochs, "
-                    f"{escape(row.status)}; {escape(spread)}"
+                "model": Markdown(
+                    f"**ours, trained to convergence**: {escape(row.description)}{_against(row.reference_model)}"
                 ),
+                "measured by": Markdown(f"{escape(row.epochs)} epochs, {escape(row.status)}; {escape(spread)}"),
                 "test_ppl": row.test_ppl,
-                "ratio": Markdown(f"{cell_sig(row.ratio)} of {escape(row.reference_model)}")
+                "ratio": Markdown(cell_sig(row.ratio))
                 if pd.notna(row.ratio)
                 else Markdown(escape(row.comparable.split(":")[0])),  # the reason in full: the section below
-                "over_kn": _over_kn(row.ratio_to_kn, row.kn_model),
+                "over_kn": row.ratio_to_kn,
+                "kn_name": _kn_name(row.kn_model),
             }
         )
     for row in mine.itertuples():
-        label = Markdown(f"**ours, {SCALE_NAMES.get(row.scale, row.scale)}**: {escape(row.description)}")
+        against = _against(row.reference_model) if pd.notna(row.ratio_to_reference) else ""
+        label = Markdown(f"**ours, {SCALE_NAMES.get(row.scale, row.scale)}**: {escape(row.description)}{against}")
         epochs = f"{counted(int(row.epochs), 'epoch')}, {STATUS_TEXT.get(row.status, row.status)}"
         rows.append(
             {
                 "model": label,
                 "measured by": Markdown(escape(epochs)),  # the run itself: its id in the appendix's run tables
                 "test_ppl": row.test_ppl,
-                "ratio": Markdown(f"{cell_sig(row.ratio_to_reference)} of {escape(row.reference_model)}")
-                if pd.notna(row.ratio_to_reference)
-                else None,
-                "over_kn": _over_kn(row.ratio_to_kn, row.kn_model),
+                "ratio": row.ratio_to_reference,
+                "over_kn": row.ratio_to_kn,
+                "kn_name": _kn_name(row.kn_model),
             }
         )
-    return pd.DataFrame(rows, columns=["model", "measured by", "test_ppl", "ratio", "over_kn"])
+    return pd.DataFrame(rows, columns=["model", "measured by", "test_ppl", "ratio", "over_kn", "kn_name"])
 
 
-def _over_kn(ratio: Any, model: Any) -> Markdown | None:
-    """A ratio to a Kneser-Ney model, with the model's name (KN5 as the papers write it); blank where there is none."""
-    return Markdown(f"{cell_sig(ratio)} of {escape(str(model).upper())}") if pd.notna(ratio) else None
+def _kn_name(model: Any) -> str:
+    """A Kneser-Ney model's name as the papers write it (KN5); blank where a row has none."""
+    return str(model).upper() if pd.notna(model) else ""
+
+
+def _against(reference_model: Any) -> str:
+    """The words a row of ours ends on that name the published row its ratio is to; none where it has none."""
+    return f"; set against {escape(reference_model)}" if pd.notna(reference_model) else ""
 
 
 def _page(page: Any) -> str:

@@ -20,7 +20,20 @@ import pandas as pd
 from rnnbench.book import published, recipe_clipping
 from rnnbench.book import reference_results as converged
 from rnnbench.book.figures import book_figure, book_figure_shown
-from rnnbench.book.format import NONE, Markdown, between, counted, escape, integer, markdown_table, share, sig, words
+from rnnbench.book.format import (
+    NONE,
+    Markdown,
+    between,
+    cell_sig,
+    code,
+    counted,
+    escape,
+    integer,
+    markdown_table,
+    share,
+    sig,
+    words,
+)
 from rnnbench.metrics import FAMILY_NAMES
 
 
@@ -81,6 +94,7 @@ class ReferenceSummary:
     rows: Markdown
     by_verdict: Markdown  # "3 are level with their published model and 2 are not compared"
     stale_runs: Markdown
+    commits: Markdown  # the commits of the code that trained them (first digits), from their records
     margin: Markdown  # the band around a normalised ratio of 1 within which a row is level
     rnn_ptb: ReferenceRow  # Mikolov's table's RNN, and Bengio's table's feed-forward network
     ff_brown: ReferenceRow
@@ -165,12 +179,29 @@ def corpus_comparison(frame: pd.DataFrame | None, corpus: str) -> CorpusComparis
         our_split=escape(our_split.iloc[0]) if len(our_split) and str(our_split.iloc[0]) else NONE,
         rnn=rnn,
         ff=ff,
-        table=markdown_table(
-            published.corpus_rows(frame, corpus),
-            formats={"test_ppl": published.ppl},
-            headers={"test_ppl": "test perplexity", "ratio": "ours / reference", "over_kn": "over its split's KN"},
-            align={"ratio": "right", "over_kn": "right"},
-        ),
+        table=comparison_table(published.corpus_rows(frame, corpus)),
+    )
+
+
+def comparison_table(rows: pd.DataFrame) -> Markdown:
+    """A corpus's rows (rnnbench.book.published.corpus_rows) as a table. Where every row's Kneser-Ney model has one
+    name, the header names it and the cells hold the ratio alone; otherwise each cell names its own."""
+    names = set(rows["kn_name"]) - {""}
+    if len(names) == 1:
+        kn = f"over its split's {names.pop()}"
+        over_kn = rows["over_kn"]
+    else:
+        kn = "over its split's KN"
+        over_kn = [
+            Markdown(f"{cell_sig(r)} of {escape(n)}") if pd.notna(r) else None
+            for r, n in zip(rows["over_kn"], rows["kn_name"], strict=True)
+        ]
+    shown = rows.drop(columns="kn_name").assign(over_kn=over_kn)
+    return markdown_table(
+        shown,
+        formats={"test_ppl": published.ppl, "ratio": cell_sig, "over_kn": cell_sig},
+        headers={"test_ppl": "test perplexity", "ratio": "ours / published", "over_kn": kn},
+        align={"ratio": "right", "over_kn": "right"},
     )
 
 
@@ -225,6 +256,7 @@ def reference_summary(frame: pd.DataFrame | None) -> ReferenceSummary:
         rows=integer(len(rows)),
         by_verdict=reference_tally(verdicts),
         stale_runs=counted(stale, "reference run"),
+        commits=words(code(c) for c in dict.fromkeys(", ".join(rows["commit"]).split(", "))) if len(rows) else NONE,
         margin=Markdown(str(converged.MARGIN)),
         rnn_ptb=_reference_row(rows, "ptb", "rnn"),
         ff_brown=_reference_row(rows, "brown", "ff"),
@@ -265,7 +297,7 @@ REFERENCE_COLUMNS = (
 
 def reference_display(rows: pd.DataFrame) -> pd.DataFrame:
     """One row per reference study (reference_runs): its corpus and model, mean test perplexity with its seeds'
-    range and the seeds, the published row it is set against, the normalised ratio, the verdict in words and where
+    range, the published row it is set against, the normalised ratio, the verdict in words and where
     its recipe departs from the published one; five columns, so that the PDF's page holds them. No rows, no reference
     results: the columns alone (a hidden table is still a table)."""
     if rows.empty:
@@ -277,11 +309,9 @@ def reference_display(rows: pd.DataFrame) -> pd.DataFrame:
                 Markdown(f"{published.CORPUS_SHORT.get(c, c)}: {escape(d)}")
                 for c, d in zip(rows["corpus"], rows["description"], strict=True)
             ],
-            "test perplexity": [
-                Markdown(f"{ppl(m)} ({ppl(lo)}–{ppl(hi)}; seeds {s})")
-                for m, lo, hi, s in zip(
-                    rows["test_ppl"], rows["test_min"], rows["test_max"], rows["seeds"], strict=True
-                )
+            "test perplexity": [  # its seeds are named in the corpus's table above
+                Markdown(f"{ppl(m)} ({ppl(lo)}–{ppl(hi)})")
+                for m, lo, hi in zip(rows["test_ppl"], rows["test_min"], rows["test_max"], strict=True)
             ],
             "published": [
                 Markdown(f"{ppl(p)}, {escape(m)}")

@@ -45,6 +45,7 @@ def reference_runs(frame: pd.DataFrame) -> pd.DataFrame:
     theirs = frame[frame["origin"] == "published"]
     rows = []
     for (corpus, family, study, _), runs in mine.groupby(["corpus", "family", "studies", "_dynamic"], sort=False):
+        runs = runs.sort_values("seed", kind="stable")  # seeds and their epochs listed in one order, the seeds'
         measured = runs.dropna(subset=["test_ppl"])
         fresh = runs[runs["status"] != "stale"]
         comparable = (runs["comparable"] == "yes").all() and len(measured) == len(runs)

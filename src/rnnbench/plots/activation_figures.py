@@ -21,7 +21,7 @@ import pandas as pd
 from matplotlib.lines import Line2D
 
 from rnnbench.metrics import METRIC_LABELS
-from rnnbench.plots.style import DIVERGED_COLOR, FAILED_COLOR, apply_theme
+from rnnbench.plots.style import DIVERGED_COLOR, FAILED_COLOR, PRINT_WIDTH, apply_theme
 from rnnbench.results.activation import ACTIVATIONS, DEFAULT_START
 
 # Each start of U its colour: the default draw, then the starts that keep U from stretching (Le et al. 2015).
@@ -29,6 +29,10 @@ START_COLORS = {DEFAULT_START: "tab:blue", "identity": "tab:orange", "orthogonal
 OTHER_START_COLOR = "tab:purple"
 TOP = 0.93  # where a run with no value is marked, as a fraction of the panel's height: above every value
 CORPUS_NAMES = {"ptb": "PTB", "agreement": "agreement"}
+LABEL_SIZE = 7.5  # points, as printed: four panels share the print width
+# Each activation's short name along a panel's axis, where three full names would run together; the sigmoid is σ,
+# as the field writes it.
+ACTIVATION_TICKS = {"tanh": "tanh", "sigmoid": "σ", "relu": "ReLU"}
 
 
 def panels(metric: str, target_ppl: float) -> list[tuple[str, str, float]]:
@@ -55,8 +59,9 @@ def activation_figure(table: pd.DataFrame) -> plt.Figure:
     """The figure of an activation table (rnnbench.results.activation.activation_table): see the module docstring."""
     apply_theme()
     studies = list(dict.fromkeys(table["study"])) or ["none"]
+    # Drawn at the print width, so that its type prints at the sizes set here (LABEL_SIZE).
     fig, axes = plt.subplots(
-        len(studies), 4, figsize=(7.2, 1.95 * len(studies) + 0.45), layout="constrained", squeeze=False
+        len(studies), 4, figsize=(PRINT_WIDTH, 2.2 * len(studies) + 0.45), layout="constrained", squeeze=False
     )
     starts = sorted(set(table["start"]), key=lambda s: (s != DEFAULT_START, s)) if len(table) else [DEFAULT_START]
     corpora = list(table.drop_duplicates("study")["corpus"]) if len(table) else []
@@ -93,10 +98,10 @@ def activation_figure(table: pd.DataFrame) -> plt.Figure:
                 ax.set_ylim(low, high + 0.25 * (high - low))
                 for x, style in missing:
                     ax.scatter([x], [TOP], transform=top, clip_on=False, **style)
-            ax.set_xticks(range(len(activations)), activations)
+            ax.set_xticks(range(len(activations)), [ACTIVATION_TICKS.get(a, a) for a in activations])
             ax.set_xlim(-0.6, len(activations) - 0.4)
-            ax.set_ylabel(label, fontsize=7)
-            ax.tick_params(labelsize=7)
+            ax.set_ylabel(label, fontsize=LABEL_SIZE)
+            ax.tick_params(labelsize=LABEL_SIZE)
         name = CORPUS_NAMES.get(corpora[studies.index(study)], study) if corpora else study
         row[0].set_title(name, loc="left", fontsize=9, fontweight="bold")
     handles = [
@@ -107,5 +112,5 @@ def activation_figure(table: pd.DataFrame) -> plt.Figure:
         Line2D([], [], marker="o", linestyle="", markerfacecolor="none", color=FAILED_COLOR, label="did not learn"),
         Line2D([], [], marker="x", linestyle="", color=DIVERGED_COLOR, label="diverged"),
     ]
-    fig.legend(handles=handles, loc="outside upper center", ncols=len(handles), fontsize=7, frameon=False)
+    fig.legend(handles=handles, loc="outside upper center", ncols=len(handles), fontsize=LABEL_SIZE, frameon=False)
     return fig

@@ -2,7 +2,7 @@
 curves, one function each, a table in, a figure out.
 
 jacobian_figure       ||dh_tau/dh_0|| and ||U^tau|| against tau (results/tables/jacobian_product.csv)
-decay_figure          factor ** distance (results/tables/decay.csv)
+decay_figure          factor ** distance (results/tables/decay.csv), down to DECAY_FLOOR
 decay_curves_figure   a decay analysis's curves: backward gradient and forward move against distance, per sweep value
 
 Each is drawn at the book's print width (rnnbench.plots.style.PRINT_WIDTH), so that its type prints at the size
@@ -85,8 +85,15 @@ def jacobian_figure(jacobian: pd.DataFrame) -> plt.Figure:
     return fig
 
 
+# The decay figure's lowest drawn value. A factor of 0.01 reaches 10^-200 in 100 steps; an axis down there lays
+# the factors near one (the ones the chapter argues about) flat along its top. Lines leave through this floor,
+# each marked where it does.
+DECAY_FLOOR = 1e-35
+
+
 def decay_figure(decay: pd.DataFrame) -> plt.Figure:
-    """factor ** distance on a log scale, one colour and line style per factor."""
+    """factor ** distance on a log scale, one colour and line style per factor; the axis ends at DECAY_FLOOR, and
+    a line that falls below it is labelled with its factor where it leaves."""
     apply_theme()
     fig, ax = plt.subplots(figsize=(PRINT_WIDTH, 3.6), layout="constrained")
     factors = sorted(decay["factor"].unique())
@@ -101,10 +108,22 @@ def decay_figure(decay: pd.DataFrame) -> plt.Figure:
             lw=1.5,
             label=f"{factor:g}",
         )
+        below = rows[rows["value"] < DECAY_FLOOR]
+        if len(below):
+            ax.annotate(
+                f"{factor:g} ↓",
+                (below["distance"].iloc[0], DECAY_FLOOR),
+                textcoords="offset points",
+                xytext=(3, 4),
+                fontsize=TICK_SIZE,
+                color=colours[factor],
+            )
     ax.set_yscale("log")
+    if (decay["value"] < DECAY_FLOOR).any():
+        ax.set_ylim(bottom=DECAY_FLOOR)
     _legible(ax)
     ax.set_xlabel("distance (steps)", fontsize=LABEL_SIZE)
-    ax.set_ylabel("factor ** distance (log scale)", fontsize=LABEL_SIZE)
+    ax.set_ylabel(r"$\mathrm{factor}^{\,\mathrm{distance}}$ (log scale)", fontsize=LABEL_SIZE)
     ax.legend(
         title="factor", fontsize=LEGEND_SIZE, title_fontsize=LEGEND_SIZE, loc="upper left", bbox_to_anchor=(1.01, 1.0)
     )

@@ -65,10 +65,11 @@ def probe_figure(table: pd.DataFrame, *, hue: str = "snapshot", title: str = "")
         ax.plot(positive["distance"], positive["gradient_norm"], color=colours[str(line[hue].iloc[0])], lw=1.2)
     axes[2].set_yscale("log")
     for ax in axes:
-        ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # d counts steps
+        # d counts steps; at most six labels, which a third of the print width holds without two running together.
+        ax.xaxis.set_major_locator(MaxNLocator(nbins=5, integer=True))
     axes[2].set_title("gradient crossing\nd steps", fontsize=9)
     axes[2].set_xlabel("d, steps back\nfrom the verb")
-    axes[2].set_ylabel("‖∂L_verb/∂h‖, geometric mean")
+    axes[2].set_ylabel(r"‖$\partial L_{\mathrm{verb}}/\partial h$‖, geometric mean")
     handles = [plt.Line2D([], [], color=colours[h], lw=1.5) for h in hues]
     labels = [snapshot_label(h) if hue == "snapshot" else h for h in hues]
     handles += [

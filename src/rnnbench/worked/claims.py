@@ -1,7 +1,8 @@
 """Every checkable number or property of the seeds (the chapter, lessons 001 and 003): the seed's words
 against the code's result. Where they disagree, the computation wins and seed_discrepancies() lists both.
 Lesson 003's gradient reaching token 1 (tables/lesson_gradient_reach.csv) is checked once, by the findings' check
-lesson_gradient_reach (rnnbench.findings.catalog), which the book counts with these.
+lesson_gradient_reach (rnnbench.findings.catalog), which the book counts with these. Their words write
+mathematics as TeX spans ($H^2$), which the book typesets and a terminal shows as written.
 """
 
 from __future__ import annotations
@@ -56,14 +57,15 @@ def _crossover_at_five() -> tuple[str, bool, str]:
     return (
         f"a tie at context {', '.join(map(str, ties))}, the feed-forward model larger from context {first}",
         first == 5 or ties == [5],
-        "5 is H/d, where (n-1) d H = H^2: it sets W_h against U alone and leaves out the RNN's input weights W, d x H",
+        "5 is $H/d$, where $(n-1)dH = H^2$: it sets $W_h$ against $U$ alone and leaves out the RNN's input weights "
+        "$W$, $d \\times H$",
     )
 
 
 def _power_claim(factor: float, distance: int) -> Callable[[], tuple[str, bool, str]]:
     def check() -> tuple[str, bool, str]:
         row = decay_47_words().set_index(["factor", "distance"]).loc[(factor, distance)]
-        return row.computed_as_printed, bool(row.matches), f"{factor}^{distance} = {row.computed:.10g}"
+        return row.computed_as_printed, bool(row.matches), f"${factor}^{{{distance}}}$ = {row.computed:.10g}"
 
     return check
 
@@ -71,26 +73,26 @@ def _power_claim(factor: float, distance: int) -> Callable[[], tuple[str, bool, 
 def _bptt_per_step() -> tuple[str, bool, str]:
     check = bptt.gradient_check()
     per_step = check[(check.variant == "chapter_per_step") & (check.reference == "autograd")].set_index("parameter")
-    errs = ", ".join(f"{p} {per_step.loc[p, 'rel_error']:.2f}" for p in ("U", "W", "b_h"))
+    errs = ", ".join(f"${p}$ {per_step.loc[p, 'rel_error']:.2f}" for p in ("U", "W", "b_h"))
     return (
-        f"one-step truncated BPTT: relative error against autograd {errs} (V and b_y exact)",
+        f"one-step truncated BPTT: relative error against autograd {errs} ($V$ and $b_y$ exact)",
         bool(per_step.loc[["U", "W", "b_h"], "passes"].all()),
-        "their bracket is the error of step t alone; the gradient at h_t also needs the error coming back from step t + 1 "
-        "through U",
+        "their bracket is the error of step $t$ alone; the gradient at $h_t$ also needs the error coming back from step "
+        "$t + 1$ through $U$",
     )
 
 
 def _recurrence_29312() -> tuple[str, bool, str]:
     t = lesson_params().set_index("quantity")["count"]
     n = int(t["recurrence"])
-    return f"{n:,}", n == 29_312, f"W_hh {t['W_hh']:,} + W_xh {t['W_xh']:,} + b_h {t['b_h']}"
+    return f"{n:,}", n == 29_312, f"$W_{{hh}}$ {t['W_hh']:,} + $W_{{xh}}$ {t['W_xh']:,} + $b_h$ {t['b_h']}"
 
 
 def _difference_3810688() -> tuple[str, bool, str]:
     t = lesson_params()
     row = t[(t.quantity == "mlp_first_layer_minus_recurrence") & (t.tokens == max(LESSON_TOKENS))].iloc[0]
     n = int(row["count"])
-    return f"{n:,}", n == 3_810_688, "MLP first layer at 300 tokens, weights only (128 x 30,000), minus the recurrence"
+    return f"{n:,}", n == 3_810_688, "MLP first layer at 300 tokens, weights only (128 × 30,000), minus the recurrence"
 
 
 def _ratio_ten() -> tuple[str, bool, str]:
@@ -100,7 +102,7 @@ def _ratio_ten() -> tuple[str, bool, str]:
 
 
 def _relu_million() -> tuple[str, bool, str]:
-    return f"2^20 = {2**20:,}", 2**20 > 1_000_000, ""
+    return f"$2^{{20}}$ = {2**20:,}", 2**20 > 1_000_000, ""
 
 
 def _slopes() -> tuple[str, bool, str]:
@@ -108,7 +110,7 @@ def _slopes() -> tuple[str, bool, str]:
     (d_tanh,) = torch.autograd.grad(torch.tanh(z).sum(), z)
     (d_sig,) = torch.autograd.grad(torch.sigmoid(z).sum(), z)
     slopes = (d_tanh.item(), d_sig.item())
-    return f"tanh'(0) = {slopes[0]:g}, sigmoid'(0) = {slopes[1]:g}", slopes == (1.0, 0.25), ""
+    return f"$\\tanh'(0) = {slopes[0]:g}$, $\\sigma'(0) = {slopes[1]:g}$", slopes == (1.0, 0.25), ""
 
 
 def _order_pair() -> tuple[str, bool, str]:
@@ -141,12 +143,12 @@ def _script_states() -> tuple[str, bool, str]:
 
 def _params_24() -> tuple[str, bool, str]:
     n = numpy_trace_run().n_parameters
-    return str(n), n == 24, "Wx 4x3 = 12, Wh 3x3 = 9, b 3"
+    return str(n), n == 24, "$W_x$ 4 × 3 = 12, $W_h$ 3 × 3 = 9, $b$ 3"
 
 
 def _bi_32() -> tuple[str, bool, str]:
     shape = lesson_rnn_shapes().set_index(["model", "tensor"]).loc[("bi", "outputs"), "shape"]
-    return f"bi outputs {shape}", shape.endswith("x32"), ""
+    return f"bi outputs {shape.replace('x', ' × ')}", shape.endswith("x32"), ""
 
 
 _PARAMS = "The parameter count stops growing"
