@@ -51,6 +51,18 @@ def broken_model_rule(s: Mapping[str, Any], vocab_size: int | None = None) -> Br
             f"the gain of an identity or orthogonal U is not read at recurrent_init 'default' (uniform in +-1/sqrt(H)); "
             f"allowed: 1, or recurrent_init 'identity' or 'orthogonal'; got {s['recurrent_scale']!r}",
         )
+    if s.get("dropout_mask", "step") != "step" and family == "ff":
+        return Broken(
+            ("dropout_mask", "family"),
+            "a mask shared by a sequence's steps needs steps: allowed with family 'rnn' or 'lstm', or 'step'; "
+            "got family 'ff'",
+        )
+    if s.get("recurrent_dropout", 0.0) and family is not None and family != "rnn":
+        return Broken(
+            ("recurrent_dropout", "family"),
+            f"it drops entries of an Elman network's one recurrent matrix; allowed with family 'rnn', or 0; "
+            f"got family {family!r}",
+        )
     if s.get("direct") and (family != "ff" or hidden == 0 or s.get("output", "full") != "full"):
         return Broken(
             ("direct", "family", "hidden", "output"),

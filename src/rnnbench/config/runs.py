@@ -45,6 +45,8 @@ ADDED_AFTER_IDS = {
     "clip_reference_seed": None,
     "recurrent_init": "default",
     "recurrent_scale": 1.0,
+    "dropout_mask": "step",
+    "recurrent_dropout": 0.0,
 }
 
 
@@ -68,6 +70,8 @@ class RunConfig:
     output: str
     adaptive_cutoffs: tuple[int, ...]
     dropout: float
+    dropout_mask: str
+    recurrent_dropout: float
     batch_size: int
     bptt: int
     segments: str

@@ -54,6 +54,8 @@ class ModelConfig:
     adaptive_div_value: float = ADAPTIVE_DIV_VALUE
     direct: bool = _DEFAULTS["direct"]  # ff: direct input-to-output connections
     dropout: float = _DEFAULTS["dropout"]  # on the embeddings and on the hidden outputs fed to the softmax
+    dropout_mask: str = _DEFAULTS["dropout_mask"]  # recurrent: a fresh mask at every "step", or one per "sequence"
+    recurrent_dropout: float = _DEFAULTS["recurrent_dropout"]  # rnn: DropConnect on U, one mask per segment
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "adaptive_cutoffs", tuple(int(c) for c in self.adaptive_cutoffs))
@@ -149,6 +151,32 @@ def unroll(cell: nn.Module, x_emb: torch.Tensor, state0: State) -> tuple[torch.T
     return torch.stack(outputs), states  # (T, B, H)
 
 
+class SequenceDropout(nn.Module):
+    """Dropout of a (T, B, F) batch with one mask per sequence, the same at all T steps (Gal and Ghahramani 2016):
+    a unit dropped at one step is dropped at every step of that sequence, so that the recurrence cannot read
+    from the next step what dropout hid at this one."""
+
+    def __init__(self, p: float):
+        super().__init__()
+        if not 0 <= p < 1:
+            raise ValueError(f"dropout probability must be in [0, 1), got {p}")
+        self.p = p
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if not self.training or self.p == 0:
+            return x
+        keep = x.new_empty(1, *x.shape[1:]).bernoulli_(1 - self.p)  # (1, B, F): broadcast over the steps
+        return x * keep / (1 - self.p)
+
+
+def build_dropout(p: float, mask: str) -> nn.Module:
+    """The dropout of a recurrent network's inputs and outputs (``mask`` "step" or "sequence"); the identity at p = 0,
+    where even a dropout of nothing would cost a pass over the tensor in training mode."""
+    if p == 0:
+        return nn.Identity()
+    return SequenceDropout(p) if mask == "sequence" else nn.Dropout(p)
+
+
 class RecurrentLM(LanguageModel):
     """Embedding -> recurrence (reference cell or fast path, same parameters) -> output layer.
 
@@ -161,8 +189,7 @@ class RecurrentLM(LanguageModel):
         self.embedding = nn.Embedding(cfg.vocab_size, cfg.embed_dim)
         nn.init.uniform_(self.embedding.weight, -0.1, 0.1)
         self.cell = cell
-        # Identity when off: even p = 0 dropout costs a pass over the tensor in training mode.
-        self.drop = nn.Dropout(cfg.dropout) if cfg.dropout > 0 else nn.Identity()
+        self.drop = build_dropout(cfg.dropout, cfg.dropout_mask)
         self.output = build_output(cfg.output, cfg.hidden, cfg.vocab_size, cfg.adaptive_cutoffs, cfg.adaptive_div_value)
 
     def unroll(self, x_emb: torch.Tensor, state0: State) -> tuple[torch.Tensor, list]:

@@ -16,7 +16,9 @@ Two paths, one set of parameters (`cell.W`, `cell.U`, `cell.b_h`):
 
 from __future__ import annotations
 
+import contextlib
 import math
+from collections.abc import Iterator
 
 import torch
 from torch import nn
@@ -50,9 +52,30 @@ class ElmanCell(nn.Module):
         for p in (self.W, self.U, self.b_h):
             nn.init.uniform_(p, -bound, bound)
         init_recurrent(self.U, self.b_h, recurrent_init, recurrent_scale)
+        self.dropped_U: torch.Tensor | None = None  # U with some connections dropped, while a segment is read
+
+    @property
+    def recurrent_matrix(self) -> torch.Tensor:
+        """The U the steps use: U itself, or U with connections dropped inside `dropped_connections`."""
+        return self.U if self.dropped_U is None else self.dropped_U
+
+    @contextlib.contextmanager
+    def dropped_connections(self, p: float) -> Iterator[None]:
+        """Inside, every step uses U with each entry dropped with probability ``p`` and the rest scaled by 1/(1-p):
+        one mask, drawn on entry, for every step and every sequence (DropConnect; Merity et al. 2018). Gradients
+        reach U through the mask. p = 0 leaves U as it is."""
+        if p == 0:
+            yield
+            return
+        keep = torch.empty_like(self.U).bernoulli_(1 - p)
+        self.dropped_U = self.U * keep / (1 - p)
+        try:
+            yield
+        finally:
+            self.dropped_U = None
 
     def forward(self, x_t: torch.Tensor, h_prev: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        pre = x_t @ self.W.T + h_prev @ self.U.T + self.b_h  # (B, H)
+        pre = x_t @ self.W.T + h_prev @ self.recurrent_matrix.T + self.b_h  # (B, H)
         h_t = self.act(pre)  # (B, H)
         return h_t, h_t
 
@@ -94,7 +117,16 @@ class ElmanLM(RecurrentLM):
 
     def fast(self, x_emb: torch.Tensor, state0: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         c = self.cell
-        return ElmanRecurrence.apply(x_emb, state0, c.W, c.U, c.b_h, self.cfg.activation)  # (T, B, H), (B, H)
+        U = c.recurrent_matrix
+        return ElmanRecurrence.apply(x_emb, state0, c.W, U, c.b_h, self.cfg.activation)  # (T, B, H), (B, H)
+
+    def features(
+        self, tokens: torch.Tensor, state: torch.Tensor | None, cut_every: int | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor, None]:
+        # One mask on U for the whole segment, its blocks too (cut_every): the steps share their connections.
+        p = self.cfg.recurrent_dropout if self.training else 0.0
+        with self.cell.dropped_connections(p):
+            return super().features(tokens, state, cut_every)
 
     def shapes(self) -> Shapes:
         cfg = self.cfg

@@ -143,7 +143,12 @@ def describe(config: Mapping[str, Any]) -> str:
     if family == "ff" and config.get("direct"):
         parts.append("direct connections")
     if config.get("dropout"):
-        parts.append(f"dropout {config['dropout']:g}")
+        shared = " (one mask a sequence)" if config.get("dropout_mask") == "sequence" else ""
+        parts.append(f"dropout {config['dropout']:g}{shared}")
+    if config.get("recurrent_dropout"):
+        parts.append(f"dropout {config['recurrent_dropout']:g} on U")
+    if config.get("weight_decay"):
+        parts.append(f"weight decay {config['weight_decay']:g}")
     parts.append(f"{config['output']} softmax, {config['optimizer']}, seed {config['seed']}")
     if config.get("train_tokens") is not None:
         parts.append(f"first {config['train_tokens']:,} training tokens")
