@@ -1100,7 +1100,10 @@ def test_the_worked_product_and_the_measured_networks_are_compared_by_their_numb
     text = bookcheck.run_chapter(fixture.book / "gradients.qmd", cwd=fixture.book).markdown()
     assert "and there the gradient shrinks above the edge" in text
     assert "This network's units saturate more than the measured networks'." in text
-    assert "In this one network per width, the width sets the sign." in text and "grows at $\\rho(U) =$ 2 and 3" in text
+    assert (
+        "Built once at each width, this network takes the sign of its product from its width." in text
+        and "grows at $\\rho(U) =$ 2 and 3" in text
+    )
 
 
 def test_the_ablation_sections_word_what_the_studies_measured(fixture, tmp_path, monkeypatch):

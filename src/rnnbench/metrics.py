@@ -169,6 +169,8 @@ def regime_contradicted(regime: str | None, clipped_fraction: float) -> bool:
 # a label before another noun or in a legend ("four feed-forward runs").
 FAMILY_NAMES = {"ff": "feed-forward n-gram network", "rnn": "Elman RNN", "lstm": "LSTM"}
 FAMILY_LABELS = {"ff": "feed-forward", "rnn": "Elman RNN", "lstm": "LSTM"}
+# A corpus as a figure's title names it; a corpus not listed by its own name.
+CORPUS_LABELS = {"ptb": "PTB", "brown": "Brown", "agreement": "the agreement corpus"}
 
 
 class RunOutputError(ValueError):

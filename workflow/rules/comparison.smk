@@ -1,5 +1,7 @@
 # Our runs beside the published rows (src/rnnbench/published/published.csv) and perplexity against
 # parameter count. Which runs take part is the config's `comparison` block (corpus -> family -> studies).
+from rnnbench.metrics import CORPUS_LABELS
+
 COMPARISON = CFG.comparison
 COMPARISON_RUNS = {}  # run_id -> the comparison's studies it serves, each run once
 for _study in COMPARISON.study_names():
@@ -109,7 +111,10 @@ rule crossover_figure:
     conda:
         "../envs/rnnbench.yaml"
     params:
-        title=f"Test perplexity against parameter count on {COMPARISON.crossover} ({COMPARISON.scale} runs)",
+        title=(
+            f"Test perplexity against parameter count on "
+            f"{CORPUS_LABELS.get(COMPARISON.crossover, COMPARISON.crossover)}, {COMPARISON.scale} runs"
+        ),
     script:
         "../scripts/crossover_figure.py"
 

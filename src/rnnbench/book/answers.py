@@ -32,6 +32,7 @@ are the chapter's. No torch.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from types import SimpleNamespace
@@ -279,6 +280,9 @@ def _failing_parts(row, parts: pd.DataFrame, results: str | Path | None = None) 
             studies = [n for n in names if (n == source if source else n in str(label))]
             where = f"{where} ({study_about(studies[0], results)['description']})" if studies else where
         value = part_number(SimpleNamespace(verdict=part["verdict"], value=part["value"], note=part["note"]))
+        # why the interval refutes it ("measurably short of the margin"): an interval across zero can, against a margin
+        reason = re.sub(r"\s*\(p = [^)]*\)", "", str(part["note"] or "")).strip()
+        value = f"{value}, {reason}" if value and reason else value
         said.append(f"{where}: {value}" if where and value else where or value)
     return "; ".join(said)
 

@@ -184,6 +184,7 @@ class TruncationAnswer:
     longer_faster: bool  # on PTB the longest unrolling read more tokens a CPU second than the shortest
     across: Markdown  # the cut runs' accuracy across a cut, lowest to highest over the lengths
     gap: Markdown  # and how much lower than within a block
+    full_across: Markdown  # full BPTT's accuracy on the same verbs
     chance: Markdown
     rule: Markdown  # the nearest-noun rule's accuracy at the distances of the probes across a cut, over the lengths
     memory_share: Markdown
@@ -207,6 +208,7 @@ def truncation_answer(results: str | Path | None = None) -> TruncationAnswer:
         longer_faster=facts.longer_faster,
         across=tc.accuracy_range(cuts.across_low, cuts.across_high),
         gap=tc.accuracy_range(cuts.cut_gap_low, cuts.cut_gap_high),
+        full_across=tc.accuracy_range(cuts.full_across_low, cuts.full_across_high),
         chance=sig(CHANCE),
         rule=tc.accuracy_range(cuts.rule_low, cuts.rule_high),
         memory_share=facts.memory_share,

@@ -33,6 +33,7 @@ from rnnbench.book.format import (
     sig_words,
     words,
 )
+from rnnbench.findings.setting_words import word
 
 # The distances of the powers table: the chapter's 47 and 50, and a few on either side.
 SHOWN_DISTANCES = (1, 5, 10, 20, 47, 50, 100)
@@ -283,12 +284,15 @@ def vanishing_radii(rows: pd.DataFrame) -> Markdown:
 
 
 def other_activations(others: pd.DataFrame) -> Markdown:
-    """Each activation but tanh measured above the edge, with its verdict in words; "none" where there is none."""
+    """A sentence on each activation but tanh measured above the edge, its verdict in words ("In the untrained ReLU
+    network it still vanishes at ..."); "No other activation is measured above the edge." where there is none."""
     said = [
-        f"with {activation} it " + ABOVE_EDGE_WORDS[rows["verdict"].iloc[0]].format(radii=vanishing_radii(rows))
+        f"in the untrained {word('activation', activation)} network it "
+        + ABOVE_EDGE_WORDS[rows["verdict"].iloc[0]].format(radii=vanishing_radii(rows))
         for activation, rows in others.groupby("activation", sort=False)
     ]
-    return Markdown("; ".join(said) or "none")
+    text = "; ".join(said)
+    return Markdown(f"{text[0].upper()}{text[1:]}." if said else "No other activation is measured above the edge.")
 
 
 @dataclass(frozen=True)

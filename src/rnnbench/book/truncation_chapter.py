@@ -131,6 +131,8 @@ class CutNumbers:
     above_rule: int  # lengths at which every cut run that learned scores higher across a cut than that rule, of
     rule_lengths: int  # the lengths with both numbers
     mean_above_rule: int  # lengths at which their mean across a cut is higher than the rule
+    full_across_low: float  # full-sentence BPTT's accuracy on the same verbs across a cut, its mean per k
+    full_across_high: float
 
     @property
     def across_learned(self) -> bool:
@@ -143,11 +145,12 @@ def cut_numbers(kind: str = "sentence cuts", results: str | Path | None = None) 
     study = agreement_studies(results).get(kind)
     if study is None:
         nan = float("nan")
-        return CutNumbers(None, NONE, NONE, NONE, 0, 0, 0, 0, nan, nan, nan, nan, nan, nan, nan, nan, 0, 0, 0)
+        return CutNumbers(None, NONE, NONE, NONE, 0, 0, 0, 0, nan, nan, nan, nan, nan, nan, nan, nan, 0, 0, 0, nan, nan)
     reach = extra_table(study, "reach", results)
     points, intervals = interactions(reach)
     gaps, _ = split_gaps(reach)
-    full = gaps[gaps["bptt"] == FULL].groupby("cut_every")["gap"].mean()
+    full_rows = gaps[gaps["bptt"] == FULL]
+    full = full_rows.groupby("cut_every")["gap"].mean()
     cut_rows = gaps[(gaps["bptt"] > FULL) & (gaps["bptt"] == gaps["cut_every"])]
     cut = cut_rows.groupby("bptt")["gap"].mean()
     across = cut_rows.groupby("bptt")["beyond_accuracy"].mean()
@@ -180,6 +183,7 @@ def cut_numbers(kind: str = "sentence cuts", results: str | Path | None = None) 
         int((both["network"] > both["rule"]).sum()),
         len(both),
         int((both["mean"] > both["rule"]).sum()),
+        *_range(full_rows[full_rows["cut_every"].isin(cut.index)].groupby("cut_every")["beyond_accuracy"].mean()),
     )
 
 

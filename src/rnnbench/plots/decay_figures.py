@@ -76,7 +76,7 @@ def jacobian_figure(jacobian: pd.DataFrame) -> plt.Figure:
     ax.set_ylabel("spectral norm (log scale)", fontsize=LABEL_SIZE)
     # Beside the axes: the lines fan out over the whole plot, and a legend inside would cover some.
     ax.legend(
-        title="solid: ‖∂h_τ/∂h_0‖\ndashed: ‖U^τ‖",
+        title="solid: ‖$\\partial h_\\tau/\\partial h_0$‖\ndashed: ‖$U^\\tau$‖",
         fontsize=LEGEND_SIZE,
         title_fontsize=LEGEND_SIZE,
         loc="upper left",

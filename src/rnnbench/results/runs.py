@@ -133,6 +133,9 @@ def setting_key(config: Mapping[str, Any]) -> str:
     return f"{config['family']}-{config['corpus']}-{digest}"
 
 
+OPTIMIZER_NAMES = {"sgd": "SGD", "adam": "Adam"}  # as the papers write them
+
+
 def describe(config: Mapping[str, Any]) -> str:
     """The model in a few words, from its settings."""
     family = config["family"]
@@ -149,7 +152,8 @@ def describe(config: Mapping[str, Any]) -> str:
         parts.append(f"dropout {config['recurrent_dropout']:g} on U")
     if config.get("weight_decay"):
         parts.append(f"weight decay {config['weight_decay']:g}")
-    parts.append(f"{config['output']} softmax, {config['optimizer']}, seed {config['seed']}")
+    optimizer = OPTIMIZER_NAMES.get(config["optimizer"], config["optimizer"])
+    parts.append(f"{config['output']} softmax, {optimizer}, seed {config['seed']}")
     if config.get("train_tokens") is not None:
         parts.append(f"first {config['train_tokens']:,} training tokens")
     if config.get("max_steps_per_epoch") is not None:
