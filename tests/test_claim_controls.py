@@ -380,7 +380,8 @@ def test_an_interval_that_crosses_the_margin_is_inconclusive(tmp_path):
     assert finding.verdict == INCONCLUSIVE
     assert "+0% [−4.53%, +4.53%] (margin 2%)" in finding.value
     assert finding.reason == (
-        "inconclusive for PTB, rate 0.5, threshold 2× the median norm (0.25) (not decided at 95% (p = 0.14, Holm))"
+        "inconclusive for PTB, rate 0.5, threshold 2× the median norm (0.25) "
+        "(not decided at 95% (p = 0.14 that it holds, 0.5 that it fails; Holm))"
     )
 
 

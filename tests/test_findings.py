@@ -241,20 +241,24 @@ def test_parts_combine_into_holds_fails_partly_and_not_shown():
 
 
 def test_settle_corrects_a_claims_tests_together_and_combine_says_partly_or_inconclusive():
-    # supports (0.001, 0.2) -> Holm 0.002, 0.2: the first part holds, the second is not decided
+    # supports (0.001, 0.2) -> Holm 0.002, 0.2: the first part holds, the second is not decided; its refutation
+    # (0.3 of refutations 0.3, 0.9) -> Holm 0.6
     parts = settle([Part.tested("a", (_test(0.001, 0.9),), "1"), Part.tested("b", (_test(0.2, 0.3),), "2")])
     assert [p.verdict for p in parts] == [HOLDS, INCONCLUSIVE]
-    assert parts[0].value == "1 (p = 0.002, Holm)" and parts[1].note == "not decided at 95% (p = 0.2, Holm)"
+    assert parts[0].value == "1 (p = 0.002, Holm)" and parts[1].note == "not decided at 95% (p = 0.2 that it holds, 0.6 that it fails; Holm)"
     assert combine(parts) == (
         PARTLY,
         "a: 1 (p = 0.002, Holm); b: 2",
-        "holds for a; inconclusive for b (not decided at 95% (p = 0.2, Holm))",
+        "holds for a; inconclusive for b (not decided at 95% (p = 0.2 that it holds, 0.6 that it fails; Holm))",
     )
     # nothing decided: inconclusive, naming each part
     undecided = settle([Part.tested("b", (_test(0.2, 0.3),), "2"), Part.tested("c", (_test(0.6, 0.3),))])
     verdict, _, reason = combine(undecided)
     assert verdict == INCONCLUSIVE
-    assert reason == "inconclusive for b (not decided at 95% (p = 0.4, Holm)); c (not decided at 95% (p = 0.6, Holm))"
+    assert reason == (
+        "inconclusive for b (not decided at 95% (p = 0.4 that it holds, 0.6 that it fails; Holm)); "
+        "c (not decided at 95% (p = 0.6 that it holds, 0.6 that it fails; Holm))"
+    )
     # a part with a failing test fails, with the refutation's adjusted p
     failed = settle([Part.tested("d", (_test(0.9, 0.01), _test(0.001, 0.9)))])
     assert failed[0].verdict == FAILS and failed[0].note == "measurably worse (p = 0.02, Holm)"
@@ -384,7 +388,7 @@ def test_divergence_prevented_at_one_threshold_and_not_at_another_is_partly(tmp_
     )
     assert finding.reason == (
         "holds for PTB, rate 1, threshold 2× the median norm (1); inconclusive for PTB, rate 1, threshold 50× the median norm (25) "
-        "(not decided at 95% (p = 1, Holm))"
+        "(not decided at 95% (p = 1 that it holds, 1 that it fails; Holm))"
     )
 
 
@@ -733,7 +737,7 @@ def test_relu_runs_that_all_blow_up_beside_tanh_runs_that_train_hold_the_lessons
     three = {act: values[:3] for act, values in valid.items()}
     roles = activation_folder(tmp_path / "three", three, {act: [0] * 3 for act in valid}, diverged=("relu",))
     finding = judge(claim("relu_no_ceiling"), Evidence(tmp_path / "three", roles))
-    assert finding.verdict == INCONCLUSIVE and "(p = 0.05, Holm)" in finding.reason
+    assert finding.verdict == INCONCLUSIVE and "(p = 0.05 that it holds, 1 that it fails; Holm)" in finding.reason
     # with no run diverging on either side the counts are equal: nothing is decided either way
     calm = activation_folder(tmp_path / "calm", valid, none)
     finding = judge(claim("relu_no_ceiling"), Evidence(tmp_path / "calm", calm))

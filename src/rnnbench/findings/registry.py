@@ -213,8 +213,11 @@ def settle(parts: Sequence[Part]) -> tuple[Part, ...]:
             p = max(s for _, s, _ in verdicts)
             out.append(replace(part, verdict=HOLDS, value=_with_p(part.value, p)))
         else:
+            # both tests' p: which way the interval leans, and how far it is from deciding either way
             p = max(s for v, s, _ in verdicts if v == INCONCLUSIVE)
-            out.append(replace(part, verdict=INCONCLUSIVE, note=f"not decided at {LEVEL:.0%} (p = {p:.2g}, Holm)"))
+            r = min(r for v, _, r in verdicts if v == INCONCLUSIVE)
+            note = f"not decided at {LEVEL:.0%} (p = {p:.2g} that it holds, {r:.2g} that it fails; Holm)"
+            out.append(replace(part, verdict=INCONCLUSIVE, note=note))
     return tuple(out)
 
 
