@@ -245,7 +245,10 @@ def test_settle_corrects_a_claims_tests_together_and_combine_says_partly_or_inco
     # (0.3 of refutations 0.3, 0.9) -> Holm 0.6
     parts = settle([Part.tested("a", (_test(0.001, 0.9),), "1"), Part.tested("b", (_test(0.2, 0.3),), "2")])
     assert [p.verdict for p in parts] == [HOLDS, INCONCLUSIVE]
-    assert parts[0].value == "1 (p = 0.002, Holm)" and parts[1].note == "not decided at 95% (p = 0.2 that it holds, 0.6 that it fails; Holm)"
+    assert (
+        parts[0].value == "1 (p = 0.002, Holm)"
+        and parts[1].note == "not decided at 95% (p = 0.2 that it holds, 0.6 that it fails; Holm)"
+    )
     assert combine(parts) == (
         PARTLY,
         "a: 1 (p = 0.002, Holm); b: 2",
