@@ -848,8 +848,8 @@ def test_markdown_table_cells_read_as_text():
 
 
 def test_a_wide_table_shares_the_page_by_content():
-    """Over 72 characters pandoc takes column widths from the dashes: the long-text column gets most of
-    the page, and no column is narrower than its longest word."""
+    """Over 72 characters pandoc takes column widths from the dashes: the long-text column gets the largest
+    share, at most half the page, and no column is narrower than its longest word."""
     frame = pd.DataFrame(
         {
             "where": ["Backpropagation through time", "Why the memory fades"],
@@ -861,6 +861,8 @@ def test_a_wide_table_shares_the_page_by_content():
     widths = [part.count("-") for part in rule.strip("|").split("|")]
     assert widths[1] > widths[0] > widths[2]
     assert widths[0] >= len("Backpropagation") + 1
+    # the long column's mean cell is 78 characters; its share stops at half the page, leaving the others room
+    assert widths[1] == fmt.WIDEST_SHARE == 36
 
 
 def test_a_narrow_table_is_sized_by_each_format():

@@ -209,6 +209,8 @@ PANDOC_COLUMNS = 72
 # A column's share of a wide table never falls below this many characters' worth, so a short header keeps
 # its word whole.
 MIN_COLUMN = 6
+# A column's share of a wide table is at most this many characters' worth, its longest word aside (_separator).
+WIDEST_SHARE = PANDOC_COLUMNS // 2
 
 
 def markdown_table(
@@ -272,12 +274,14 @@ def _separator(rule: str, columns: Sequence[Sequence[str]]) -> str:
 
     A column gets the length of its average cell, but never less than its longest word (a word cannot
     break, and would run into the next column): one long cell does not take the page from the others.
+    Nor more than WIDEST_SHARE: text that long wraps onto several lines whatever its share, and a share past
+    it would squeeze the narrow columns beside it until their headers run together.
     """
     weights = []
     for cells in columns:
         longest_word = max((len(w) for cell in cells for w in str(cell).split()), default=1)
         mean = sum(len(str(c)) for c in cells[1:]) / max(len(cells) - 1, 1)
-        weights.append(max(longest_word + 1, math.ceil(mean), 3))
+        weights.append(max(longest_word + 1, min(math.ceil(mean), WIDEST_SHARE), 3))
     aligns = rule.strip("|").split("|")
     parts = []
     for align, weight in zip(aligns, weights, strict=True):
