@@ -3,6 +3,8 @@ sentence, counts by verdict in a fixed order, a verdict no result has left out, 
 
 from __future__ import annotations
 
+import pandas as pd
+
 from rnnbench.book.published_chapter import reference_tally
 
 
@@ -16,3 +18,22 @@ def test_the_tally_counts_each_verdict_once_in_order_and_names_none_it_lacks():
 def test_one_result_is_said_in_the_singular_and_none_is_said_so():
     assert reference_tally(["mixed"]) == "1 is beyond the band on the mean only"
     assert reference_tally([]) == "none has a verdict"
+
+
+def test_the_comparison_table_names_one_kneser_ney_model_in_its_header_and_several_in_their_cells():
+    from rnnbench.book.published_chapter import comparison_table
+
+    rows = pd.DataFrame(
+        {
+            "model": ["KN5", "ours"],
+            "measured by": ["a paper", "1 epoch"],
+            "test_ppl": [141.2, 218.7],
+            "ratio": [None, 1.56],
+            "over_kn": [1.0, 1.55],
+            "kn_name": ["KN5", "KN5"],
+        }
+    )
+    one = comparison_table(rows)
+    assert "over its split's KN5" in one and "1.55 of" not in one
+    several = comparison_table(rows.assign(kn_name=["KN5", "KN4"]))
+    assert "over its split's KN " in several and "1.55 of KN4" in several and "1 of KN5" in several

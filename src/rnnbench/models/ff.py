@@ -13,7 +13,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from rnnbench.models.base import ACTIVATION_FUNCTIONS, LanguageModel, ModelConfig
+from rnnbench.models.base import ACTIVATION_FUNCTIONS, LanguageModel, ModelConfig, build_dropout
 from rnnbench.models.output import build_output
 from rnnbench.params import Shapes, ff_lm_shapes
 
@@ -25,7 +25,7 @@ class FeedForwardLM(LanguageModel):
         x_dim = cfg.context * cfg.embed_dim
         self.embedding = nn.Embedding(cfg.vocab_size, cfg.embed_dim)
         nn.init.uniform_(self.embedding.weight, -0.1, 0.1)
-        self.drop = nn.Dropout(cfg.dropout) if cfg.dropout > 0 else nn.Identity()
+        self.drop = build_dropout(cfg.dropout, cfg.dropout_mask)  # "step" only: a window has no steps to share a mask
         self.act = ACTIVATION_FUNCTIONS[cfg.activation]
         self.hidden_layer = nn.Linear(x_dim, cfg.hidden) if cfg.hidden > 0 else None
         self.W_direct = nn.Parameter(torch.zeros(cfg.vocab_size, x_dim)) if cfg.direct else None
