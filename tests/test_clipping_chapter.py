@@ -33,7 +33,10 @@ def test_the_chapter_states_the_fixture_design_and_places_its_figure(fixture, mo
     # smoke.yaml's clipping_ptb: 0.5, 5 and .inf times the reference's median norm, 0.4 in the fixture, at rates
     # 0.5 and 5, two seeds each
     assert "the thresholds are 0.5 and 5 times that median: 0.2 and 2." in text
-    assert "Each is crossed with the rates 0.5 and 5 beside unclipped runs at the same rates, with 2 seeds per setting" in text
+    assert (
+        "Each is crossed with the rates 0.5 and 5 beside unclipped runs at the same rates, with 2 seeds per setting"
+        in text
+    )
     # no unclipped fixture run diverges (the one diverged run is another study's), so no regime has a divergence
     assert "Without clipping, the runs that blew up were 0 of 2 at rate 0.5 and 0 of 2 at rate 5." in text
     assert "set to clip rare spikes, blew up in no run (no setting was in that regime there)" in text
