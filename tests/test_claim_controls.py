@@ -36,7 +36,7 @@ from planted import (
 )
 
 from rnnbench.findings.catalog import CLAIMS
-from rnnbench.findings.clipping import RESCALING
+from rnnbench.findings.clipping import AFTER_BACKWARD, RESCALING
 from rnnbench.findings.evidence import Evidence
 from rnnbench.findings.registry import BY_CONSTRUCTION, FAILS, HOLDS, INCONCLUSIVE, NOT_SHOWN, judge
 
@@ -389,6 +389,14 @@ def test_the_gradients_direction_is_true_by_construction_where_no_stateful_optim
     finding = _judge("clip_direction", lambda root: clipping_folder(root, list(UNCLIPPED)), tmp_path)
     assert finding.verdict == BY_CONSTRUCTION
     assert finding.value == "PTB, the gradient" and finding.reason == f"PTB, the gradient ({RESCALING})"
+
+
+def test_one_steps_clipping_leaves_the_decay_by_construction_and_the_trained_networks_decide(tmp_path):
+    # clipping comes after the backward pass: named as an identity beside the measured parts, which decide the claim
+    for folder, verdict in ((vanishing_true, "holds"), (vanishing_false, "fails")):
+        finding = _judge("clip_vanishing", folder, tmp_path / verdict)
+        assert finding.verdict == verdict
+        assert f"true by construction: agreement corpus, one step ({AFTER_BACKWARD})" in finding.reason
 
 
 def test_a_wider_window_that_only_adds_parameters_is_true_by_construction_where_its_gain_is_not_shown(tmp_path):

@@ -37,6 +37,10 @@ ROLE = "clipping"
 SETTINGS = ("clip_mode", "clip", "lr")
 # What norm clipping does to the gradient, said once: the verdict of the gradient's direction is this, not a number.
 RESCALING = "a positive rescaling keeps a vector's direction: Equation 12.7 multiplies g by threshold / ‖g‖ > 0"
+AFTER_BACKWARD = (
+    "Equation 12.7 rescales g once the backward pass has computed it: every ∂L/∂h at every distance is the "
+    "unclipped one, so clipping leaves their decay with distance as it found it at that step"
+)
 UPDATE_COSINE = "update_cosine_mean"  # per run: mean over clipped steps of cos(update from clipped g, from g)
 
 
@@ -312,7 +316,9 @@ def quality(ev: Evidence) -> Judged:
 
 def vanishing(ev: Evidence) -> Judged:
     """The decay rate of dL/dh in runs of a clipping study, clipped in the chapter's regime against unclipped at the
-    same rate: clipping rescales a step; it cannot make the per-step factor of the backward pass larger."""
+    same rate: clipping rescales a step; it cannot make the per-step factor of the backward pass larger. At one
+    step that is an identity (AFTER_BACKWARD: clipping comes after the backward pass), named as such; what can turn
+    is the network training arrives at, measured."""
     from rnnbench.findings.decay import backward_rates
 
     parts, read = [], []
@@ -328,6 +334,9 @@ def vanishing(ev: Evidence) -> Judged:
         rates = backward_rates(ev, name)
         rates = rates[rates["snapshot"].astype(str) == "final"].drop(columns=[*SETTINGS], errors="ignore")
         rates = rates.merge(runs, on="run_id", how="inner", suffixes=("_decay", ""))
+        step = len(
+            parts
+        )  # where the identity goes, once a setting in the chapter's regime is found (as clip_direction)
         for lr, at in rates.groupby("lr", sort=True):
             free = learned(at[_unclipped(at)])["rate"]
             for clip, group in at[~_unclipped(at)].groupby(["clip_mode", "clip"], sort=True):
@@ -338,6 +347,9 @@ def vanishing(ev: Evidence) -> Judged:
                 if clip[0] == "norm" and (part := _outside(label, group)) is not None:
                     parts.append(part)
                     continue
+                if step is not None:  # what one step cannot do; whether training moves the decay is measured
+                    parts.insert(step, Part(f"{trained}, one step", BY_CONSTRUCTION, note=AFTER_BACKWARD, source=name))
+                    step = None
                 group = learned(group)
                 test = policy.no_effect(group["rate"], free, ABOVE, MARGINS["decay rate"].size)
                 if test is None:
