@@ -88,7 +88,7 @@ def test_unknown_key_names_the_path_and_the_allowed_keys():
         and "analyses, cache_dir, comparison, data_dir" in top
     )
     assert error_of(study(varry={})).startswith(
-        "config.studies.s: unknown key(s) 'varry'; allowed: corpus, description"
+        "config.studies.s: unknown key(s) 'varry'; allowed: corpus, departs_from, description"
     )
 
 
@@ -1347,3 +1347,38 @@ def test_a_hidden_layer_of_ten_million_is_refused_at_load():
 )
 def test_a_name_or_distance_the_machine_cannot_use_is_refused_naming_the_bound(config, expected):
     assert error_of(config) == expected
+
+
+# --- a recipe carried beyond another study's ------------------------------------------------------------
+
+
+def test_a_study_departs_from_another_of_its_family_and_corpus_and_no_run_id_sees_it():
+    base = {**RNN_PTB, "vary": {"hidden": [400]}}
+    modern = {**base, "fixed": {"dropout": 0.5}, "departs_from": "base"}
+    config = load_config({"studies": {"base": base, "modern": modern}})
+    assert config.studies["modern"].departs_from == "base" and config.studies["base"].departs_from is None
+    plain = load_config({"studies": {"base": base, "modern": {**modern, "departs_from": None}}})
+    assert [c.run_id for _, c in config.study_runs("modern")] == [c.run_id for _, c in plain.study_runs("modern")]
+
+
+@pytest.mark.parametrize(
+    ("departs_from", "other", "message"),
+    [
+        (
+            "nowhere",
+            RNN_PTB,
+            r"^studies\.modern\.departs_from: no study 'nowhere' in this config; allowed: base, modern",
+        ),
+        ("modern", RNN_PTB, r"^studies\.modern\.departs_from: 'modern' is this study"),
+        (
+            "base",
+            {**RNN_PTB, "family": "ff"},
+            r"^studies\.modern\.departs_from: 'base' is a ff model on ptb, this study a rnn model on ptb; allowed: a "
+            r"study of the same family and corpus",
+        ),
+    ],
+)
+def test_a_study_cannot_depart_from_itself_a_missing_study_or_another_kind_of_model(departs_from, other, message):
+    modern = {**RNN_PTB, "departs_from": departs_from}
+    with pytest.raises(ConfigError, match=message):
+        load_config({"studies": {"base": other, "modern": modern}})

@@ -59,3 +59,25 @@ def test_the_published_table_states_what_the_hand_written_recipe_does(model):
     row = load_published().set_index(["corpus", "model"]).loc[("brown", model)].to_dict()
     expected = MLP1 if model == "MLP1" else {**MLP1, "hidden": 100, "embed_dim": 30, "direct": "no"}
     assert departures(expected, row) == [] and departures(OURS, row) == departures(OURS, expected)
+
+
+def test_a_recipe_carried_beyond_another_lists_every_run_setting_it_changes():
+    from rnnbench.results.departures import setting_departures
+
+    # The Elman RNN trained on Mikolov's recipe (H = 400, dropout 0.3 with a fresh mask each step), and one carried
+    # beyond it: twice as wide, dropout 0.5 with one mask a sequence, a quarter of U dropped, weight decay 10^-6.
+    # The base was trained before the two dropout settings existed: its config.json has neither, and had the values
+    # every earlier run had (ADDED_AFTER_IDS).
+    base = run_config(family="rnn", corpus="ptb", hidden=400, embed_dim=200, dropout=0.3, seed=1)
+    base = {key: value for key, value in base.items() if key not in ("dropout_mask", "recurrent_dropout")}
+    modern = run_config(family="rnn", corpus="ptb", hidden=800, embed_dim=200, dropout=0.5, dropout_mask="sequence",
+                        recurrent_dropout=0.25, weight_decay=1e-6, seed=2)  # fmt: skip
+    assert setting_departures(modern, base) == (
+        "H = 800 against 400; dropout 0.5 against 0.3; one dropout mask a sequence against one a step; dropout on U "
+        "0.25 against none; weight decay 1e-06 against none"
+    )
+    # the seed is no recipe; a setting without words of its own is named by its key's
+    assert setting_departures({**base, "seed": 9}, base) == NO_DEPARTURE
+    assert setting_departures({**base, "min_improvement": 1.001}, {**base, "min_improvement": 1.003}) == (
+        "min improvement 1.001 against 1.003"
+    )

@@ -37,3 +37,21 @@ def test_the_comparison_table_names_one_kneser_ney_model_in_its_header_and_sever
     assert "over its split's KN5" in one and "1.55 of" not in one
     several = comparison_table(rows.assign(kn_name=["KN5", "KN4"]))
     assert "over its split's KN " in several and "1.55 of KN4" in several and "1 of KN5" in several
+
+
+def test_a_modern_recipe_is_marked_and_lists_what_it_changes_in_our_row_of_the_paper_recipe():
+    import pandas as pd
+
+    from rnnbench.book.published_chapter import reference_display
+
+    def row(study, departures, departs_from):
+        return {"corpus": "ptb", "description": "Elman RNN", "study": study, "dynamic": False, "test_ppl": 110.0,
+                "test_min": 109.0, "test_max": 111.0, "reference_ppl": 124.7, "reference_model": "RNN LM",
+                "normalised": 0.9, "normalised_min": 0.89, "normalised_max": 0.91, "comparable": "yes",
+                "departures": departures, "departs_from": departs_from}  # fmt: skip
+
+    rows = pd.DataFrame(
+        [row("paper_rnn_ptb", "the source states no recipe", ""), row("modern", "H = 800 against 400", "paper_rnn_ptb")]
+    )
+    cells = list(reference_display(rows)["recipe departs in"])
+    assert cells == ["its paper states no recipe", "modern recipe; against our RNN LM row, H = 800 against 400"]

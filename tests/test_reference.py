@@ -178,3 +178,46 @@ def test_the_repository_reference_results_are_current_and_hold_no_weights():
     listed = pd.read_csv(REPO / "reference" / "runs.csv") if runs else None
     if runs:
         assert sorted(listed["run_id"]) == sorted(r.run_id for r in runs)  # the manifest says what is there
+
+
+def test_a_recipe_carried_beyond_another_is_kept_with_its_base_and_compared_with_its_settings(tmp_path):
+    from rnnbench.published import load_published
+    from rnnbench.results.beside_published import comparison_table
+    from rnnbench.results.runs import our_runs
+
+    repo = _repository(tmp_path, STUDY)
+    modern = {**STUDY, "fixed": {**STUDY["fixed"], "dropout": 0.5}, "vary": {"hidden": [40]}, "seeds": [1]}
+    paper = yaml.safe_load((repo / "config" / "paper.yaml").read_text())
+    paper["studies"]["paper_rnn_modern"] = {**modern, "departs_from": "paper_rnn"}
+    paper["comparison"]["studies"]["ptb"]["rnn"].append("paper_rnn_modern")
+    (repo / "config" / "paper.yaml").write_text(yaml.safe_dump(paper))
+    results = tmp_path / "results"
+    _finished_runs(repo, results)
+    config = load_config(merge_config_files([repo / f for f in FILES]))
+    [(_, cfg)] = config.study_runs("paper_rnn_modern")
+    run = Path(paths.run_dir(str(results), cfg.run_id))
+    run.mkdir(parents=True)
+    (run / "config.json").write_text(json.dumps({"run_id": cfg.run_id, **cfg.to_dict()}))
+    (run / "metrics.json").write_text(json.dumps({"test_ppl": 110.0, "valid_ppl": 115.0, "epochs": 2}))
+    pd.DataFrame({"epoch": [1, 2], "seconds": [1.0, 1.0], "valid_ppl": [150.0, 115.0]}).to_csv(run / "epochs.csv")
+    _collect(repo, results)
+    runs = {run.study + str(run.config["seed"]): run for run in read_reference(repo / "reference")}
+    assert runs["paper_rnn_modern1"].provenance["departs_from"] == "paper_rnn"
+    assert "departs_from" not in runs["paper_rnn1"].provenance  # a study that names none records none
+    records = reference_records(list(runs.values()), repo)
+    assert [r["departs_from"] for r in records] == [
+        "paper_rnn" if r["studies"] == ["paper_rnn_modern"] else None for r in records
+    ]
+    dynamic = {"dynamic_ppl": 105.0, "static_ppl": 110.0, "lr": 0.3}  # scored again, learning as it reads
+    ours = our_runs(
+        [
+            {**r, "metrics": {**r["metrics"], "parameters": 1}, "dynamic": dynamic if r["departs_from"] else None}
+            for r in records
+        ]
+    )
+    table = comparison_table(load_published(), ours).set_index("model")
+    # against the base's run of its own seed: the width and the dropout, nothing else; its dynamic row alike
+    assert table.loc[cfg.run_id, "departures"] == "H = 40 against 20; dropout 0.5 against none"
+    assert table.loc[f"{cfg.run_id} dynamic", "departures"] == table.loc[cfg.run_id, "departures"]
+    assert table.loc[cfg.run_id, "departs_from"] == "paper_rnn"
+    assert table.loc[runs["paper_rnn1"].run_id, "departures"] == "the source states no recipe"

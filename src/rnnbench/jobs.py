@@ -280,6 +280,7 @@ def comparison_tables(
     provenance_files: Mapping[str, str],
     provenance: Mapping[str, Any],
     reference_dir: str | None = None,
+    departs_from: Mapping[str, str] | None = None,
     repository: str = ".",
 ) -> None:
     """Our runs beside the published rows, the tables of paths.COMPARISON_TABLES in ``outs``: the comparison
@@ -292,7 +293,8 @@ def comparison_tables(
     tables/baselines.csv (our Kneser-Ney perplexities). The published numbers are the package's table
     (rnnbench.published); ours are read from the run folders, and the reference runs (rnnbench.results.reference)
     from ``reference_dir``, each checked against the config files of ``repository`` it names (a stale one is
-    marked, never compared). Nothing is typed here.
+    marked, never compared). ``departs_from``: study -> the study whose recipe it changes (config.studies' key of
+    that name), for the runs of this build. Nothing is typed here.
     """
     from rnnbench.published import load_published, published_path
     from rnnbench.results.beside_published import comparison_table, read_corpus_stats
@@ -303,7 +305,7 @@ def comparison_tables(
     from rnnbench.results.summary import benchmark_table
 
     reference = read_reference(reference_dir) if reference_dir else []
-    records = run_records(results, runs, scale) + reference_records(reference, repository)
+    records = run_records(results, runs, scale, departs_from) + reference_records(reference, repository)
     epochs = {run_id: pd.read_csv(paths.run_epochs(results, run_id)) for run_id in runs}
     epochs |= {run.run_id: run.epochs for run in reference}
     run_metrics = [paths.run_metrics(results, run_id) for run_id in runs]

@@ -88,6 +88,8 @@ rule comparison:
         scale=COMPARISON.scale,
         crossover=COMPARISON.crossover,
         reference=lambda wc: REFERENCE_DIR,  # its files are the rule's inputs; the folder names where they sit
+        # a study whose recipe changes another's: its departures are the settings changed
+        departs_from={name: s.departs_from for name, s in CFG.studies.items() if s.departs_from},
     script:
         "../scripts/comparison.py"
 

@@ -13,6 +13,7 @@ jobs.comparison_tables(
     scale=snakemake.params.scale,
     crossover_corpus=snakemake.params.crossover,
     reference_dir=snakemake.params.reference,
+    departs_from=dict(snakemake.params.departs_from),
     repository=checkout_of(snakemake.scriptdir),  # whose config files the reference runs are checked against
     provenance_files={name: snakemake.output[f"provenance_{name}"] for name in COMPARISON_TABLES},
     provenance=job_fields(snakemake.config, snakemake.rule, snakemake.scriptdir),

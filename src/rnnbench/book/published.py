@@ -127,7 +127,8 @@ def corpus_rows(frame: pd.DataFrame, corpus: str) -> pd.DataFrame:
         rows.append(
             {
                 "model": Markdown(
-                    f"**ours, trained to convergence**: {escape(row.description)}{_against(row.reference_model)}"
+                    f"**ours, trained to convergence{', modern recipe' if _carried(row) else ''}**: "
+                    f"{escape(row.description)}{_against(row.reference_model)}"
                 ),
                 "measured by": Markdown(f"{escape(row.epochs)} epochs, {escape(row.status)}; {escape(spread)}"),
                 "test_ppl": row.test_ppl,
@@ -153,6 +154,11 @@ def corpus_rows(frame: pd.DataFrame, corpus: str) -> pd.DataFrame:
             }
         )
     return pd.DataFrame(rows, columns=["model", "measured by", "test_ppl", "ratio", "over_kn", "kn_name"])
+
+
+def _carried(row: Any) -> bool:
+    """Whether a reference row's recipe carries another's further (its study's departs_from)."""
+    return bool(getattr(row, "departs_from", ""))
 
 
 def _kn_name(model: Any) -> str:

@@ -86,6 +86,8 @@ def reference_runs(frame: pd.DataFrame) -> pd.DataFrame:
                 "normalised_min": normalised.min(skipna=False),
                 "normalised_max": normalised.max(skipna=False),
                 "departures": runs["departures"].iloc[0],  # one recipe: the seeds differ in their seed only
+                # the study whose recipe this one carries further ("" for a recipe set against the paper's alone)
+                "departs_from": runs["departs_from"].fillna("").iloc[0] if "departs_from" in runs else "",
                 "runs": ", ".join(runs["model"]),
                 "dynamic": bool(runs["_dynamic"].iloc[0]),
             }
@@ -127,8 +129,11 @@ def verdict_words(row: Any) -> str:
     return f"not compared: {row['comparable']}" if verdict == "not comparable" else VERDICT_WORDS[verdict]
 
 
-def departure_words(departures: str) -> str:
-    """Where a recipe departs from its paper's (rnnbench.results.departures), as a table cell says it."""
+def departure_words(departures: str, beyond: str = "") -> str:
+    """Where a recipe departs from its paper's (rnnbench.results.departures), as a table cell says it; ``beyond``:
+    the published model whose reproduction a modern recipe changes, which then lists the settings it changed."""
+    if beyond:
+        return f"modern recipe; against our {beyond} row, {departures}"
     if departures == NO_DEPARTURE:
         return "nothing its paper states"
     if departures == NO_RECIPE:

@@ -25,7 +25,7 @@ from rnnbench.config.comparison import Comparison, parse_comparison
 from rnnbench.config.files import ConfigError, quoted, read_yaml
 from rnnbench.config.runs import RunConfig
 from rnnbench.config.schema import schema, validate
-from rnnbench.config.studies import Study, check_run_count, parse_study
+from rnnbench.config.studies import Study, check_departures, check_run_count, parse_study
 
 
 @dataclass(frozen=True)
@@ -103,6 +103,7 @@ def load_config(source: str | Path | Mapping[str, Any], *, checkout: str | Path 
         for name, body in resolved["analyses"].items()
     }
     check_run_count(studies, analyses)
+    check_departures(studies)
     config = Config(
         data_dir=locations.expand(resolved["data_dir"]) if resolved["data_dir"] is not None else None,
         cache_dir=cache_dir,

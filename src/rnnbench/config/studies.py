@@ -41,6 +41,8 @@ class Study:
     metric: str
     # What the study is evidence for in the findings (rnnbench.findings): not a run setting, so no run id sees it.
     roles: tuple[str, ...] = ()
+    # The study whose recipe this one changes (the comparison lists the settings that differ): no run id sees it.
+    departs_from: str | None = None
 
     @property
     def x(self) -> str:
@@ -120,7 +122,28 @@ def parse_study(name: str, body: Mapping[str, Any]) -> Study:
         seeds=seeds,
         metric=metric,
         roles=tuple(body.get("roles", study_props["roles"]["default"])),
+        departs_from=body.get("departs_from", study_props["departs_from"]["default"]),
     )
+
+
+def check_departures(studies: Mapping[str, Study]) -> None:
+    """A study's ``departs_from`` names another study of the config, of its family and corpus: the settings of
+    two models of different families or corpora are not one recipe changed."""
+    for name, study in studies.items():
+        base = study.departs_from
+        if base is None:
+            continue
+        where = f"studies.{name}.departs_from"
+        if base == name:
+            raise ConfigError(f"{where}: {base!r} is this study; allowed: another study of this config")
+        if base not in studies:
+            raise ConfigError(f"{where}: no study {base!r} in this config; allowed: {', '.join(sorted(studies))}")
+        theirs = studies[base]
+        if (theirs.family, theirs.corpus) != (study.family, study.corpus):
+            raise ConfigError(
+                f"{where}: {base!r} is a {theirs.family} model on {theirs.corpus}, this study a {study.family} "
+                f"model on {study.corpus}; allowed: a study of the same family and corpus"
+            )
 
 
 def _refuse_duplicates(where: str, normalized: list[Any], given: Sequence[Any]) -> None:

@@ -21,7 +21,9 @@ perplexity is also a ratio to the Kneser-Ney model of its own corpus and split: 
 read (``kn_ppl``, ``ratio_to_kn``). Where our run is comparable, ``normalised_ratio`` is our ratio to our KN over
 the reference row's ratio to theirs: 1 where ours beats its Kneser-Ney model by as much as the paper's beat its.
 ``departures`` lists each setting of the paper's recipe (published.csv's recipe columns) our run does not share
-(rnnbench.results.departures); our rows carry their own recipe in those columns.
+(rnnbench.results.departures); our rows carry their own recipe in those columns. A run of a study that departs
+from another (its ``departs_from``: a recipe carried beyond the one that reproduced the published row) lists
+instead each run setting in which it differs from that study's run of its seed (or its first run).
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ import pandas as pd
 from rnnbench import paths
 from rnnbench.published import COLUMNS as PUBLISHED_COLUMNS
 from rnnbench.published import RECIPE_NUMBERS, kneser_ney_rows, reference_rows
-from rnnbench.results.departures import departure_text, recipe_of
+from rnnbench.results.departures import departure_text, recipe_of, setting_departures
 from rnnbench.results.runs import float_or_nan
 
 VOCAB_TOLERANCE = 0.05  # relative difference of |V| up to which two perplexities are set against each other
@@ -71,6 +73,7 @@ COMPARISON_COLUMNS = (
     "ratio_to_kn",  # test_ppl / kn_ppl
     "normalised_ratio",  # ours: ratio_to_kn over the reference row's ratio_to_kn
     "departures",  # ours: the settings of the reference row's recipe our run does not share
+    "departs_from",  # ours: the study whose recipe this run's changes; departures then lists the settings changed
     "comparable",
     "seed",
     "commit",
@@ -141,6 +144,7 @@ def comparison_table(
         ratio_to_kn=published["test_ppl"] / theirs_kn,
         normalised_ratio=np.nan,
         departures="",
+        departs_from="",
         comparable="",
         seed=pd.NA,
         commit="",
@@ -177,7 +181,8 @@ def comparison_table(
                 "kn_ppl": kn_ppl,
                 "ratio_to_kn": ratio_to_kn,
                 "normalised_ratio": _normalised(ratio_to_kn, ref, kn.get(row.corpus), comparable),
-                "departures": departure_text(recipe, ref._asdict()) if ref is not None else "",
+                "departures": _departures(row, ours, ref, recipe),
+                "departs_from": _base_study(row),
                 "comparable": "yes" if comparable else why_not,
                 "seed": row.seed,
                 "commit": row.commit,
@@ -244,7 +249,10 @@ def _dynamic_rows(mine: list[dict], ours: pd.DataFrame, published: pd.DataFrame,
                 "normalised_ratio": _normalised(
                     ratio_to_kn, next(ref.itertuples(), None), kn.get(row["corpus"]), comparable
                 ),
-                "departures": departure_text(row, ref.iloc[0].to_dict()) if len(ref) else "",
+                # a recipe carried beyond another keeps its departures from that one; else the dynamic row's recipe
+                "departures": row["departures"]
+                if row["departs_from"]
+                else (departure_text(row, ref.iloc[0].to_dict()) if len(ref) else ""),
                 "comparable": "yes"
                 if comparable
                 else (row["comparable"] if row["comparable"] != "yes" else "no record"),
@@ -252,6 +260,25 @@ def _dynamic_rows(mine: list[dict], ours: pd.DataFrame, published: pd.DataFrame,
             }
         )
     return rows
+
+
+def _departures(row: Any, ours: pd.DataFrame, ref: Any, recipe: Mapping[str, Any]) -> str:
+    """The comparison's departures of one run of ours: from its study's base recipe where it names one (the base
+    study's run of its seed, or its first), else from its published row's stated recipe ("" without one)."""
+    if study := _base_study(row):
+        base = ours[ours["studies"].str.split(", ").map(lambda names: study in names)]
+        if base.empty:
+            return f"its base study {study!r} has no run here"
+        same_seed = base[base["seed"] == row.seed]
+        return setting_departures(row.config, (same_seed if len(same_seed) else base).iloc[0]["config"])
+    return departure_text(recipe, ref._asdict()) if ref is not None else ""
+
+
+def _base_study(row: Any) -> str:
+    """The study whose recipe this run's changes, or "" (a table of runs read before studies could name one has no
+    such column)."""
+    study = getattr(row, "departs_from", None)
+    return study if isinstance(study, str) else ""
 
 
 def _our_kneser_ney(baselines: pd.DataFrame | None, config: Mapping[str, Any], theirs: Any) -> tuple[str, float]:

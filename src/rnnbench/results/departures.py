@@ -4,6 +4,9 @@ rnnbench.published) set against the same setting of our run's config.json.
     recipe_of(config)            our run's recipe, in the published table's recipe columns
     departures(ours, theirs)     each setting the paper states and ours differs in, "<setting> <ours> against <theirs>"
     departure_text(ours, theirs) the comparison table's cell: those departures, "none", or that the paper states none
+    setting_departures(ours, base) each run setting two of our runs differ in, "<setting> <ours> against <base's>":
+                                 a recipe carried beyond the run that reproduced a published row (a study's
+                                 departs_from), read from both runs' config.json
 
 Both sides are read, never typed: ours from the run's settings, theirs from published.csv. A setting the paper
 leaves blank is no departure; a paper that states no setting at all (Mikolov et al.'s table) gets NO_RECIPE.
@@ -17,6 +20,7 @@ from typing import Any
 
 import pandas as pd
 
+from rnnbench.config.runs import ADDED_AFTER_IDS
 from rnnbench.published import RECIPE
 
 NO_RECIPE = "the source states no recipe"
@@ -91,4 +95,55 @@ def _shown(column: str, value: Any) -> str:
         return OPTIMIZER_NAMES.get(value, str(value))
     if column in ("dropout", "weight_decay"):
         return "none" if float(value) == 0 else f"{float(value):g}"
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+# How setting_departures words a run setting ("{ours} against {base's}"); any other is named by its words.
+SETTING_WORDING = {
+    "hidden": "H = {} against {}",
+    "embed_dim": "d = {} against {}",
+    "context": "n - 1 = {} against {}",
+    "dropout": "dropout {} against {}",
+    "dropout_mask": "one dropout mask a {} against one a {}",
+    "recurrent_dropout": "dropout on U {} against {}",
+    "weight_decay": "weight decay {} against {}",
+    "optimizer": "{} against {}",
+    "lr": "rate {} against {}",
+    "batch_size": "batches of {} against {}",
+    "bptt": "BPTT over {} steps against {}",
+    "max_epochs": "at most {} epochs against {}",
+}
+# What two seeds of one recipe differ in, and how a run is computed rather than what it computes.
+NOT_RECIPE = ("run_id", "seed", "threads")
+ZERO_IS_NONE = ("dropout", "recurrent_dropout", "weight_decay")
+
+
+def setting_departures(ours: Mapping[str, Any], base: Mapping[str, Any]) -> str:
+    """ "; "-joined, each run setting (config.json) in which ``ours`` differs from ``base``, in ``ours``'s order
+    then ``base``'s, or NO_DEPARTURE. A config.json leaves out a setting added after run ids existed while it is
+    at the value every earlier run had (rnnbench.config.runs.ADDED_AFTER_IDS): a run without it had that value."""
+
+    def value(config: Mapping[str, Any], key: str) -> Any:
+        return config[key] if key in config else ADDED_AFTER_IDS.get(key)
+
+    found = []
+    for key in dict.fromkeys([*ours, *base]):
+        if key in NOT_RECIPE or _setting_same(value(ours, key), value(base, key)):
+            continue
+        wording = SETTING_WORDING.get(key, key.replace("_", " ") + " {} against {}")
+        found.append(wording.format(_setting_shown(key, value(ours, key)), _setting_shown(key, value(base, key))))
+    return "; ".join(found) or NO_DEPARTURE
+
+
+def _setting_same(ours: Any, base: Any) -> bool:
+    if isinstance(ours, bool) or isinstance(base, bool) or not all(isinstance(v, (int, float)) for v in (ours, base)):
+        return ours == base
+    return math.isclose(float(ours), float(base), rel_tol=1e-9, abs_tol=0.0)
+
+
+def _setting_shown(key: str, value: Any) -> str:
+    if value is None or (key in ZERO_IS_NONE and value == 0):
+        return "none"
+    if key == "optimizer":
+        return OPTIMIZER_NAMES.get(value, str(value))
     return f"{value:g}" if isinstance(value, float) else str(value)

@@ -6,7 +6,8 @@
       runs/<run_id>/            a run's small outputs, as training wrote them: config.json, epochs.csv,
                                 metrics.json, dynamic.json (where it was also scored under dynamic
                                 evaluation), and provenance.json (study, config files, commit, command,
-                                package versions, CPU seconds); never weights or checkpoints
+                                package versions, CPU seconds, and the study whose recipe it changes where it
+                                departs from one); never weights or checkpoints
 
 Like a paper's published table, they are results from one commit; unlike it, they can be checked. A run is
 **stale** when its id is no longer the one its study gives it: either the config files that define the study
@@ -142,7 +143,8 @@ def stale_runs(runs: Sequence[ReferenceRun], repository: str | Path) -> dict[str
 def reference_records(runs: Sequence[ReferenceRun], repository: str | Path) -> list[dict[str, Any]]:
     """Each reference run as a record of the comparison (rnnbench.results.runs.our_runs reads it): at scale
     "reference", its folder named inside ``repository``, why it is stale (`stale_runs`; "" when it is not), and the
-    commit, CPU seconds, corpus split and dynamic-evaluation record it was kept with."""
+    commit, CPU seconds, corpus split, dynamic-evaluation record and the study whose recipe it changes
+    (``departs_from``, None for most) it was kept with."""
     stale = stale_runs(runs, repository)
     return [
         {
@@ -156,6 +158,7 @@ def reference_records(runs: Sequence[ReferenceRun], repository: str | Path) -> l
             "cpu_seconds": run.provenance.get("cpu_seconds"),
             "corpus_stats": run.provenance.get("corpus"),
             "dynamic": run.dynamic,
+            "departs_from": run.provenance.get("departs_from"),
         }
         for run in runs
     ]
@@ -240,6 +243,8 @@ def collect(
                     "threads": cfg.threads,
                     # The split and vocabulary it was measured on, for the comparison with a paper's.
                     "corpus": _read_json(corpus_stats) if corpus_stats.is_file() else None,
+                    # A recipe carried beyond another study's: the comparison lists the settings that differ.
+                    **({"departs_from": base} if (base := config.studies[study].departs_from) else {}),
                 },
             )
             collected.append(cfg.run_id)

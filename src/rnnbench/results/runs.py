@@ -93,10 +93,16 @@ def read_run(run_dir: str | Path, scale: str) -> dict[str, Any]:
     return record
 
 
-def run_records(results: str | Path, runs: Mapping[str, Sequence[str]], scale: str) -> list[dict[str, Any]]:
+def run_records(
+    results: str | Path,
+    runs: Mapping[str, Sequence[str]],
+    scale: str,
+    departs_from: Mapping[str, str] | None = None,
+) -> list[dict[str, Any]]:
     """The record of each run of ``runs`` (run id -> the studies it serves), its folder under ``results``, at
     ``scale``: `read_run`'s, with the studies, its dynamic-evaluation record if it has one
-    (rnnbench.results.dynamic_record) and its source folder named inside ``results``."""
+    (rnnbench.results.dynamic_record), its source folder named inside ``results``, and the study whose recipe its
+    own changes (``departs_from``: study -> that study, for the studies that name one)."""
     # A run's source is named inside the results folder, so the tables of two folders built from one config
     # (a local and a cluster build) are equal.
     return [
@@ -105,6 +111,7 @@ def run_records(results: str | Path, runs: Mapping[str, Sequence[str]], scale: s
             "studies": list(studies),
             "source": os.path.relpath(paths.run_dir(results, run_id), results),
             "dynamic": dynamic_metrics(results, run_id),
+            "departs_from": next((departs_from[s] for s in studies if s in (departs_from or {})), None),
         }
         for run_id, studies in runs.items()
     ]
@@ -164,7 +171,8 @@ def describe(config: Mapping[str, Any]) -> str:
 
 
 def our_runs(records: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
-    """One row per run record (see `read_run`), columns OUR_COLUMNS, then its corpus_stats, config and dynamic record."""
+    """One row per run record (see `read_run`), columns OUR_COLUMNS, then its corpus_stats, config, dynamic record
+    and the study whose recipe it changes (departs_from)."""
     rows = []
     for record in records:
         config, metrics, scale = record["config"], record["metrics"], record["scale"]
@@ -209,9 +217,10 @@ def our_runs(records: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
                 "dynamic": record.get(
                     "dynamic"
                 ),  # its dynamic-evaluation record (rnnbench.results.dynamic_record), if any
+                "departs_from": record.get("departs_from"),  # the study whose recipe this run's changes, if any
             }
         )
-    table = pd.DataFrame(rows, columns=[*OUR_COLUMNS, "corpus_stats", "config", "dynamic"])
+    table = pd.DataFrame(rows, columns=[*OUR_COLUMNS, "corpus_stats", "config", "dynamic", "departs_from"])
     table["context"] = table["context"].astype("Int64")
     return table
 
