@@ -403,8 +403,7 @@ def test_a_run_that_ended_above_the_unigram_blew_up_though_it_did_not_diverge(tm
     finding = judge(claim("clip_divergence"), Evidence(tmp_path, roles))
     assert finding.verdict == HOLDS
     assert (
-        "unclipped 4/4 blew up (2 diverged, 2 ended above the unigram perplexity), clipped 0/4 diverged"
-        in finding.value
+        "unclipped 4/4 blew up (2 diverged, 2 ended above the unigram perplexity), clipped 0/4 blew up" in finding.value
     )
 
 

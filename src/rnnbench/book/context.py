@@ -12,14 +12,16 @@ Returns numbers and staged figures; the sentences are the chapter's. Reads resul
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
 from rnnbench import paths
 from rnnbench.book.figures import STAGING_DIR, figure_shown, stage_figure
-from rnnbench.book.format import Markdown, label_slug
+from rnnbench.book.format import Markdown, escape, label_slug
 from rnnbench.book.results import results_root, study_about, study_summary
 from rnnbench.book.studies import first_of, studies_with_role
 from rnnbench.book.window import window_comparison
@@ -167,6 +169,20 @@ def shapes_side_by_side(shapes: pd.DataFrame, context: int) -> pd.DataFrame:
     table = table.set_index("tensor").loc[order].reset_index()  # an outer merge sorts: put FF's order back
     total = {"tensor": "total", "count (FF)": ff["count"].sum(), "count (RNN)": rnn["count"].sum()}
     return pd.concat([table, pd.DataFrame([total])], ignore_index=True)
+
+
+def tensor_symbol(name: Any) -> Markdown:
+    """A tensor as the equations write it: W_h as $W_h$, V as $V$; a tensor named in words (the embedding, the
+    total row) as it is."""
+    name = str(name)
+    return Markdown(f"${name}$") if re.fullmatch(r"[A-Za-z](_[a-z]+)?", name) else escape(name)
+
+
+def shape_words(shape: Any) -> str:
+    """A tensor shape as the text prints it: 10000x500 as 10,000 × 500; nothing for a row without one."""
+    if pd.isna(shape) or not str(shape):
+        return ""
+    return " × ".join(f"{int(side):,}" for side in str(shape).split("x"))
 
 
 # Contexts the totals' table shows past the first at which the feed-forward model is the larger: enough to see

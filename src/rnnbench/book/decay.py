@@ -44,6 +44,15 @@ PASSAGE_WORDS = 47  # the length of the chapter's passage, over which its decay 
 UNTRAINED_SETTING = ["family", "activation", "radius", "hidden"]  # what a row of the untrained table is
 
 
+# A radius rescaled to 1 is measured as 1 + 1e-8 or so (the power iteration's precision): its log, below this, is 0.
+RADIUS_PRECISION = 1e-6
+
+
+def log_radius(value: float) -> Markdown:
+    """log ρ(U) as a table prints it: 0 where ρ(U) is 1 to the precision it is measured to, not 1.37 × 10⁻⁸."""
+    return sig(0.0 if abs(value) < RADIUS_PRECISION else value)
+
+
 def network_count(results: str | Path | None = None) -> int:
     """How many networks the analyses measure, each once however many analyses measure it."""
     return distinct_networks([analysis_record(name, results) for name in analysis_names(results)])

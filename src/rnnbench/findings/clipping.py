@@ -236,12 +236,15 @@ def _optimizer(ev: Evidence, run_id: str) -> str:
         return ""
 
 
-def _blown(runs: pd.DataFrame) -> str:
+def _blown(runs: pd.DataFrame, *, as_blown: bool = False) -> str:
     """How many of ``runs`` blew up, and how: "3/5 diverged" where every one that blew up diverged, else
-    "5/5 blew up (3 diverged, 2 ended above the unigram perplexity)"."""
+    "5/5 blew up (3 diverged, 2 ended above the unigram perplexity)"; ``as_blown``: said as blowing up even where
+    every one that did diverged ("0/5 blew up"), beside a count that is not all divergence."""
     blown, diverged, n = int(runs["blown"].sum()), int(runs["diverged"].sum()), len(runs)
-    if blown == diverged:
+    if blown == diverged and not as_blown:
         return f"{diverged}/{n} diverged"
+    if blown == diverged:
+        return f"{blown}/{n} blew up" + (" (each diverged)" if blown else "")
     return f"{blown}/{n} blew up ({diverged} diverged, {blown - diverged} ended above the unigram perplexity)"
 
 
@@ -270,7 +273,8 @@ def divergence(ev: Evidence) -> Judged:
                     parts.append(part)
                     continue
                 plain = free["blown"].eq(free["diverged"]).all() and runs_at["blown"].eq(runs_at["diverged"]).all()
-                clipped_said = f"{bad}/{n}" if plain else _blown(runs_at)  # "diverged" said once where it is all
+                # "diverged" said once where it is all; else both sides counted as blowing up
+                clipped_said = f"{bad}/{n}" if plain else _blown(runs_at, as_blown=True)
                 value = f"{base}, clipped {clipped_said} ({_check(runs_at)})"
                 parts.append(Part.tested(label, (policy.more_often(blown, len(free), bad, n),), value))
     reason = "" if parts else "no unclipped run blew up at any rate: there was no divergence to prevent"
