@@ -30,6 +30,7 @@ from rnnbench.book.results import results_root, study_about
 from rnnbench.book.studies import studies_with_role
 from rnnbench.findings import policy
 from rnnbench.metrics import CLIP_ORDINARY, CLIP_SPIKES, CLIP_SPIKES_BELOW, clip_regime
+from rnnbench.results.outcome import DIVERGED
 
 CLAIMS = ("clip_divergence", "clip_quality", "clip_direction", "clip_vanishing")
 CORPUS_WORDS = {"ptb": "PTB", "brown": "Brown", "agreement": "the agreement corpus"}
@@ -234,9 +235,10 @@ def _metric_at(table: pd.DataFrame, metric: str, regime: str, rates: tuple[float
 
 def _recipe_by_threshold(results: str | Path | None) -> Markdown:
     """Per threshold of the studies not about clipping: "0.25 on PTB and Brown, 49 runs, 50% to 100% of steps
-    clipped (9 often, 40 every step)"."""
+    clipped (9 often, 40 every step)". Over the runs that did not diverge, as recipe_clipping counts them: a run that
+    diverged clipped on its way up, and the counts here add up to the runs the chapter's sentence reads."""
     runs = recipe_clipping.recipe_runs(recipe_clipping.recipe_studies(results), results)
-    runs = runs[runs["clipped_fraction"].notna()]
+    runs = runs[runs["clipped_fraction"].notna() & runs["outcome"].ne(DIVERGED)]
     said = []
     for clip, at in runs.groupby("clip", sort=True):
         corpora = dict.fromkeys(
