@@ -49,6 +49,7 @@ def test_status_reads_how_the_run_ended():
     assert run_status(cfg, run_metrics(epochs=14)) == "converged"  # the schedule stopped it
     assert run_status(cfg, run_metrics(epochs=25)) == "epoch cap"
     assert run_status({**cfg, "schedule": "constant"}, run_metrics(epochs=3)) == "epoch cap"
+    assert run_status({**cfg, "schedule": "plateau"}, run_metrics(epochs=14)) == "converged"  # it stops on validation
     assert run_status({**cfg, "eval_tokens": 2000}, run_metrics(epochs=3)) == "subset"
     assert run_status(cfg, run_metrics(diverged=True, test_ppl=None)) == "diverged"
     # one of ten test columns at 46,146 against a median of 250: its perplexity is not the model's reading

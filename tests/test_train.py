@@ -362,6 +362,21 @@ def test_min_improvement_threshold_is_a_ratio_of_nlls():
     assert run_schedule("mikolov", [4.0, 3.9], min_improvement=1.03)[-1] == (0.5, False)
 
 
+def test_plateau_schedule_halves_only_after_a_small_gain_and_keeps_a_rate_that_still_helps():
+    # the same validation losses as Mikolov's test above, against 1.003:
+    #   inf  -> 5.0   first epoch                    lr 1
+    #   5.0  -> 4.5   1.111                          lr 1
+    #   4.5  -> 4.49  1.0022 < 1.003                 halve: lr 0.5
+    #   4.49 -> 4.3   1.044: the halved rate helps   lr 0.5 (Mikolov's: 0.25)
+    #   4.3  -> 4.2   1.024                          lr 0.5 (Mikolov's: 0.125)
+    #   4.2  -> 4.199 1.00024 < 1.003                halve: lr 0.25 (Mikolov's: done)
+    #   4.199 -> 4.0  1.05                           lr 0.25
+    trace = run_schedule("plateau", [5.0, 4.5, 4.49, 4.3, 4.2, 4.199, 4.0])
+    assert trace == [(1.0, False), (1.0, False), (0.5, False), (0.5, False), (0.5, False), (0.25, False), (0.25, False)]
+    # two epochs in a row without the gain: halve at the first, stop at the second
+    assert run_schedule("plateau", [5.0, 5.2, 5.1]) == [(1.0, False), (0.5, False), (0.5, True)]
+
+
 def test_constant_schedule_never_changes():
     trace = run_schedule("constant", [5.0, 5.2, 5.1, 5.3, 5.3], lr=0.001)
     assert trace == [(0.001, False)] * 5

@@ -14,7 +14,7 @@ of an input or computed from inputs; none is typed here.
 A run's ``scale``: short (the default config's few epochs), paper (a paper config's runs, trained here) or
 reference (paper-scale runs kept in the repository, rnnbench.results.reference). Its ``status`` says whether its
 perplexity can stand beside a published one (rnnbench.results.beside_published):
-    converged   Mikolov's schedule stopped it before its epoch cap (validation stopped improving)
+    converged   its schedule (Mikolov's, or plateau) stopped it before its epoch cap (validation stopped improving)
     epoch cap   it ran its full max_epochs, or its max_steps: a short run, or one a cap cut off before convergence
                 (a run trained on a slice of the training split is a short run too; its description says so)
     subset      it was evaluated on part of the test split (smoke runs): no ratio to a published number,
@@ -128,7 +128,8 @@ def run_status(config: Mapping[str, Any], metrics: Mapping[str, Any], stale: str
     if config.get("eval_tokens") is not None:
         return "subset"
     capped = config.get("max_steps") is not None and metrics["steps"] >= config["max_steps"]  # its step budget spent
-    if config.get("schedule") == "mikolov" and metrics["epochs"] < config["max_epochs"] and not capped:
+    stopping = config.get("schedule") in ("mikolov", "plateau")  # the schedules that stop a run on validation
+    if stopping and metrics["epochs"] < config["max_epochs"] and not capped:
         return "converged"
     return "epoch cap"
 

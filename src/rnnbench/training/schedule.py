@@ -12,7 +12,11 @@ from dataclasses import dataclass, replace
 class Schedule:
     """Mikolov's rule: keep the rate while validation log-likelihood improves by at least a factor of
     ``min_improvement``; after the first epoch that does not, halve it every epoch; stop at the next
-    epoch that does not. ``constant`` never changes the rate and stops only at max_epochs."""
+    epoch that does not. ``plateau`` halves only after an epoch that does not improve and keeps the halved rate
+    while it improves again (Mikolov's halves on, whatever the gains, and so stops a run still gaining about six
+    epochs after its first plateau); it stops at the second such epoch in a row. ``constant`` never changes the
+    rate and stops only at max_epochs. ``decaying``: Mikolov's halving has begun; under plateau, the last epoch
+    did not improve."""
 
     kind: str
     lr: float
@@ -25,6 +29,10 @@ class Schedule:
             return self
         # Mikolov compares log-likelihoods: improvement = previous / current (both positive NLLs).
         improved = previous_nll / current_nll >= self.min_improvement if math.isfinite(previous_nll) else True
+        if self.kind == "plateau":
+            if improved:
+                return replace(self, decaying=False)
+            return replace(self, done=True) if self.decaying else replace(self, lr=self.lr / 2, decaying=True)
         if self.decaying and not improved:
             return replace(self, done=True)
         if self.decaying or not improved:
