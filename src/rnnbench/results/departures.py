@@ -98,18 +98,15 @@ def _shown(column: str, value: Any) -> str:
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 
-# How setting_departures words a run setting ("{ours} against {base's}"); any other is named by its words.
+# How setting_departures words a run setting ("{ours} against {base's}"): the recipe columns' words where a run
+# setting is one (n and direct are the published table's, not config.json's), then the settings only our runs state;
+# any other is named by its words.
 SETTING_WORDING = {
-    "hidden": "H = {} against {}",
-    "embed_dim": "d = {} against {}",
+    **{key: words for key, words in WORDING.items() if key not in ("n", "direct")},
     "context": "n - 1 = {} against {}",
-    "dropout": "dropout {} against {}",
     "dropout_mask": "one dropout mask a {} against one a {}",
     "recurrent_dropout": "dropout on U {} against {}",
-    "weight_decay": "weight decay {} against {}",
-    "optimizer": "{} against {}",
     "lr": "rate {} against {}",
-    "batch_size": "batches of {} against {}",
     "bptt": "BPTT over {} steps against {}",
     "max_epochs": "at most {} epochs against {}",
 }
@@ -144,6 +141,4 @@ def _setting_same(ours: Any, base: Any) -> bool:
 def _setting_shown(key: str, value: Any) -> str:
     if value is None or (key in ZERO_IS_NONE and value == 0):
         return "none"
-    if key == "optimizer":
-        return OPTIMIZER_NAMES.get(value, str(value))
-    return f"{value:g}" if isinstance(value, float) else str(value)
+    return _shown(key, value)  # as a recipe column shows it
