@@ -119,13 +119,15 @@ def rnn_lm_shapes(
     *,
     cutoffs: Sequence[int] | None = None,
     div_value: float = 4.0,
+    tied: bool = False,
 ) -> Shapes:
     """Elman RNN LM with the chapter's parameter set: embedding, W (H, d), U (H, H), b_h, V (|V|, H), b_y.
 
-    One recurrent bias b_h, as in the chapter (torch's nn.RNN has two, b_ih and b_hh).
+    One recurrent bias b_h, as in the chapter (torch's nn.RNN has two, b_ih and b_hh). ``tied``: V is the
+    embedding table (d = H), counted once.
     """
     return _recurrent_lm_shapes(
-        vocab_size, embed_dim, hidden, gates=1, bias="b_h", cutoffs=cutoffs, div_value=div_value
+        vocab_size, embed_dim, hidden, gates=1, bias="b_h", cutoffs=cutoffs, div_value=div_value, tied=tied
     )
 
 
@@ -136,12 +138,15 @@ def lstm_lm_shapes(
     *,
     cutoffs: Sequence[int] | None = None,
     div_value: float = 4.0,
+    tied: bool = False,
 ) -> Shapes:
     """LSTM LM of the same size: the four gates (input, forget, cell, output) stacked as rows of W, U, b.
 
     W (4H, d), U (4H, H), one bias b (4H) as for the Elman cell; the output layer reads h_t as before.
     """
-    return _recurrent_lm_shapes(vocab_size, embed_dim, hidden, gates=4, bias="b", cutoffs=cutoffs, div_value=div_value)
+    return _recurrent_lm_shapes(
+        vocab_size, embed_dim, hidden, gates=4, bias="b", cutoffs=cutoffs, div_value=div_value, tied=tied
+    )
 
 
 def _recurrent_lm_shapes(
@@ -153,9 +158,13 @@ def _recurrent_lm_shapes(
     bias: str,
     cutoffs: Sequence[int] | None,
     div_value: float,
+    tied: bool = False,
 ) -> Shapes:
-    """Embedding, then `gates` stacked blocks of W (H, d), U (H, H) and one bias, then the output layer."""
+    """Embedding, then `gates` stacked blocks of W (H, d), U (H, H) and one bias, then the output layer; ``tied``
+    (a full softmax, d = H): V is the embedding table, so only b_y is the output layer's own."""
     _check_positive(vocab_size=vocab_size, embed_dim=embed_dim, hidden=hidden)
+    if tied and (cutoffs is not None or embed_dim != hidden):
+        raise ValueError(f"tied weights need a full softmax and embed_dim == hidden; got d = {embed_dim}, H = {hidden}")
     shapes: Shapes = {
         "embedding": (vocab_size, embed_dim),
         "W": (gates * hidden, embed_dim),
@@ -163,6 +172,8 @@ def _recurrent_lm_shapes(
         bias: (gates * hidden,),
     }
     shapes.update(_output_shapes(vocab_size, hidden, cutoffs, div_value))
+    if tied:
+        del shapes["V"]
     return shapes
 
 
@@ -212,7 +223,9 @@ def run_parameters(settings: Mapping[str, object], vocab_size: int) -> int:
     if family == "ff":
         shapes = ff_lm_shapes(vocab_size, d, int(settings["context"]), h, bool(settings["direct"]), cutoffs=cutoffs)
     else:
-        shapes = (rnn_lm_shapes if family == "rnn" else lstm_lm_shapes)(vocab_size, d, h, cutoffs=cutoffs)
+        shapes = (rnn_lm_shapes if family == "rnn" else lstm_lm_shapes)(
+            vocab_size, d, h, cutoffs=cutoffs, tied=bool(settings.get("tie_weights"))
+        )
     return count(shapes)
 
 

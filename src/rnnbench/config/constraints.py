@@ -63,6 +63,15 @@ def broken_model_rule(s: Mapping[str, Any], vocab_size: int | None = None) -> Br
             f"it drops entries of an Elman network's one recurrent matrix; allowed with family 'rnn', or 0; "
             f"got family {family!r}",
         )
+    if s.get("tie_weights") and (
+        family == "ff" or s.get("output", "full") != "full" or s.get("embed_dim") != s.get("hidden")
+    ):
+        return Broken(
+            ("tie_weights", "family", "output", "embed_dim", "hidden"),
+            "true reads the embedding table as the output matrix: it needs family 'rnn' or 'lstm', output 'full' and "
+            f"embed_dim equal to hidden; got family {family!r}, output {s.get('output', 'full')!r}, "
+            f"embed_dim {s.get('embed_dim')!r}, hidden {hidden!r}",
+        )
     if s.get("direct") and (family != "ff" or hidden == 0 or s.get("output", "full") != "full"):
         return Broken(
             ("direct", "family", "hidden", "output"),

@@ -47,6 +47,7 @@ ADDED_AFTER_IDS = {
     "recurrent_scale": 1.0,
     "dropout_mask": "step",
     "recurrent_dropout": 0.0,
+    "tie_weights": False,
 }
 
 
@@ -63,6 +64,7 @@ class RunConfig:
     hidden: int
     context: int
     direct: bool
+    tie_weights: bool
     activation: str
     recurrent_init: str
     recurrent_scale: float

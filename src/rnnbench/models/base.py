@@ -56,6 +56,7 @@ class ModelConfig:
     dropout: float = _DEFAULTS["dropout"]  # on the embeddings and on the hidden outputs fed to the softmax
     dropout_mask: str = _DEFAULTS["dropout_mask"]  # recurrent: a fresh mask at every "step", or one per "sequence"
     recurrent_dropout: float = _DEFAULTS["recurrent_dropout"]  # rnn: DropConnect on U, one mask per segment
+    tie_weights: bool = _DEFAULTS["tie_weights"]  # rnn/lstm: the output matrix V is the embedding table
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "adaptive_cutoffs", tuple(int(c) for c in self.adaptive_cutoffs))
@@ -191,6 +192,9 @@ class RecurrentLM(LanguageModel):
         self.cell = cell
         self.drop = build_dropout(cfg.dropout, cfg.dropout_mask)
         self.output = build_output(cfg.output, cfg.hidden, cfg.vocab_size, cfg.adaptive_cutoffs, cfg.adaptive_div_value)
+        if cfg.tie_weights:
+            # One Parameter in two places: its gradient sums the input's and the output's, one update moves both.
+            self.output.V = self.embedding.weight
 
     def unroll(self, x_emb: torch.Tensor, state0: State) -> tuple[torch.Tensor, list]:
         """Reference path: (outputs (T, B, H), [state_1, ..., state_T])."""

@@ -75,5 +75,10 @@ class LSTMLM(RecurrentLM):
         cfg = self.cfg
         cutoffs = cfg.adaptive_cutoffs if cfg.output == "adaptive" else None
         return lstm_lm_shapes(
-            cfg.vocab_size, cfg.embed_dim, cfg.hidden, cutoffs=cutoffs, div_value=cfg.adaptive_div_value
+            cfg.vocab_size,
+            cfg.embed_dim,
+            cfg.hidden,
+            cutoffs=cutoffs,
+            div_value=cfg.adaptive_div_value,
+            tied=cfg.tie_weights,
         )

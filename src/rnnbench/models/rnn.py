@@ -132,5 +132,10 @@ class ElmanLM(RecurrentLM):
         cfg = self.cfg
         cutoffs = cfg.adaptive_cutoffs if cfg.output == "adaptive" else None
         return rnn_lm_shapes(
-            cfg.vocab_size, cfg.embed_dim, cfg.hidden, cutoffs=cutoffs, div_value=cfg.adaptive_div_value
+            cfg.vocab_size,
+            cfg.embed_dim,
+            cfg.hidden,
+            cutoffs=cutoffs,
+            div_value=cfg.adaptive_div_value,
+            tied=cfg.tie_weights,
         )

@@ -153,6 +153,8 @@ def describe(config: Mapping[str, Any]) -> str:
     parts += [f"H = {config['hidden']}", f"d = {config['embed_dim']}"]
     if family == "ff" and config.get("direct"):
         parts.append("direct connections")
+    if config.get("tie_weights"):
+        parts.append("tied embeddings")
     if config.get("dropout"):
         shared = " (one mask a sequence)" if config.get("dropout_mask") == "sequence" else ""
         parts.append(f"dropout {config['dropout']:g}{shared}")

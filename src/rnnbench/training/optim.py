@@ -33,6 +33,7 @@ updates alone and Adam scatters into a zero table (RowScatter) for its dense pas
 
 from __future__ import annotations
 
+import collections
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -294,9 +295,12 @@ def sparse_embedding_gradients(model: torch.nn.Module) -> None:
     The clipping's norm and rescaling then touch those rows alone, and so does SGD's update; Adam, whose moments
     move every row at every step, gets them written into a zero table (RowScatter) instead of backward's
     zero-filled 10,000 rows, the same gradient.
+
+    An embedding whose table is also the output matrix (tie_weights) stays dense: the softmax's gradient has every row.
     """
+    uses = collections.Counter(id(p) for _, p in model.named_parameters(remove_duplicate=False))
     for module in model.modules():
-        if isinstance(module, torch.nn.Embedding):
+        if isinstance(module, torch.nn.Embedding) and uses[id(module.weight)] == 1:
             module.sparse = True
 
 
