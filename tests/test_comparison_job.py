@@ -212,15 +212,12 @@ def test_the_shipped_configs_name_their_comparison_studies():
     assert set(default.comparison.study_names()) <= set(default.studies)
     paper = load_config(merge_config_files([REPO / "config" / "config.yaml", REPO / "config" / "paper.yaml"]))
     assert paper.comparison.scale == "paper" and "paper_rnn_ptb" in paper.comparison.study_names()
-    # every run of a paper comparison study trains without slices (what `scale: paper` promises)
+    # every run of a paper comparison study trains without slices (what `scale: paper` promises), to convergence:
+    # a schedule that stops once validation stops gaining, not a constant rate
     for name in paper.comparison.study_names():
         for _, cfg in paper.study_runs(name):
-            assert (cfg.train_tokens, cfg.eval_tokens, cfg.max_steps_per_epoch, cfg.schedule) == (
-                None,
-                None,
-                None,
-                "mikolov",
-            )
+            assert (cfg.train_tokens, cfg.eval_tokens, cfg.max_steps_per_epoch) == (None, None, None)
+            assert cfg.schedule in ("mikolov", "plateau")
 
 
 @pytest.mark.parametrize(

@@ -631,14 +631,21 @@ def test_every_shipped_config_loads():
     ff = [cfg for _, cfg in paper.study_runs("ff_context_ptb")]
     assert {(cfg.hidden, cfg.batch_size, cfg.dropout, cfg.schedule) for cfg in ff} == {(500, 256, 0.3, "mikolov")}
     assert len(ff) == 5  # 5 contexts x 1 seed
-    assert {"paper_ff_brown", "paper_ff_ptb", "paper_rnn_ptb"} == set(paper.studies) - set(default.studies)
+    assert {"paper_ff_brown", "paper_ff_ptb", "paper_rnn_ptb", "paper_rnn_modern_ptb"} == set(paper.studies) - set(
+        default.studies
+    )
     # the smoke config is a different set of runs: nothing is silently reused from a full run
     assert not set(smoke.all_runs()) & set(default.all_runs())
-    # paper-rows.yaml narrows paper.yaml's comparison to its three paper studies, settings untouched
+    # paper-rows.yaml narrows paper.yaml's comparison to its four paper studies, settings untouched
     rows = load_config(
         merge_config_files([REPO / "config" / name for name in ("config.yaml", "paper.yaml", "paper-rows.yaml")])
     )
-    assert sorted(rows.comparison.study_names()) == ["paper_ff_brown", "paper_ff_ptb", "paper_rnn_ptb"]
+    assert sorted(rows.comparison.study_names()) == [
+        "paper_ff_brown",
+        "paper_ff_ptb",
+        "paper_rnn_modern_ptb",
+        "paper_rnn_ptb",
+    ]
     assert rows.all_runs() == paper.all_runs()
 
 

@@ -345,9 +345,10 @@ def test_the_shipped_configs_smoke_and_paper_yes_default_no():
     smoke = load("config.yaml", "smoke.yaml")
     assert smoke.comparison.dynamic_evaluation is not None and len(smoke.dynamic_run_ids()) == 2
     assert load("config.yaml").comparison.dynamic_evaluation is None  # minutes of CPU: off in the default run
-    # the paper rows: both seeds of the RNN beside Mikolov's dynamic row
+    # the paper rows: both seeds of each RNN row (Mikolov's recipe, the modern one) beside Mikolov's dynamic row
     rows = load("config.yaml", "paper.yaml", "paper-rows.yaml")
-    assert rows.dynamic_run_ids() == [cfg.run_id for _, cfg in rows.study_runs("paper_rnn_ptb")]
+    rnn_rows = ("paper_rnn_ptb", "paper_rnn_modern_ptb")
+    assert rows.dynamic_run_ids() == [cfg.run_id for study in rnn_rows for _, cfg in rows.study_runs(study)]
 
 
 @pytest.mark.parametrize(
