@@ -76,6 +76,12 @@ def test_a_recipe_carried_beyond_another_lists_every_run_setting_it_changes():
         "H = 800 against 400; dropout 0.5 against 0.3; one dropout mask a sequence against one a step; dropout on U "
         "0.25 against none; weight decay 1e-06 against none"
     )
+    # the row shipped: a full softmax whose matrix is the embedding table, so d = H (in config.json's order)
+    tied = run_config(family="rnn", corpus="ptb", hidden=400, embed_dim=400, dropout=0.3, output="full",
+                      tie_weights=True, seed=1)  # fmt: skip
+    assert setting_departures(tied, base) == (
+        "d = 400 against 200; tied embeddings against untied; a full softmax against an adaptive"
+    )
     # the seed is no recipe; a setting without words of its own is named by its key's
     assert setting_departures({**base, "seed": 9}, base) == NO_DEPARTURE
     assert setting_departures({**base, "min_improvement": 1.001}, {**base, "min_improvement": 1.003}) == (

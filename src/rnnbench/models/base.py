@@ -10,8 +10,9 @@ tokens ──embedding──► x ──dropout──► core (ff hidden layer |
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import torch
 from torch import nn
@@ -181,8 +182,11 @@ def build_dropout(p: float, mask: str) -> nn.Module:
 class RecurrentLM(LanguageModel):
     """Embedding -> recurrence (reference cell or fast path, same parameters) -> output layer.
 
-    Subclasses give the cell (holding every recurrent parameter) and `fast(x_emb, state0)`.
+    Subclasses give the cell (holding every recurrent parameter), `fast(x_emb, state0)` and the family's
+    parameter shapes (`family_shapes`, one of rnnbench.params's *_lm_shapes).
     """
+
+    family_shapes: ClassVar[Callable[..., Shapes]]
 
     def __init__(self, cfg: ModelConfig, cell: nn.Module):
         super().__init__()
@@ -195,6 +199,17 @@ class RecurrentLM(LanguageModel):
         if cfg.tie_weights:
             # One Parameter in two places: its gradient sums the input's and the output's, one update moves both.
             self.output.V = self.embedding.weight
+
+    def shapes(self) -> Shapes:
+        cfg = self.cfg
+        return self.family_shapes(
+            cfg.vocab_size,
+            cfg.embed_dim,
+            cfg.hidden,
+            cutoffs=cfg.adaptive_cutoffs if cfg.output == "adaptive" else None,
+            div_value=cfg.adaptive_div_value,
+            tied=cfg.tie_weights,
+        )
 
     def unroll(self, x_emb: torch.Tensor, state0: State) -> tuple[torch.Tensor, list]:
         """Reference path: (outputs (T, B, H), [state_1, ..., state_T])."""

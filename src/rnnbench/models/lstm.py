@@ -17,7 +17,7 @@ from torch import nn
 from torch.func import functional_call
 
 from rnnbench.models.base import ModelConfig, RecurrentLM
-from rnnbench.params import Shapes, lstm_lm_shapes
+from rnnbench.params import lstm_lm_shapes
 
 LSTMState = tuple[torch.Tensor, torch.Tensor]
 
@@ -45,6 +45,7 @@ class LSTMCell(nn.Module):
 
 class LSTMLM(RecurrentLM):
     cell: LSTMCell
+    family_shapes = staticmethod(lstm_lm_shapes)
 
     def __init__(self, cfg: ModelConfig):
         super().__init__(cfg, LSTMCell(cfg.embed_dim, cfg.hidden))
@@ -70,15 +71,3 @@ class LSTMLM(RecurrentLM):
         h0, c0 = state0
         out, (h_n, c_n) = functional_call(self._fused, weights, (x_emb, (h0.unsqueeze(0), c0.unsqueeze(0))))
         return out, (h_n.squeeze(0), c_n.squeeze(0))  # (T, B, H), ((B, H), (B, H))
-
-    def shapes(self) -> Shapes:
-        cfg = self.cfg
-        cutoffs = cfg.adaptive_cutoffs if cfg.output == "adaptive" else None
-        return lstm_lm_shapes(
-            cfg.vocab_size,
-            cfg.embed_dim,
-            cfg.hidden,
-            cutoffs=cutoffs,
-            div_value=cfg.adaptive_div_value,
-            tied=cfg.tie_weights,
-        )

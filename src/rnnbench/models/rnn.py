@@ -25,7 +25,7 @@ from torch import nn
 
 from rnnbench.models.base import ACTIVATION_FUNCTIONS, ModelConfig, RecurrentLM
 from rnnbench.models.recurrence import ElmanRecurrence
-from rnnbench.params import Shapes, rnn_lm_shapes
+from rnnbench.params import rnn_lm_shapes
 
 
 class ElmanCell(nn.Module):
@@ -106,6 +106,7 @@ def init_recurrent(U: torch.Tensor, b_h: torch.Tensor, how: str, scale: float = 
 
 class ElmanLM(RecurrentLM):
     cell: ElmanCell
+    family_shapes = staticmethod(rnn_lm_shapes)
 
     def __init__(self, cfg: ModelConfig):
         cell = ElmanCell(cfg.embed_dim, cfg.hidden, cfg.activation, cfg.recurrent_init, cfg.recurrent_scale)
@@ -127,15 +128,3 @@ class ElmanLM(RecurrentLM):
         p = self.cfg.recurrent_dropout if self.training else 0.0
         with self.cell.dropped_connections(p):
             return super().features(tokens, state, cut_every)
-
-    def shapes(self) -> Shapes:
-        cfg = self.cfg
-        cutoffs = cfg.adaptive_cutoffs if cfg.output == "adaptive" else None
-        return rnn_lm_shapes(
-            cfg.vocab_size,
-            cfg.embed_dim,
-            cfg.hidden,
-            cutoffs=cutoffs,
-            div_value=cfg.adaptive_div_value,
-            tied=cfg.tie_weights,
-        )

@@ -109,7 +109,11 @@ SETTING_WORDING = {
     "lr": "rate {} against {}",
     "bptt": "BPTT over {} steps against {}",
     "max_epochs": "at most {} epochs against {}",
+    "output": "a {} softmax against an {}",
+    "tie_weights": "{} embeddings against {}",
 }
+# A yes-or-no setting in words: (its words at true, at false).
+BOOLEAN_WORDS = {"tie_weights": ("tied", "untied")}
 # What two seeds of one recipe differ in, and how a run is computed rather than what it computes.
 NOT_RECIPE = ("run_id", "seed", "threads")
 ZERO_IS_NONE = ("dropout", "recurrent_dropout", "weight_decay")
@@ -141,4 +145,6 @@ def _setting_same(ours: Any, base: Any) -> bool:
 def _setting_shown(key: str, value: Any) -> str:
     if value is None or (key in ZERO_IS_NONE and value == 0):
         return "none"
+    if key in BOOLEAN_WORDS:
+        return BOOLEAN_WORDS[key][0 if value else 1]
     return _shown(key, value)  # as a recipe column shows it
