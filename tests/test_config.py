@@ -614,6 +614,41 @@ def test_merge_config_files_deep_merges_like_snakemake(tmp_path):
     assert merge_config_files([base])["run"] == {"hidden": 10, "lr": 1.0}  # the inputs are not modified
 
 
+def test_an_empty_mapping_over_a_value_is_refused_since_snakemake_would_keep_the_value(tmp_path):
+    from snakemake.utils import update_config
+
+    base, over = tmp_path / "base.yaml", tmp_path / "over.yaml"
+    base.write_text("comparison:\n  crossover: ptb\n  dynamic_evaluation: null\n")
+    over.write_text("comparison:\n  dynamic_evaluation: {}\n")
+    snakemake_merged = yaml.safe_load(base.read_text())
+    update_config(snakemake_merged, yaml.safe_load(over.read_text()))
+    assert snakemake_merged["comparison"]["dynamic_evaluation"] is None  # the later file's {} is lost
+    with pytest.raises(
+        ConfigError, match=r"comparison\.dynamic_evaluation: .*over\.yaml writes \{\} over null from .*base\.yaml"
+    ):
+        merge_config_files([base, over])
+    with pytest.raises(ConfigError, match=r"comparison\.dynamic_evaluation"):
+        check_config_files([base, over])
+    # what both merges agree on: a mapping with a key over null, {} where nothing was, {} over a mapping
+    for text in ("comparison:\n  dynamic_evaluation: {rates: [0.1]}\n", "comparison:\n  crossover: ptb\n"):
+        base.write_text(text)
+        merge_config_files([base, over])
+    base.write_text("comparison:\n  dynamic_evaluation: null\n")
+    over.write_text("comparison:\n  dynamic_evaluation: {rates: [0.1]}\n")
+    assert merge_config_files([base, over])["comparison"]["dynamic_evaluation"] == {"rates": [0.1]}
+
+
+@pytest.mark.parametrize("extra", [[], ["smoke.yaml"], ["paper.yaml"], ["paper.yaml", "paper-rows.yaml"]])
+def test_the_shipped_configs_merge_as_snakemake_merges_them(extra):
+    from snakemake.utils import update_config
+
+    paths = [REPO / "config" / name for name in ("config.yaml", *extra)]
+    snakemake_merged: dict = {}
+    for path in paths:
+        update_config(snakemake_merged, yaml.safe_load(path.read_text()))
+    assert merge_config_files(paths) == snakemake_merged
+
+
 def test_every_shipped_config_loads():
     default = load_config(REPO / "config" / "config.yaml")
     smoke = load_config(merge_config_files([REPO / "config" / "config.yaml", REPO / "config" / "smoke.yaml"]))

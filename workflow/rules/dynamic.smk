@@ -2,6 +2,8 @@
 # on its test split again, learning as it reads (rnnbench.training.dynamic), the SGD rate chosen on the validation split.
 DYNAMIC = CFG.comparison.dynamic_evaluation
 DYNAMIC_RUNS = CFG.dynamic_run_ids()  # every run of the comparison's rnn studies, once; none without it
+# The rule's runs as a pattern; with none, one that matches no run id (an empty pattern would match every one).
+DYNAMIC_RUN_PATTERN = "|".join(DYNAMIC_RUNS) or "(?!)"
 
 
 rule dynamic_evaluation:
@@ -18,7 +20,7 @@ rule dynamic_evaluation:
     benchmark:
         paths.dynamic_benchmark(RESULTS_DIR, "{run_id}")
     wildcard_constraints:
-        run_id="|".join(DYNAMIC_RUNS),
+        run_id=DYNAMIC_RUN_PATTERN,
     conda:
         "../envs/rnnbench.yaml"
     # Batch 1, one segment after another: a second thread has little to share.

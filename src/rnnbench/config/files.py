@@ -165,7 +165,9 @@ def check_config_files(paths: Sequence[str | Path]) -> None:
     workflow's, by Snakemake) is checked for what that loader lets through: duplicate keys above all, and a
     study given another family or corpus by a later file (`check_study_sources`)."""
     files = list(dict.fromkeys(Path(p) for p in paths))
-    check_study_sources([(path, read_yaml(path)) for path in files])
+    read = [(path, read_yaml(path)) for path in files]
+    check_study_sources(read)
+    check_empty_mappings(read)
 
 
 def check_study_sources(files: Sequence[tuple[str | Path, Mapping[str, Any]]]) -> None:
@@ -196,12 +198,53 @@ def check_study_sources(files: Sequence[tuple[str | Path, Mapping[str, Any]]]) -
                     )
 
 
+def check_empty_mappings(files: Sequence[tuple[str | Path, Mapping[str, Any]]]) -> None:
+    """No file writes an empty mapping over a value of an earlier file that is not one; ``files`` in merge order.
+
+    Snakemake's merge replaces a value that is not a mapping only while filling in a mapping's keys, so an empty
+    one changes nothing: ``comparison.dynamic_evaluation: {}`` (every setting at its default) over an earlier
+    ``null`` stays null, and the later file's intent is lost without a word. Refused, naming both files."""
+    merged: dict[str, Any] = {}
+    for index, (path, data) in enumerate(files):
+        for keys in _empty_mapping_keys(data):
+            value = _at(merged, keys)
+            if value is not _ABSENT and not isinstance(value, Mapping):
+                earlier = next(earlier for earlier, d in reversed(files[:index]) if _at(d, keys) is not _ABSENT)
+                where = ".".join(map(str, keys))
+                raise ConfigError(
+                    f"{where}: {path} writes {{}} over {'null' if value is None else quoted(value)} from {earlier}, which Snakemake keeps (an "
+                    f"empty mapping replaces nothing). Write the settings out, or leave {where} out of {earlier}"
+                )
+        _deep_update(merged, data)
+
+
+_ABSENT = object()
+
+
+def _empty_mapping_keys(data: Mapping[str, Any], keys: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    found = []
+    for key, value in data.items():
+        if isinstance(value, Mapping):
+            found.extend(_empty_mapping_keys(value, (*keys, key)) if value else [(*keys, key)])
+    return found
+
+
+def _at(data: Any, keys: tuple[Any, ...]) -> Any:
+    for key in keys:
+        if not isinstance(data, Mapping) or key not in data:
+            return _ABSENT
+        data = data[key]
+    return data
+
+
 def merge_config_files(paths: Sequence[str | Path], overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Later files over earlier ones, dictionaries merged key by key (Snakemake's ``--configfile`` rule),
     then ``overrides`` (Snakemake's ``--config KEY=VALUE``). Each file is read by `read_yaml`, their studies
-    checked by `check_study_sources`."""
+    checked by `check_study_sources`, an empty mapping over a value by `check_empty_mappings` (where Snakemake's
+    merge and this one part)."""
     files = [(path, read_yaml(path)) for path in paths]
     check_study_sources(files)
+    check_empty_mappings(files)
     merged: dict[str, Any] = {}
     for _, data in files:
         _deep_update(merged, data)
