@@ -55,3 +55,11 @@ def test_a_modern_recipe_is_marked_and_lists_what_it_changes_in_our_row_of_the_p
     )
     cells = list(reference_display(rows)["recipe departs in"])
     assert cells == ["its paper states no recipe", "modern recipe; against our RNN LM row, H = 800 against 400"]
+
+
+def test_a_perplexity_is_printed_to_one_decimal_and_a_whole_published_one_as_printed():
+    from rnnbench.book.published import ppl
+
+    assert ppl(124.7) == "124.7" and ppl(116.95271902746298) == "117.0"  # measured: the decimal stays
+    assert ppl(268) == "268" and ppl(1416.04) == "1,416.0"
+    assert ppl(float("nan")) == ppl(None)

@@ -40,10 +40,12 @@ CORPUS_SHORT = {"ptb": "PTB", "brown": "Brown"}
 
 
 def ppl(value: Any) -> Markdown:
-    """A perplexity to one decimal, as the papers print theirs (124.7, not 125); a whole number without it (268)."""
+    """A perplexity to one decimal, as the papers print theirs (124.7, not 125; a measured 116.95 is 117.0); a
+    whole number as printed, without it (Bengio's 268)."""
     if pd.isna(value):
         return NONE
-    return Markdown(f"{float(value):,.1f}".removesuffix(".0"))
+    value = float(value)
+    return Markdown(f"{value:,.0f}" if value.is_integer() else f"{value:,.1f}")
 
 
 def has_comparison(results: Any = None) -> bool:
