@@ -857,6 +857,11 @@ def test_the_recurrence_against_the_window_trained_to_convergence_is_a_test_over
     # the same runs the other way round: the recurrence is measurably worse, so the part can fail
     (behind,) = window.at_convergence(_reference_rows((140.0, 141.0), (120.0, 121.0)))
     assert behind.tests[0].interval.estimate == pytest.approx(20.0) and behind.tests[0].p_refutes < 0.05
+    # a recipe carried beyond the paper's, at the same H but another size, is no run of the pair
+    rows = _reference_rows((120.0, 121.0), (140.0, 141.0)).assign(departs_from=None)
+    tied = rows[rows["model"] == "rnn-0"].assign(model="tied", parameters=5000, test_ppl=60.0, departs_from="rnn")
+    (same,) = window.at_convergence(pd.concat([tied, rows], ignore_index=True))
+    assert same.label == ahead.label and same.tests[0].interval.estimate == pytest.approx(-20.0)
     # one seed a side is no test
     (alone,) = window.at_convergence(_reference_rows((120.0,), (140.0, 141.0)))
     assert alone.verdict == "not shown" and "needs two each" in alone.note

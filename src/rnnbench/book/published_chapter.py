@@ -92,13 +92,14 @@ class ReferenceSummary:
 
     shown: bool
     stale: bool  # some reference run no longer matches config/paper.yaml or the code
-    rows: Markdown
+    rows: Markdown  # the reference results on the papers' recipes: a recipe carried beyond them has its own sentence
     by_verdict: Markdown  # "3 are level with their published model and 2 are not compared"
     stale_runs: Markdown
-    commits: Markdown  # the commits of the code that trained them (first digits), from their records
+    commits: Markdown  # the commits that collected them (first digits), from their records
     margin: Markdown  # the band around a normalised ratio of 1 within which a row is level
     rnn_ptb: ReferenceRow  # Mikolov's table's RNN, and Bengio's table's feed-forward network
     ff_brown: ReferenceRow
+    rnn_ptb_dynamic: ReferenceRow  # Mikolov's RNN row under dynamic evaluation
     # the Elman RNN carried beyond Mikolov's row by a modern recipe, scored as trained and under dynamic evaluation
     rnn_ptb_modern: ReferenceRow
     rnn_ptb_modern_dynamic: ReferenceRow
@@ -252,22 +253,31 @@ def reference_tally(verdicts: list[str]) -> Markdown:
 
 def reference_summary(frame: pd.DataFrame | None) -> ReferenceSummary:
     rows = converged.reference_runs(frame) if frame is not None else pd.DataFrame()
-    verdicts = [converged.reference_verdict(r) for _, r in rows.iterrows()]
+    on_recipe = rows[~_carried(rows)] if len(rows) else rows
+    verdicts = [converged.reference_verdict(r) for _, r in on_recipe.iterrows()]
     stale = int(rows["stale"].sum()) if len(rows) else 0
     return ReferenceSummary(
         shown=len(rows) > 0,
         stale=stale > 0,
-        rows=integer(len(rows)),
+        rows=integer(len(on_recipe)),
         by_verdict=reference_tally(verdicts),
         stale_runs=counted(stale, "reference run"),
         commits=words(code(c) for c in dict.fromkeys(", ".join(rows["commit"]).split(", "))) if len(rows) else NONE,
         margin=Markdown(str(converged.MARGIN)),
         rnn_ptb=_reference_row(rows, "ptb", "rnn"),
         ff_brown=_reference_row(rows, "brown", "ff"),
+        rnn_ptb_dynamic=_reference_row(rows, "ptb", "rnn", dynamic=True),
         rnn_ptb_modern=_reference_row(rows, "ptb", "rnn", modern=True),
         rnn_ptb_modern_dynamic=_reference_row(rows, "ptb", "rnn", modern=True, dynamic=True),
         table=markdown_table(reference_display(rows)),
     )
+
+
+def _carried(rows: pd.DataFrame) -> pd.Series:
+    """Which reference results carry a paper's recipe further (their study's departs_from)."""
+    if "departs_from" not in rows:
+        return pd.Series(False, index=rows.index)
+    return rows["departs_from"].fillna("").astype(str).astype(bool)
 
 
 def _reference_row(
@@ -277,7 +287,7 @@ def _reference_row(
     further, scored as trained or (``dynamic``) under dynamic evaluation: the first, if several."""
     if rows.empty:
         return ReferenceRow(shown=False)
-    carried = rows["departs_from"].fillna("").astype(bool) if "departs_from" in rows else False
+    carried = _carried(rows)
     picked = rows[
         (rows["corpus"] == corpus) & (rows["family"] == family) & (rows["dynamic"] == dynamic) & (carried == modern)
     ]

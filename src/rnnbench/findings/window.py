@@ -174,9 +174,13 @@ def beats(ev: Evidence) -> Judged:
 def at_convergence(comparison: pd.DataFrame) -> list[Part]:
     """The recurrence against the window at matched size among the runs trained to convergence (tables/
     comparison.csv's reference runs, statically evaluated): each feed-forward size paired with the nearest RNN size
-    by the one matching rule, test perplexity compared over seeds as the short runs' parts are."""
+    by the one matching rule, test perplexity compared over seeds as the short runs' parts are. A recipe carried
+    beyond the paper's (a study's departs_from: another output layer, another size) is no run of the matched
+    pair: its seeds would be pooled with those of the same H and its parameter count taken for theirs."""
     ours = comparison[(comparison["origin"] == "ours") & (comparison["scale"] == REFERENCE_SCALE)]
     ours = ours[~ours["model"].astype(str).str.endswith(DYNAMIC_SUFFIX)]
+    if "departs_from" in ours:
+        ours = ours[ours["departs_from"].isna() | (ours["departs_from"].astype(str) == "")]
     parts = []
     for name, rows in ours.groupby("corpus", sort=False):
         ff = rows[rows["family"] == "ff"].assign(context=lambda r: pd.to_numeric(r["n"]).astype(int) - 1)
