@@ -41,6 +41,8 @@ KEYS = (
     "williams1990",
     "krause2018",
     "pachitariu2013",
+    "press2017",
+    "inan2017",
 )
 
 
