@@ -35,6 +35,7 @@ from rnnbench.book.format import (
     words,
 )
 from rnnbench.metrics import FAMILY_NAMES
+from rnnbench.results.beside_published import carried_beyond
 
 
 @dataclass(frozen=True)
@@ -253,7 +254,7 @@ def reference_tally(verdicts: list[str]) -> Markdown:
 
 def reference_summary(frame: pd.DataFrame | None) -> ReferenceSummary:
     rows = converged.reference_runs(frame) if frame is not None else pd.DataFrame()
-    on_recipe = rows[~_carried(rows)] if len(rows) else rows
+    on_recipe = rows[~carried_beyond(rows)] if len(rows) else rows
     verdicts = [converged.reference_verdict(r) for _, r in on_recipe.iterrows()]
     stale = int(rows["stale"].sum()) if len(rows) else 0
     return ReferenceSummary(
@@ -273,13 +274,6 @@ def reference_summary(frame: pd.DataFrame | None) -> ReferenceSummary:
     )
 
 
-def _carried(rows: pd.DataFrame) -> pd.Series:
-    """Which reference results carry a paper's recipe further (their study's departs_from)."""
-    if "departs_from" not in rows:
-        return pd.Series(False, index=rows.index)
-    return rows["departs_from"].fillna("").astype(str).astype(bool)
-
-
 def _reference_row(
     rows: pd.DataFrame, corpus: str, family: str, *, modern: bool = False, dynamic: bool = False
 ) -> ReferenceRow:
@@ -287,7 +281,7 @@ def _reference_row(
     further, scored as trained or (``dynamic``) under dynamic evaluation: the first, if several."""
     if rows.empty:
         return ReferenceRow(shown=False)
-    carried = _carried(rows)
+    carried = carried_beyond(rows)
     picked = rows[
         (rows["corpus"] == corpus) & (rows["family"] == family) & (rows["dynamic"] == dynamic) & (carried == modern)
     ]

@@ -28,7 +28,7 @@ from rnnbench.findings.registry import BY_CONSTRUCTION, NOT_SHOWN, Judged, Part
 from rnnbench.findings.setting_words import corpus, study, words
 from rnnbench.metrics import LOWER_IS_BETTER
 from rnnbench.numbers import interval, significant
-from rnnbench.results.beside_published import DYNAMIC_SUFFIX
+from rnnbench.results.beside_published import DYNAMIC_SUFFIX, carried_beyond
 from rnnbench.results.matching import TOLERANCE, matched_pairs
 from rnnbench.results.runs import SCALES
 
@@ -178,9 +178,7 @@ def at_convergence(comparison: pd.DataFrame) -> list[Part]:
     beyond the paper's (a study's departs_from: another output layer, another size) is no run of the matched
     pair: its seeds would be pooled with those of the same H and its parameter count taken for theirs."""
     ours = comparison[(comparison["origin"] == "ours") & (comparison["scale"] == REFERENCE_SCALE)]
-    ours = ours[~ours["model"].astype(str).str.endswith(DYNAMIC_SUFFIX)]
-    if "departs_from" in ours:
-        ours = ours[ours["departs_from"].isna() | (ours["departs_from"].astype(str) == "")]
+    ours = ours[~ours["model"].astype(str).str.endswith(DYNAMIC_SUFFIX) & ~carried_beyond(ours)]
     parts = []
     for name, rows in ours.groupby("corpus", sort=False):
         ff = rows[rows["family"] == "ff"].assign(context=lambda r: pd.to_numeric(r["n"]).astype(int) - 1)

@@ -82,6 +82,14 @@ COMPARISON_COLUMNS = (
 )
 
 
+def carried_beyond(rows: pd.DataFrame) -> pd.Series:
+    """Which of the comparison's rows are a recipe carried beyond a paper's (their study's departs_from): not runs
+    of the paper's recipe, so kept out of what is said of those."""
+    if "departs_from" not in rows:
+        return pd.Series(False, index=rows.index)
+    return rows["departs_from"].fillna("").astype(str).astype(bool)
+
+
 def read_corpus_stats(paths: Iterable[str | Path]) -> dict[str, dict[str, Any]]:
     """corpus name -> its statistics, from the corpus records the workflow writes (results/corpora/*.json)."""
     stats: dict[str, dict[str, Any]] = {}
